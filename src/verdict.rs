@@ -1,0 +1,597 @@
+//! verdict: a plan and what the expectation requires of it, in; a verdict with its reasons, out.
+//! Pure: no database, no printing, no clock. A false pass is the worst bug plancheck can have,
+//! so every rule here errs toward "not a pass" when the plan does not say enough.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::explain::{Explain, Scan, ScanKind};
+
+/// The verdict of one check. Kebab-case everywhere: TOML, flags, JSON and the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Pass,
+    NotChosen,
+    GenericPlan,
+    SeqScan,
+    MissingIndex,
+    Error,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::NotChosen => "not-chosen",
+            Verdict::GenericPlan => "generic-plan",
+            Verdict::SeqScan => "seq-scan",
+            Verdict::MissingIndex => "missing-index",
+            Verdict::Error => "error",
+        }
+    }
+
+    pub fn is_pass(self) -> bool {
+        self == Verdict::Pass
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Median and spread of a measured figure, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    pub p50: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// `None` for no samples.
+    pub fn of(samples: &[f64]) -> Option<Spread> {
+        if samples.is_empty() {
+            return None;
+        }
+        let mut s = samples.to_vec();
+        s.sort_by(f64::total_cmp);
+        let mid = s.len() / 2;
+        let p50 = if s.len() % 2 == 1 {
+            s[mid]
+        } else {
+            (s[mid - 1] + s[mid]) / 2.0
+        };
+        Some(Spread {
+            p50,
+            min: s[0],
+            max: s[s.len() - 1],
+        })
+    }
+}
+
+/// The finished result of one check: one read path in one scope.
+#[derive(Debug, Clone)]
+pub struct CheckResult {
+    pub read_path: String,
+    pub scope: String,
+    pub required_index: String,
+    pub verdict: Verdict,
+    pub used: Vec<String>,
+    pub seq_scans: Vec<String>,
+    pub message: String,
+    /// Server-side `Execution Time` of the measured runs.
+    pub warm_ms: Option<Spread>,
+    pub planning_ms: Option<Spread>,
+    /// Shared buffers (hit + read) of the measured runs, median.
+    pub shared_buffers: Option<f64>,
+    /// The error came from losing the connection: the database failed underneath.
+    pub connection_lost: bool,
+    /// The plans behind the verdict, labelled (`custom`, `generic`), for `--save-plans`.
+    pub plans: Vec<(String, serde_json::Value)>,
+}
+
+/// The required index as the catalog resolved it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequiredIndex {
+    /// Schema of the index (and so of its table).
+    pub schema: String,
+    pub name: String,
+    /// The table the index is on.
+    pub table: String,
+}
+
+/// What a plan must satisfy.
+#[derive(Debug, Clone)]
+pub struct Rules<'a> {
+    pub index: &'a RequiredIndex,
+    /// Relations that may be seq scanned: `name` or `schema.name`.
+    pub allow_seq_scan: &'a [String],
+    /// `pg_class.reltuples` of the relations in the plan, keyed `schema.name`. Used to tell a
+    /// scan of another index with no Index Cond that reads the whole relation (a seq scan in
+    /// all but name) from one a LIMIT stops after a few rows.
+    pub reltuples: &'a HashMap<String, f64>,
+}
+
+/// What one plan was judged to be.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanVerdict {
+    pub verdict: Verdict,
+    /// Every access path in the plan, as a reader names it: `Index Scan using x on t`.
+    pub used: Vec<String>,
+    /// Relations read whole without being allowed to be: seq scans, and scans of another index
+    /// with no Index Cond over (nearly) the whole relation.
+    pub seq_scans: Vec<String>,
+    pub message: String,
+}
+
+/// A scan that reads at least this share of a relation's rows, through an index with no Index
+/// Cond, is treated as the seq scan it is.
+const WHOLE_RELATION_SHARE: f64 = 0.5;
+
+/// Judges one plan against the rules.
+pub fn judge_plan(plan: &Explain, rules: &Rules<'_>) -> PlanVerdict {
+    let scans = plan.scans();
+    let used = describe_access_paths(&scans);
+
+    let uses_required = scans.iter().any(|s| is_required_index(s, rules.index));
+
+    let mut seq_scans = Vec::new();
+    let mut seq_details = Vec::new();
+    for s in &scans {
+        let Some(relation) = s.relation else { continue };
+        if is_allowed(relation, s.schema, rules.allow_seq_scan) {
+            continue;
+        }
+        let whole = match s.kind {
+            ScanKind::Seq => true,
+            ScanKind::Index | ScanKind::IndexOnly => {
+                !is_required_index(s, rules.index) && reads_whole_relation(s, rules.reltuples)
+            }
+            _ => false,
+        };
+        if whole {
+            let name = qualified_for_display(relation, s.schema);
+            if !seq_scans.contains(&name) {
+                seq_scans.push(name);
+            }
+            seq_details.push(describe_scan(s, true));
+        }
+    }
+
+    let index = &rules.index.name;
+    if !uses_required {
+        let instead = if used.is_empty() {
+            "no scan at all".to_string()
+        } else {
+            used.join("; ")
+        };
+        return PlanVerdict {
+            verdict: Verdict::NotChosen,
+            message: format!("{index} is not in the plan; used instead: {instead}"),
+            used,
+            seq_scans,
+        };
+    }
+    if !seq_scans.is_empty() {
+        let allowed = if rules.allow_seq_scan.is_empty() {
+            "no relation may be seq scanned here".to_string()
+        } else {
+            format!("only {} may be", rules.allow_seq_scan.join(", "))
+        };
+        return PlanVerdict {
+            verdict: Verdict::SeqScan,
+            message: format!(
+                "{index} is used, but the plan also reads a whole relation: {} ({allowed})",
+                seq_details.join("; ")
+            ),
+            used,
+            seq_scans,
+        };
+    }
+    let how = scans
+        .iter()
+        .find(|s| is_required_index(s, rules.index))
+        .map(|s| describe_scan(s, false))
+        .unwrap_or_default();
+    PlanVerdict {
+        verdict: Verdict::Pass,
+        message: how,
+        used,
+        seq_scans,
+    }
+}
+
+/// Combines the custom plan's verdict with the generic plan's: a read path with parameters runs
+/// as a prepared statement, which switches to the generic plan after its fifth execution when
+/// that plan does not look dearer. A generic plan knows no parameter values, so a partial index
+/// whose predicate needs a constant (`visibility = 'visible'`) cannot be proved usable from
+/// `visibility = $2`: the custom plan passes and the generic one falls to a seq scan.
+pub fn judge_generic(custom: PlanVerdict, generic: PlanVerdict, index: &str) -> PlanVerdict {
+    if !custom.verdict.is_pass() {
+        return PlanVerdict {
+            message: format!("custom plan: {}", custom.message),
+            ..custom
+        };
+    }
+    if generic.verdict.is_pass() {
+        return PlanVerdict {
+            message: format!("{} (custom and generic plans)", custom.message),
+            ..custom
+        };
+    }
+    PlanVerdict {
+        verdict: Verdict::GenericPlan,
+        message: format!(
+            "the custom plan uses {index}, but the generic plan (what a prepared statement may \
+             switch to after its fifth execution) is {}: {}",
+            generic.verdict, generic.message
+        ),
+        used: generic.used,
+        seq_scans: generic.seq_scans,
+    }
+}
+
+fn is_required_index(scan: &Scan<'_>, index: &RequiredIndex) -> bool {
+    if !scan.kind.uses_index() || scan.node.index_name.as_deref() != Some(index.name.as_str()) {
+        return false;
+    }
+    // The relation must be the index's table. A Bitmap Index Scan whose heap relation could not
+    // be resolved is not accepted: better a false alarm than a false pass.
+    if scan.relation != Some(index.table.as_str()) {
+        return false;
+    }
+    match scan.schema {
+        Some(schema) => schema == index.schema,
+        None => true,
+    }
+}
+
+fn is_allowed(relation: &str, schema: Option<&str>, allowed: &[String]) -> bool {
+    allowed.iter().any(|a| match a.split_once('.') {
+        Some((s, r)) => r == relation && schema.is_none_or(|schema| schema == s),
+        None => a == relation,
+    })
+}
+
+fn reads_whole_relation(scan: &Scan<'_>, reltuples: &HashMap<String, f64>) -> bool {
+    if scan.node.index_cond.is_some() {
+        return false;
+    }
+    let Some(visited) = scan.node.rows_visited() else {
+        // Without actual rows there is no telling; a scan of an index with no condition is
+        // presumed to read it all.
+        return true;
+    };
+    let key = format!(
+        "{}.{}",
+        scan.schema.unwrap_or("public"),
+        scan.relation.unwrap_or("")
+    );
+    let total = reltuples.get(&key).copied().unwrap_or(0.0).max(0.0);
+    // A never-analysed table has reltuples -1 (read as 0): any row read counts as the whole.
+    visited >= (total * WHOLE_RELATION_SHARE).max(1.0)
+}
+
+fn qualified_for_display(relation: &str, schema: Option<&str>) -> String {
+    match schema {
+        Some(s) if s != "public" => format!("{s}.{relation}"),
+        _ => relation.to_string(),
+    }
+}
+
+fn describe_scan(scan: &Scan<'_>, with_removed: bool) -> String {
+    let node = scan.node;
+    let relation = scan
+        .relation
+        .map(|r| qualified_for_display(r, scan.schema))
+        .unwrap_or_else(|| "?".into());
+    let mut text = match &node.index_name {
+        Some(index) => format!("{} using {index} on {relation}", node.label()),
+        None => format!("{} on {relation}", node.label()),
+    };
+    if with_removed {
+        if let Some(removed) = node.rows_removed_by_filter {
+            let total = removed * node.actual_loops.unwrap_or(1.0).max(1.0);
+            if total > 0.0 {
+                text.push_str(&format!(" ({} rows removed by filter)", group(total)));
+            }
+        }
+        if node.index_name.is_some() && node.index_cond.is_none() {
+            text.push_str(" (no Index Cond)");
+        }
+    }
+    text
+}
+
+fn describe_access_paths(scans: &[Scan<'_>]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in scans {
+        if s.kind == ScanKind::BitmapHeap {
+            continue;
+        }
+        let text = describe_scan(s, false);
+        if !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    out
+}
+
+/// `2301823` → `2,301,823`.
+pub fn group(n: f64) -> String {
+    let n = n.round() as i64;
+    let digits = n.abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn required() -> RequiredIndex {
+        RequiredIndex {
+            schema: "public".into(),
+            name: "posts_thread_visible_idx".into(),
+            table: "posts".into(),
+        }
+    }
+
+    fn judge(doc: Value, allow: &[&str], tuples: &[(&str, f64)]) -> PlanVerdict {
+        let plan = Explain::from_json(&doc).unwrap();
+        let allow: Vec<String> = allow.iter().map(|s| s.to_string()).collect();
+        let reltuples: HashMap<String, f64> =
+            tuples.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let index = required();
+        judge_plan(
+            &plan,
+            &Rules {
+                index: &index,
+                allow_seq_scan: &allow,
+                reltuples: &reltuples,
+            },
+        )
+    }
+
+    /// Fails loudly unless the plan passes.
+    fn passes(doc: Value, allow: &[&str], tuples: &[(&str, f64)]) {
+        let v = judge(doc, allow, tuples);
+        assert_eq!(v.verdict, Verdict::Pass, "expected a pass, got {v:?}");
+    }
+
+    /// Fails loudly when the plan passes; returns the verdict for the caller to assert on.
+    fn fails(doc: Value, allow: &[&str], tuples: &[(&str, f64)]) -> PlanVerdict {
+        let v = judge(doc, allow, tuples);
+        assert_ne!(
+            v.verdict,
+            Verdict::Pass,
+            "expected a failure, got a pass: {v:?}"
+        );
+        v
+    }
+
+    fn index_scan(index: &str, relation: &str) -> Value {
+        json!({ "Node Type": "Index Scan", "Index Name": index, "Relation Name": relation,
+                "Schema": "public", "Index Cond": "(thread_id = 1)",
+                "Actual Rows": 20, "Actual Loops": 1 })
+    }
+
+    #[test]
+    fn required_index_under_limit_passes() {
+        passes(
+            json!([{ "Plan": { "Node Type": "Limit",
+                "Plans": [index_scan("posts_thread_visible_idx", "posts")] } }]),
+            &[],
+            &[("public.posts", 1e6)],
+        );
+    }
+
+    #[test]
+    fn the_twin_is_not_the_required_index() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Limit",
+                "Plans": [index_scan("posts_thread_all_idx", "posts")] } }]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+        assert!(v.message.contains("posts_thread_all_idx"), "{}", v.message);
+    }
+
+    #[test]
+    fn same_index_name_on_another_relation_is_not_a_pass() {
+        let v = fails(
+            json!([{ "Plan": index_scan("posts_thread_visible_idx", "archived_posts") }]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+    }
+
+    #[test]
+    fn same_index_name_in_another_schema_is_not_a_pass() {
+        let mut scan = index_scan("posts_thread_visible_idx", "posts");
+        scan["Schema"] = json!("archive");
+        let v = fails(json!([{ "Plan": scan }]), &[], &[]);
+        assert_eq!(v.verdict, Verdict::NotChosen);
+    }
+
+    #[test]
+    fn parallel_seq_scan_instead_of_the_index_is_not_chosen() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Gather", "Plans": [
+                { "Node Type": "Seq Scan", "Parallel Aware": true, "Relation Name": "posts",
+                  "Schema": "public", "Actual Rows": 7, "Actual Loops": 3,
+                  "Rows Removed by Filter": 700000 }]}}]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+        assert_eq!(v.seq_scans, vec!["posts".to_string()]);
+        assert!(
+            v.message.contains("Parallel Seq Scan on posts"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn seq_scan_of_another_relation_beside_the_index_fails() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Hash Join", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Hash", "Plans": [{ "Node Type": "Seq Scan",
+                  "Relation Name": "members", "Schema": "public", "Actual Rows": 10,
+                  "Actual Loops": 1, "Rows Removed by Filter": 5000 }]}]}}]),
+            &["forums"],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan);
+        assert_eq!(v.seq_scans, vec!["members".to_string()]);
+        assert!(v.message.contains("5,000 rows removed"), "{}", v.message);
+    }
+
+    #[test]
+    fn allowed_seq_scan_passes_by_plain_or_qualified_name() {
+        let doc = json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+            { "Node Type": "Seq Scan", "Relation Name": "forums", "Schema": "public",
+              "Actual Rows": 30, "Actual Loops": 1 },
+            index_scan("posts_thread_visible_idx", "posts")]}}]);
+        passes(doc.clone(), &["forums"], &[]);
+        passes(doc.clone(), &["public.forums"], &[]);
+        let v = fails(doc, &["archive.forums"], &[]);
+        assert_eq!(v.verdict, Verdict::SeqScan);
+    }
+
+    #[test]
+    fn seq_scan_inside_an_initplan_is_found() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Limit", "Plans": [
+                { "Node Type": "Result", "Parent Relationship": "InitPlan",
+                  "Subplan Name": "InitPlan 1", "Plans": [{ "Node Type": "Seq Scan",
+                  "Relation Name": "threads", "Schema": "public" }]},
+                index_scan("posts_thread_visible_idx", "posts")]}}]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan);
+        assert_eq!(v.seq_scans, vec!["threads".to_string()]);
+    }
+
+    #[test]
+    fn required_index_in_an_append_member_passes() {
+        passes(
+            json!([{ "Plan": { "Node Type": "Append", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Result" }]}}]),
+            &[],
+            &[],
+        );
+    }
+
+    #[test]
+    fn required_index_through_bitmap_and_passes() {
+        passes(
+            json!([{ "Plan": { "Node Type": "Bitmap Heap Scan", "Relation Name": "posts",
+                "Schema": "public", "Plans": [{ "Node Type": "BitmapAnd", "Plans": [
+                    { "Node Type": "Bitmap Index Scan", "Index Name": "posts_thread_visible_idx",
+                      "Index Cond": "(thread_id = 1)" },
+                    { "Node Type": "Bitmap Index Scan", "Index Name": "other_idx",
+                      "Index Cond": "(x = 1)" }]}]}}]),
+            &[],
+            &[],
+        );
+    }
+
+    #[test]
+    fn bitmap_index_scan_without_a_heap_scan_is_not_a_pass() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Bitmap Index Scan",
+                "Index Name": "posts_thread_visible_idx", "Index Cond": "(thread_id = 1)" }}]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+    }
+
+    #[test]
+    fn whole_relation_scan_of_another_index_counts_as_a_seq_scan() {
+        // Seen with enable_seqscan = off: posts_pkey read end to end with a Filter.
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Index Scan", "Index Name": "members_pkey",
+                  "Relation Name": "members", "Schema": "public", "Actual Rows": 900,
+                  "Actual Loops": 1, "Rows Removed by Filter": 100 }]}}]),
+            &[],
+            &[("public.members", 1000.0), ("public.posts", 1e6)],
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan);
+        assert!(v.message.contains("no Index Cond"), "{}", v.message);
+    }
+
+    #[test]
+    fn limit_stopped_scan_of_another_index_without_cond_is_not_a_seq_scan() {
+        passes(
+            json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Index Scan", "Index Name": "members_pkey",
+                  "Relation Name": "members", "Schema": "public", "Actual Rows": 20,
+                  "Actual Loops": 1 }]}}]),
+            &[],
+            &[("public.members", 50000.0)],
+        );
+    }
+
+    #[test]
+    fn generic_plan_failing_after_custom_pass_is_generic_plan() {
+        let pass = judge(
+            json!([{ "Plan": index_scan("posts_thread_visible_idx", "posts") }]),
+            &[],
+            &[],
+        );
+        let seq = judge(
+            json!([{ "Plan": { "Node Type": "Seq Scan", "Relation Name": "posts",
+                "Schema": "public" }}]),
+            &[],
+            &[],
+        );
+        let v = judge_generic(pass.clone(), seq.clone(), "posts_thread_visible_idx");
+        assert_eq!(v.verdict, Verdict::GenericPlan);
+        assert_eq!(v.seq_scans, vec!["posts".to_string()]);
+        // The custom plan's failure wins over the generic plan's.
+        let v = judge_generic(seq.clone(), pass.clone(), "posts_thread_visible_idx");
+        assert_eq!(v.verdict, Verdict::NotChosen);
+        let v = judge_generic(pass.clone(), pass, "posts_thread_visible_idx");
+        assert_eq!(v.verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn spread_takes_the_median() {
+        let s = Spread::of(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.p50, s.min, s.max), (2.0, 1.0, 3.0));
+        assert_eq!(Spread::of(&[1.0, 4.0]).unwrap().p50, 2.5);
+        assert!(Spread::of(&[]).is_none());
+    }
+
+    #[test]
+    fn verdict_names_are_kebab_case() {
+        assert_eq!(
+            serde_json::to_string(&Verdict::MissingIndex).unwrap(),
+            "\"missing-index\""
+        );
+        assert_eq!(Verdict::GenericPlan.to_string(), "generic-plan");
+        assert_eq!(group(2301823.0), "2,301,823");
+    }
+}

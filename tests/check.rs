@@ -1,0 +1,423 @@
+//! The binary against a real PostgreSQL holding the reference board: exit statuses and
+//! verdicts, the mutations each check exists to catch, and the safety of the read-only run.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::*;
+
+/// Writes a one-expectation project into a temporary folder.
+fn project(plan: &str, expectation: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("plans")).unwrap();
+    fs::create_dir(dir.path().join("expectations")).unwrap();
+    fs::write(dir.path().join("plans/path.sql"), plan).unwrap();
+    fs::write(dir.path().join("expectations/path.toml"), expectation).unwrap();
+    dir
+}
+
+const REFERENCE_CHECKS: usize = 12;
+
+#[test]
+fn every_expectation_passes_on_the_intact_board() {
+    let db = fresh_board("intact");
+    let (status, report) = check_json(&db, &reference_project(), &[]);
+    let failing: Vec<_> = verdicts(&report)
+        .into_iter()
+        .filter(|(_, _, v)| v != "pass")
+        .collect();
+    assert!(failing.is_empty(), "not passing: {failing:?}\n{report:#}");
+    assert_eq!(verdicts(&report).len(), REFERENCE_CHECKS);
+    assert_eq!(status, 0);
+    assert_eq!(report["summary"]["passed"], REFERENCE_CHECKS);
+    // Every check measured something.
+    for c in report["checks"].as_array().unwrap() {
+        assert!(c["warm_ms"]["p50"].as_f64().is_some(), "{c:#}");
+        assert!(c["shared_buffers"].as_f64().unwrap() > 0.0, "{c:#}");
+    }
+}
+
+#[test]
+fn dropping_posts_thread_visible_idx_fails_the_member_thread_checks_only() {
+    let db = fresh_board("no_thread_visible");
+    sql(&db, "DROP INDEX posts_thread_visible_idx");
+    let (status, report) = check_json(&db, &reference_project(), &[]);
+    assert_eq!(status, 1, "{report:#}");
+    for (read_path, scope, verdict) in verdicts(&report) {
+        let is_member_thread = read_path.starts_with("thread-page") && scope == "member";
+        if is_member_thread {
+            assert_eq!(verdict, "missing-index", "{read_path} [{scope}]");
+        } else {
+            assert_eq!(verdict, "pass", "{read_path} [{scope}] should be untouched");
+        }
+    }
+    assert_eq!(
+        verdict_of(&report, "thread-page-first", "moderator"),
+        "pass"
+    );
+}
+
+#[test]
+fn dropping_threads_forum_listing_all_idx_fails_only_the_moderator_forum_listing() {
+    let db = fresh_board("no_listing_twin");
+    sql(&db, "DROP INDEX threads_forum_listing_all_idx");
+    let (status, report) = check_json(&db, &reference_project(), &[]);
+    assert_eq!(status, 1, "{report:#}");
+    for (read_path, scope, verdict) in verdicts(&report) {
+        if read_path.starts_with("forum-page") && scope == "moderator" {
+            assert_eq!(verdict, "missing-index", "{read_path} [{scope}]");
+        } else {
+            assert_eq!(verdict, "pass", "{read_path} [{scope}] should be untouched");
+        }
+    }
+}
+
+#[test]
+fn the_twin_dropped_but_the_moderator_plan_falls_to_a_seq_scan_when_required_elsewhere() {
+    // Regression guard for the case the tool exists for: the moderator's forum listing without
+    // its twin is a scan of the whole threads table, which a check requiring the partial index
+    // reports as not chosen and names the scan.
+    let db = fresh_board("moderator_without_twin");
+    sql(&db, "DROP INDEX threads_forum_listing_all_idx");
+    let dir = project(
+        "SELECT t.id FROM threads t WHERE t.forum_id = 2 ORDER BY t.sticky DESC, \
+         t.last_post_at DESC, t.id DESC LIMIT 20",
+        "[scopes.moderator]\nindex = \"threads_forum_listing_idx\"\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(status, 1);
+    assert_eq!(verdict_of(&report, "path", "moderator"), "not-chosen");
+    let used = report["checks"][0]["used"].to_string();
+    assert!(!used.contains("threads_forum_listing_idx"), "{used}");
+}
+
+#[test]
+fn visibility_literal_turned_into_a_parameter_is_generic_plan() {
+    let db = fresh_board("generic");
+    let plan = "SELECT p.id, p.created_at FROM posts p\n\
+                WHERE p.thread_id = $1 AND p.visibility = $2\n\
+                ORDER BY p.created_at, p.id LIMIT 20\n";
+    let dir = project(
+        plan,
+        "params = [1, \"visible\"]\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(status, 1, "{report:#}");
+    assert_eq!(verdict_of(&report, "path", "member"), "generic-plan");
+    let message = report["checks"][0]["message"].as_str().unwrap();
+    assert!(message.contains("generic plan"), "{message}");
+
+    // The same read path with the literal passes: the verdict is about the parameter.
+    let dir = project(
+        &plan.replace("$2", "'visible'"),
+        "params = [1]\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(verdict_of(&report, "path", "member"), "pass", "{report:#}");
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn seq_scan_beside_the_required_index_fails_unless_allowed() {
+    let db = fresh_board("seqscan");
+    let plan = "SELECT p.id, (SELECT count(*) FROM forums) AS forums FROM posts p\n\
+                WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
+                ORDER BY p.created_at, p.id LIMIT 20\n";
+    let dir = project(
+        plan,
+        "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(
+        verdict_of(&report, "path", "member"),
+        "seq-scan",
+        "{report:#}"
+    );
+    assert_eq!(
+        report["checks"][0]["seq_scans"],
+        serde_json::json!(["forums"])
+    );
+    assert_eq!(status, 1);
+
+    let dir = project(
+        plan,
+        "allow_seq_scan = [\"forums\"]\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(verdict_of(&report, "path", "member"), "pass", "{report:#}");
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn member_requiring_the_twin_is_not_chosen_and_names_the_partial_index_used() {
+    let db = fresh_board("notchosen");
+    let dir = project(
+        "SELECT p.id FROM posts p WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
+         ORDER BY p.created_at, p.id LIMIT 20",
+        "[scopes.member]\nindex = \"posts_thread_all_idx\"\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(status, 1);
+    assert_eq!(verdict_of(&report, "path", "member"), "not-chosen");
+    let used = report["checks"][0]["used"].to_string();
+    assert!(used.contains("posts_thread_visible_idx"), "{used}");
+}
+
+#[test]
+fn a_write_in_a_read_path_is_an_error_and_persists_nothing() {
+    let db = fresh_board("writes");
+    let before = query_text(&db, "SELECT count(*) FROM posts");
+    let dir = project(
+        "WITH gone AS (DELETE FROM posts WHERE thread_id = 1 RETURNING id)\n\
+         SELECT count(*) FROM gone",
+        "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(verdict_of(&report, "path", "member"), "error", "{report:#}");
+    assert_eq!(status, 1);
+    let message = report["checks"][0]["message"].as_str().unwrap();
+    assert!(message.contains("read-only"), "{message}");
+    assert_eq!(query_text(&db, "SELECT count(*) FROM posts"), before);
+
+    // Two statements cannot smuggle a COMMIT past the read-only transaction.
+    let dir = project(
+        "SELECT 1; COMMIT; DELETE FROM posts WHERE thread_id = 1",
+        "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    );
+    let (_, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(verdict_of(&report, "path", "member"), "error", "{report:#}");
+    assert_eq!(query_text(&db, "SELECT count(*) FROM posts"), before);
+
+    // Nothing is left behind in the session or the server: no prepared statement of ours.
+    assert_eq!(
+        query_text(&db, "SELECT count(*) FROM pg_prepared_xacts"),
+        "0"
+    );
+}
+
+#[test]
+fn an_sql_error_names_the_plan_file_line_and_column() {
+    let db = fresh_board("sqlerror");
+    let dir = project(
+        "SELECT p.id\nFROM posts p\nWHERE p.thred_id = 1",
+        "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(status, 1);
+    assert_eq!(verdict_of(&report, "path", "member"), "error");
+    let message = report["checks"][0]["message"].as_str().unwrap();
+    assert!(message.contains("plans/path.sql:3:7:"), "{message}");
+    assert!(message.contains("thred_id"), "{message}");
+}
+
+#[test]
+fn a_parameter_the_server_cannot_convert_is_an_error() {
+    let db = fresh_board("badparam");
+    let dir = project(
+        "SELECT p.id FROM posts p WHERE p.thread_id = $1 AND p.visibility = 'visible'\n\
+         ORDER BY p.created_at, p.id LIMIT 20",
+        "params = [\"not a number\"]\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(status, 1);
+    assert_eq!(verdict_of(&report, "path", "member"), "error", "{report:#}");
+}
+
+#[test]
+fn missing_index_exits_1_and_says_so() {
+    let db = fresh_board("missing");
+    let dir = project("SELECT 1", "[scopes.member]\nindex = \"no_such_idx\"\n");
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(status, 1);
+    assert_eq!(verdict_of(&report, "path", "member"), "missing-index");
+}
+
+#[test]
+fn unreachable_database_exits_3_naming_host_and_port() {
+    let dir = project("SELECT 1", "[scopes.member]\nindex = \"x\"\n");
+    let out = plancheck(&[
+        "check",
+        "--database-url",
+        "postgresql://someone:s3cret@127.0.0.1:1/db",
+        "--project",
+        dir.path().to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("127.0.0.1:1"), "{stderr}");
+    assert!(!stderr.contains("s3cret"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_file() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "SELECT 1",
+            "[scopes.member]\nindx = \"x\"\n",
+            "expectations/path.toml:2:1",
+        ),
+        (
+            "SELECT {{nope}}",
+            "[scopes.member]\nindex = \"x\"\n",
+            "plans/path.sql:1:8",
+        ),
+        (
+            "SELECT $1",
+            "[scopes.member]\nindex = \"x\"\n",
+            "uses 1 parameter",
+        ),
+        (
+            "SELECT 1",
+            "params = [1]\n[scopes.member]\nindex = \"x\"\n",
+            "gives 1 value",
+        ),
+        (
+            "SELECT 1",
+            "plan = \"../etc\"\n[scopes.member]\nindex = \"x\"\n",
+            "not a path",
+        ),
+        (
+            "SELECT 1",
+            "plan = \"other\"\n[scopes.member]\nindex = \"x\"\n",
+            "does not exist",
+        ),
+        ("SELECT 1", "[scopes.member\n", "expectations/path.toml:1"),
+        ("SELECT 1", "", "declares no scope"),
+        ("", "[scopes.member]\nindex = \"x\"\n", "empty"),
+    ];
+    for (plan, expectation, wanted) in cases {
+        let dir = project(plan, expectation);
+        let out = plancheck(&[
+            "check",
+            "--database-url",
+            "host=/nonexistent",
+            "--project",
+            dir.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{expectation:?}: {stderr}");
+        assert!(
+            stderr.contains(wanted),
+            "{expectation:?}: wanted {wanted:?} in {stderr}"
+        );
+    }
+    // No database given at all.
+    let dir = project("SELECT 1", "[scopes.member]\nindex = \"x\"\n");
+    let out = plancheck(&["check", "--project", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // An unknown scope or read path on the command line.
+    for flag in ["--scope", "--only"] {
+        let out = plancheck(&[
+            "check",
+            "--database-url",
+            "host=/nonexistent",
+            "--project",
+            dir.path().to_str().unwrap(),
+            flag,
+            "nobody",
+        ])
+        .output()
+        .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+    }
+}
+
+#[test]
+fn only_and_scope_narrow_the_run() {
+    let db = fresh_board("narrow");
+    let (status, report) = check_json(
+        &db,
+        &reference_project(),
+        &["--only", "thread-page-first", "--scope", "moderator"],
+    );
+    assert_eq!(status, 0);
+    assert_eq!(
+        verdicts(&report),
+        vec![(
+            "thread-page-first".to_string(),
+            "moderator".to_string(),
+            "pass".to_string()
+        )]
+    );
+}
+
+#[test]
+fn json_report_shape_is_stable() {
+    let db = fresh_board("snapshot");
+    let (_, report) = check_json(&db, &reference_project(), &["--only", "thread-page-first"]);
+    insta::assert_json_snapshot!(report, {
+        ".server_version" => "[version]",
+        ".checks[].warm_ms" => "[ms]",
+        ".checks[].planning_ms" => "[ms]",
+        ".checks[].shared_buffers" => "[buffers]",
+    });
+}
+
+#[test]
+fn saved_plans_are_the_explain_documents() {
+    let db = fresh_board("saveplans");
+    let out_dir = tempfile::tempdir().unwrap();
+    let (status, _) = check_json(
+        &db,
+        &reference_project(),
+        &[
+            "--only",
+            "thread-page-first",
+            "--save-plans",
+            out_dir.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(status, 0);
+    for name in [
+        "thread-page-first.member.custom.json",
+        "thread-page-first.member.generic.json",
+    ] {
+        let text = fs::read_to_string(out_dir.path().join(name)).unwrap();
+        let plan = plancheck::explain::Explain::parse(&text).unwrap();
+        assert!(!plan.scans().is_empty());
+    }
+    assert!(!Path::new(&out_dir.path().join("missing.json")).exists());
+}
+
+#[test]
+fn table_report_shape_is_stable() {
+    let db = fresh_board("tablesnapshot");
+    let out = plancheck(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        reference_project().to_str().unwrap(),
+        "--only",
+        "thread-page-first",
+        "--only",
+        "moderation-queue",
+        "--warmup",
+        "0",
+        "--iterations",
+        "1",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let text = regex::Regex::new(r"\d+\.\d+ ms")
+        .unwrap()
+        .replace_all(&text, "[ms]");
+    let text = regex::Regex::new(r"┆ [\d,]+ +│")
+        .unwrap()
+        .replace_all(&text, "┆ [buffers] │");
+    let text = regex::Regex::new(r"on PostgreSQL [^:]+:")
+        .unwrap()
+        .replace_all(&text, "on PostgreSQL [version]:");
+    insta::assert_snapshot!(text);
+}
