@@ -132,6 +132,9 @@ pub struct PlanVerdict {
 /// Cond, is treated as the seq scan it is.
 const WHOLE_RELATION_SHARE: f64 = 0.5;
 
+/// The cost PostgreSQL up to 17 adds to a disabled path (`disable_cost`).
+const DISABLED_COST: f64 = 1.0e10;
+
 /// Judges one plan against the rules.
 pub fn judge_plan(plan: &Explain, rules: &Rules<'_>) -> PlanVerdict {
     let scans = plan.scans();
@@ -164,10 +167,17 @@ pub fn judge_plan(plan: &Explain, rules: &Rules<'_>) -> PlanVerdict {
 
     let index = &rules.index.name;
     if !uses_required {
-        let instead = if used.is_empty() {
+        let mut detailed: Vec<String> = Vec::new();
+        for s in scans.iter().filter(|s| s.kind != ScanKind::BitmapHeap) {
+            let text = describe_scan(s, true);
+            if !detailed.contains(&text) {
+                detailed.push(text);
+            }
+        }
+        let instead = if detailed.is_empty() {
             "no scan at all".to_string()
         } else {
-            used.join("; ")
+            detailed.join("; ")
         };
         return PlanVerdict {
             verdict: Verdict::NotChosen,
@@ -293,6 +303,11 @@ fn describe_scan(scan: &Scan<'_>, with_removed: bool) -> String {
         Some(index) => format!("{} using {index} on {relation}", node.label()),
         None => format!("{} on {relation}", node.label()),
     };
+    // A path the session disabled (enable_seqscan = off, …) that won all the same: PostgreSQL
+    // 18 says so; up to 17 the path carries a cost of 1e10 or more.
+    if node.disabled == Some(true) || node.total_cost >= DISABLED_COST {
+        text.push_str(" (disabled, chosen anyway)");
+    }
     if with_removed {
         if let Some(removed) = node.rows_removed_by_filter {
             let total = removed * node.actual_loops.unwrap_or(1.0).max(1.0);
