@@ -43,6 +43,9 @@ pub struct DemoArgs {
     /// Size of the board, as a fraction of the full one (1 = 2,343,847 posts)
     #[arg(long, default_value_t = crate::DEMO_SCALE, value_name = "S")]
     pub scale: f64,
+    /// Where the throwaway server comes from
+    #[arg(long, value_enum, default_value = "auto")]
+    pub server: crate::db::provider::Provider,
     #[command(flatten)]
     pub run: RunArgs,
 }

@@ -5,6 +5,27 @@
 //!
 //! This module holds the orchestration: it runs the stages and maps failures to exit statuses.
 
+/// Writes a line to stderr. A closed stderr (`plancheck demo 2>&1 | head`) is not worth a
+/// panic: progress and diagnostics are dropped, the run goes on and still cleans up.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// Like [`say!`], without the newline, flushed.
+#[macro_export]
+macro_rules! say_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut err = std::io::stderr();
+        let _ = write!(err, $($arg)*);
+        let _ = err.flush();
+    }};
+}
+
 pub mod cli;
 pub mod db;
 pub mod errors;
@@ -40,7 +61,7 @@ pub fn main_with(cli: Cli) -> i32 {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            say!("error: cannot start the async runtime: {e}");
             return exit_codes::DATABASE;
         }
     };
@@ -55,7 +76,7 @@ pub fn main_with(cli: Cli) -> i32 {
             signal(SignalKind::interrupt()),
             signal(SignalKind::terminate()),
         ) else {
-            eprintln!("error: cannot install the signal handlers");
+            say!("error: cannot install the signal handlers");
             return exit_codes::DATABASE;
         };
         // When a signal wins, `run` is dropped: its throwaway server (if any) is stopped and
@@ -66,11 +87,11 @@ pub fn main_with(cli: Cli) -> i32 {
                 Err(e) => report_error(&e),
             },
             _ = interrupt.recv() => {
-                eprintln!("interrupted");
+                say!("interrupted");
                 exit_codes::INTERRUPTED
             }
             _ = terminate.recv() => {
-                eprintln!("terminated");
+                say!("terminated");
                 exit_codes::TERMINATED
             }
         }
@@ -78,7 +99,7 @@ pub fn main_with(cli: Cli) -> i32 {
 }
 
 fn report_error(e: &anyhow::Error) -> i32 {
-    eprintln!("error: {e:#}");
+    say!("error: {e:#}");
     if e.downcast_ref::<BadInput>().is_some() {
         exit_codes::BAD_INPUT
     } else {
@@ -137,18 +158,17 @@ async fn fixtures_load(args: LoadArgs) -> anyhow::Result<i32> {
 async fn demo(args: DemoArgs) -> anyhow::Result<i32> {
     let scale = db::fixtures::validate_scale(args.scale)?;
     let project = project::load(&Source::Embedded, &filter(&args.run))?;
-    let bin = db::ephemeral::find_bin_dir()?;
-    eprintln!(
-        "starting a throwaway PostgreSQL from {} (removed when done)",
-        bin.display()
-    );
-    let server = db::ephemeral::Server::start().await?;
+    let (server, origin) = db::provider::Throwaway::start(args.server).await?;
+    say!("started {origin} (removed when done)");
     let target = server.target("postgres");
-    let client = target.connect().await?;
-    db::fixtures::load(&client, scale, false).await?;
-    drop(client);
-    let status = run_checks(&target, &project, &args.run).await;
-    drop(server);
+    let status = async {
+        let client = target.connect().await?;
+        db::fixtures::load(&client, scale, false).await?;
+        drop(client);
+        run_checks(&target, &project, &args.run).await
+    }
+    .await;
+    server.stop().await;
     status
 }
 
@@ -163,11 +183,11 @@ pub async fn run_checks(target: &Target, project: &Project, run: &RunArgs) -> an
     for read_path in &project.read_paths {
         for scope_check in &read_path.checks {
             if progress {
-                eprint!("checking {} [{}] …", read_path.name, scope_check.scope);
+                say_part!("checking {} [{}] …", read_path.name, scope_check.scope);
             }
             let result = db::check::run(target, read_path, scope_check, &settings).await;
             if progress {
-                eprintln!(" {}", result.verdict);
+                say!(" {}", result.verdict);
             }
             checks.push(result);
         }

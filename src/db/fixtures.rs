@@ -2,7 +2,6 @@
 //! schema (replacing a board already there), rows made by the server with set-based SQL,
 //! indexes after the load, `ANALYZE` at the end. Progress goes to stderr, a line per step.
 
-use std::io::Write;
 use std::time::Instant;
 
 use tokio_postgres::Client;
@@ -91,16 +90,15 @@ pub async fn load(client: &Client, scale: f64, quiet: bool) -> Result<f64, Datab
     for (i, step) in all.iter().enumerate() {
         let t = Instant::now();
         if !quiet {
-            eprint!(
+            crate::say_part!(
                 "loading the reference board (scale {scale}): [{}/{total}] {} …",
                 i + 1,
                 step.label
             );
-            let _ = std::io::stderr().flush();
         }
         client.batch_execute(&step.sql).await.map_err(|e| {
             if !quiet {
-                eprintln!();
+                crate::say!();
             }
             DatabaseFailure(format!(
                 "loading the board failed at step `{}`: {}",
@@ -109,12 +107,12 @@ pub async fn load(client: &Client, scale: f64, quiet: bool) -> Result<f64, Datab
             ))
         })?;
         if !quiet {
-            eprintln!(" {:.1} s", t.elapsed().as_secs_f64());
+            crate::say!(" {:.1} s", t.elapsed().as_secs_f64());
         }
     }
     let secs = started.elapsed().as_secs_f64();
     if !quiet {
-        eprintln!("loaded the reference board at scale {scale} in {secs:.1} s");
+        crate::say!("loaded the reference board at scale {scale} in {secs:.1} s");
     }
     Ok(secs)
 }

@@ -4,6 +4,7 @@
 pub mod check;
 pub mod ephemeral;
 pub mod fixtures;
+pub mod provider;
 
 use std::time::Duration;
 

@@ -1,0 +1,155 @@
+//! Where the throwaway PostgreSQL of `plancheck demo` comes from. Where a Docker engine answers,
+//! testcontainers serves it (the official image, major version pinned); where none does, the
+//! local server binaries do ([`super::ephemeral`]), without a word about Docker.
+//!
+//! `PLANCHECK_PG_BIN` set means "these binaries", so it chooses the local provider.
+
+use std::time::Duration;
+
+use testcontainers_modules::postgres::Postgres;
+use testcontainers_modules::testcontainers::runners::AsyncRunner;
+use testcontainers_modules::testcontainers::{ContainerAsync, ImageExt};
+use tokio_postgres::Config;
+
+use super::Target;
+use super::ephemeral::{Server, find_bin_dir};
+use crate::errors::DatabaseFailure;
+
+/// The image the Docker provider runs: pinned, never the module's end-of-life default.
+pub const IMAGE_TAG: &str = "17-alpine";
+
+/// Which provider to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Provider {
+    /// Docker where an engine answers (and PLANCHECK_PG_BIN is not set), else local binaries.
+    Auto,
+    /// Local server binaries.
+    Local,
+    /// A container, through a Docker engine.
+    Docker,
+}
+
+/// A running throwaway server from either provider. Dropping it stops and removes it.
+pub enum Throwaway {
+    Local(Server),
+    Docker {
+        container: Box<ContainerAsync<Postgres>>,
+        host: String,
+        port: u16,
+    },
+}
+
+impl Throwaway {
+    /// Starts a server from the chosen provider, and says where it came from.
+    pub async fn start(provider: Provider) -> Result<(Throwaway, String), DatabaseFailure> {
+        let docker = match provider {
+            Provider::Local => false,
+            Provider::Docker => true,
+            Provider::Auto => {
+                std::env::var_os("PLANCHECK_PG_BIN").is_none() && docker_engine_answers().await
+            }
+        };
+        if docker {
+            match start_container().await {
+                Ok(t) => {
+                    return Ok((
+                        t,
+                        format!("a throwaway PostgreSQL container (postgres:{IMAGE_TAG})"),
+                    ));
+                }
+                Err(e) if provider == Provider::Docker => return Err(e),
+                Err(e) => crate::say!("{e}; using local server binaries instead"),
+            }
+        }
+        let bin = find_bin_dir()?;
+        let server = Server::start().await?;
+        Ok((
+            Throwaway::Local(server),
+            format!("a throwaway PostgreSQL from {}", bin.display()),
+        ))
+    }
+
+    /// A connection target for a database on the server.
+    pub fn target(&self, dbname: &str) -> Target {
+        match self {
+            Throwaway::Local(server) => server.target(dbname),
+            Throwaway::Docker { host, port, .. } => {
+                let mut config = Config::new();
+                config
+                    .host(host)
+                    .port(*port)
+                    .user("postgres")
+                    .password("postgres")
+                    .dbname(dbname);
+                Target::from_config(config)
+            }
+        }
+    }
+
+    /// Stops the server and removes it, waiting for the container's removal.
+    pub async fn stop(self) {
+        match self {
+            Throwaway::Local(server) => drop(server),
+            Throwaway::Docker { container, .. } => {
+                let _ = (*container).rm().await;
+            }
+        }
+    }
+}
+
+/// Whether a Docker engine answers on `DOCKER_HOST` or the default socket, quickly and quietly.
+async fn docker_engine_answers() -> bool {
+    match std::env::var("DOCKER_HOST") {
+        Ok(host) if !host.is_empty() => true,
+        _ => {
+            let attempt = tokio::net::UnixStream::connect("/var/run/docker.sock");
+            matches!(
+                tokio::time::timeout(Duration::from_secs(2), attempt).await,
+                Ok(Ok(_))
+            )
+        }
+    }
+}
+
+async fn start_container() -> Result<Throwaway, DatabaseFailure> {
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        DatabaseFailure(format!("the Docker provider could not {what}: {e}"))
+    };
+    let container = Postgres::default()
+        .with_tag(IMAGE_TAG)
+        .start()
+        .await
+        .map_err(|e| fail("start postgres:17-alpine", &e))?;
+    let host = container
+        .get_host()
+        .await
+        .map_err(|e| fail("find the container's host", &e))?
+        .to_string();
+    let port = container
+        .get_host_port_ipv4(5432)
+        .await
+        .map_err(|e| fail("find the container's port", &e))?;
+    Ok(Throwaway::Docker {
+        container: Box::new(container),
+        host,
+        port,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn without_an_engine_auto_falls_back_to_local_binaries_quietly() {
+        // These machines have no Docker engine: the check must say so at once, not hang.
+        if std::env::var_os("DOCKER_HOST").is_some()
+            || std::path::Path::new("/var/run/docker.sock").exists()
+        {
+            return;
+        }
+        let started = std::time::Instant::now();
+        assert!(!docker_engine_answers().await);
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+}
