@@ -249,6 +249,11 @@ fn is_required_index(scan: &Scan<'_>, index: &RequiredIndex) -> bool {
     if !scan.kind.uses_index() || scan.node.index_name.as_deref() != Some(index.name.as_str()) {
         return false;
     }
+    // A node that never ran (`Actual Loops: 0`: a branch the executor skipped, an InitPlan
+    // never needed) did not serve the page, whatever the plan says.
+    if scan.node.actual_loops == Some(0.0) {
+        return false;
+    }
     // The relation must be the index's table. A Bitmap Index Scan whose heap relation could not
     // be resolved is not accepted: better a false alarm than a false pass.
     if scan.relation != Some(index.table.as_str()) {
@@ -422,6 +427,21 @@ mod tests {
         );
         assert_eq!(v.verdict, Verdict::NotChosen);
         assert!(v.message.contains("posts_thread_all_idx"), "{}", v.message);
+    }
+
+    #[test]
+    fn required_index_in_a_node_that_never_ran_is_not_a_pass() {
+        // A skipped branch uses the index; the page itself was served by another one.
+        let mut never = index_scan("posts_thread_visible_idx", "posts");
+        never["Actual Loops"] = json!(0);
+        never["Actual Rows"] = json!(0);
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Append", "Plans": [
+                never, index_scan("posts_thread_all_idx", "posts")]}}]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
     }
 
     #[test]

@@ -421,3 +421,32 @@ fn table_report_shape_is_stable() {
         .replace_all(&text, "on PostgreSQL [version]:");
     insta::assert_snapshot!(text);
 }
+
+#[test]
+fn setup_that_ends_the_transaction_or_makes_it_read_write_is_refused_and_nothing_persists() {
+    let db = fresh_board("setupescape");
+    let before = query_text(&db, "SELECT count(*) FROM posts");
+    for setup in [
+        "[\"COMMIT\"]",
+        "[\"SET TRANSACTION READ WRITE\"]",
+        "[\"SET ROLE plancheck; COMMIT\"]",
+    ] {
+        let dir = project(
+            "WITH gone AS (DELETE FROM posts WHERE thread_id = 1 RETURNING id)\n\
+             SELECT count(*) FROM gone",
+            &format!("[scopes.member]\nindex = \"posts_thread_visible_idx\"\nsetup = {setup}\n"),
+        );
+        let (status, report) = check_json(&db, dir.path(), &[]);
+        assert_eq!(
+            verdict_of(&report, "path", "member"),
+            "error",
+            "{setup}: {report:#}"
+        );
+        assert_eq!(status, 1, "{setup}");
+        assert_eq!(
+            query_text(&db, "SELECT count(*) FROM posts"),
+            before,
+            "{setup}"
+        );
+    }
+}

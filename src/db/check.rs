@@ -126,7 +126,8 @@ async fn run_in_transaction(
         .await
         .map_err(|e| failure(&e, "could not start the read-only transaction", settings))?;
     for (i, statement) in check.setup.iter().enumerate() {
-        client.batch_execute(statement).await.map_err(|e| {
+        // One statement each, over the extended protocol, which refuses several in one string.
+        client.execute(statement.as_str(), &[]).await.map_err(|e| {
             failure(
                 &e,
                 &format!(
@@ -138,6 +139,10 @@ async fn run_in_transaction(
                 settings,
             )
         })?;
+    }
+
+    if !check.setup.is_empty() {
+        ensure_still_read_only(client, read_path, check, settings).await?;
     }
 
     let Some(index) = resolve_index(client, &check.index, settings).await? else {
@@ -305,6 +310,49 @@ async fn explain_runs(
         last = value;
     }
     Ok((plans, last))
+}
+
+/// A setup statement may not end the transaction (`COMMIT`) or make it read-write
+/// (`SET TRANSACTION READ WRITE`): either would let the read path write for real. A savepoint
+/// fails outside a transaction block, so it proves the block is still open.
+async fn ensure_still_read_only(
+    client: &Client,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+    settings: &Settings,
+) -> Result<(), Failure> {
+    let refuse = |why: &str| Failure {
+        message: format!(
+            "{}: scope `{}`: the setup statements {why}; a check must run in its read-only \
+             transaction, so the read path was not run",
+            read_path.expectation_path, check.scope
+        ),
+        connection_lost: false,
+    };
+    if client
+        .batch_execute("SAVEPOINT plancheck_setup_done")
+        .await
+        .is_err()
+    {
+        if client.is_closed() {
+            return Err(Failure {
+                message: "the connection was lost after the setup statements".into(),
+                connection_lost: true,
+            });
+        }
+        return Err(refuse("ended the transaction"));
+    }
+    let row = client
+        .query_one(
+            "SELECT pg_catalog.current_setting('transaction_read_only')",
+            &[],
+        )
+        .await
+        .map_err(|e| failure(&e, "could not read transaction_read_only", settings))?;
+    if row.get::<_, String>(0) != "on" {
+        return Err(refuse("made the transaction read-write"));
+    }
+    Ok(())
 }
 
 /// Looks the required index up as the session sees it (search_path, quoting).
