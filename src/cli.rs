@@ -68,6 +68,9 @@ pub struct RunArgs {
     /// Measured runs per check
     #[arg(long, default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub iterations: u32,
+    /// What a check must show: the index chosen, or only usable (not-chosen then warns)
+    #[arg(long, value_enum, default_value = "chosen")]
+    pub require: crate::verdict::Require,
     /// Write each check's EXPLAIN documents into this folder
     #[arg(long, value_name = "DIR")]
     pub save_plans: Option<PathBuf>,

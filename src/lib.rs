@@ -198,6 +198,7 @@ pub async fn run_checks(target: &Target, project: &Project, run: &RunArgs) -> an
     let report = Report {
         server_version,
         checks,
+        require: run.require,
     };
     let text = report::render(&report, run.format);
     let mut out = std::io::stdout().lock();
@@ -214,7 +215,11 @@ pub async fn run_checks(target: &Target, project: &Project, run: &RunArgs) -> an
 pub fn status(report: &Report) -> i32 {
     if report.checks.iter().any(|c| c.connection_lost) {
         exit_codes::DATABASE
-    } else if report.checks.iter().all(|c| c.verdict == Verdict::Pass) {
+    } else if report
+        .checks
+        .iter()
+        .all(|c| c.verdict == Verdict::Pass || c.is_warning(report.require))
+    {
         exit_codes::PASS
     } else {
         exit_codes::CHECK_FAILED

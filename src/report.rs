@@ -5,13 +5,15 @@
 use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
 
-use crate::verdict::{CheckResult, Spread, Verdict, group};
+use crate::verdict::{CheckResult, Require, Spread, Verdict, group};
 
 /// The results of a run, in a stable order (as the project lists them).
 #[derive(Debug, Clone)]
 pub struct Report {
     pub server_version: String,
     pub checks: Vec<CheckResult>,
+    /// What a check must show to pass (`--require`).
+    pub require: Require,
 }
 
 /// Counts for the summary line and the JSON summary.
@@ -20,6 +22,8 @@ pub struct Summary {
     pub passed: usize,
     pub failed: usize,
     pub errors: usize,
+    /// Not chosen but usable, under `--require usable`: reported, not failed.
+    pub warnings: usize,
 }
 
 impl Report {
@@ -28,11 +32,13 @@ impl Report {
             passed: 0,
             failed: 0,
             errors: 0,
+            warnings: 0,
         };
         for c in &self.checks {
             match c.verdict {
                 Verdict::Pass => s.passed += 1,
                 Verdict::Error => s.errors += 1,
+                _ if c.is_warning(self.require) => s.warnings += 1,
                 _ => s.failed += 1,
             }
         }
@@ -99,7 +105,11 @@ pub fn table(report: &Report) -> String {
             Cell::new(&c.read_path),
             Cell::new(&c.scope),
             Cell::new(&c.required_index),
-            Cell::new(c.verdict.as_str()),
+            Cell::new(if c.is_warning(report.require) {
+                format!("{} (warning)", c.verdict)
+            } else {
+                c.verdict.to_string()
+            }),
             Cell::new(instead),
             Cell::new(ms(c.warm_ms)),
             Cell::new(c.shared_buffers.map(group).unwrap_or_else(|| "-".into())),
@@ -125,12 +135,17 @@ pub fn table(report: &Report) -> String {
         out.push('\n');
     }
     out.push_str(&format!(
-        "\n{} checks on PostgreSQL {}: {} passed, {} failed, {} errors\n",
+        "\n{} checks on PostgreSQL {}: {} passed, {} failed, {} errors{}\n",
         report.checks.len(),
         report.server_version,
         s.passed,
         s.failed,
-        s.errors
+        s.errors,
+        if s.warnings > 0 {
+            format!(", {} warnings (usable, not chosen)", s.warnings)
+        } else {
+            String::new()
+        }
     ));
     out
 }
@@ -153,6 +168,10 @@ struct JsonCheck<'a> {
     warm_ms: Option<Spread>,
     planning_ms: Option<Spread>,
     shared_buffers: Option<f64>,
+    /// Whether re-planning found a plan using the index; null when the plan used it.
+    usable: Option<bool>,
+    /// A failure reported as a warning under `--require usable`.
+    warning: bool,
     message: &'a str,
 }
 
@@ -173,6 +192,8 @@ pub fn json(report: &Report) -> String {
                 warm_ms: c.warm_ms,
                 planning_ms: c.planning_ms,
                 shared_buffers: c.shared_buffers,
+                usable: c.usable,
+                warning: c.is_warning(report.require),
                 message: &c.message,
             })
             .collect(),

@@ -13,6 +13,7 @@ use crate::explain::{Explain, Scan, ScanKind};
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     Pass,
+    NotUsable,
     NotChosen,
     GenericPlan,
     SeqScan,
@@ -24,6 +25,7 @@ impl Verdict {
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
+            Verdict::NotUsable => "not-usable",
             Verdict::NotChosen => "not-chosen",
             Verdict::GenericPlan => "generic-plan",
             Verdict::SeqScan => "seq-scan",
@@ -41,6 +43,15 @@ impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// What a check must show to pass: the index chosen (the default), or only usable, for a CI
+/// database whose small data lets the planner prefer a seq scan (`not-chosen` then warns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Require {
+    #[default]
+    Chosen,
+    Usable,
 }
 
 /// Median and spread of a measured figure, in milliseconds.
@@ -90,8 +101,21 @@ pub struct CheckResult {
     pub shared_buffers: Option<f64>,
     /// The error came from losing the connection: the database failed underneath.
     pub connection_lost: bool,
+    /// When the required index was not in the plan: whether re-planning found a plan using it
+    /// (`not-chosen`) or none (`not-usable`). `None` when no probe was needed.
+    pub usable: Option<bool>,
     /// The plans behind the verdict, labelled (`custom`, `generic`), for `--save-plans`.
     pub plans: Vec<(String, serde_json::Value)>,
+}
+
+impl CheckResult {
+    /// A failure that `--require usable` reports as a warning: the index is usable and merely
+    /// not chosen at these statistics (in the custom plan, or in the generic plan).
+    pub fn is_warning(&self, require: Require) -> bool {
+        require == Require::Usable
+            && matches!(self.verdict, Verdict::NotChosen | Verdict::GenericPlan)
+            && self.usable == Some(true)
+    }
 }
 
 /// The required index as the catalog resolved it.
@@ -102,6 +126,8 @@ pub struct RequiredIndex {
     pub name: String,
     /// The table the index is on.
     pub table: String,
+    /// A partial index's predicate (`pg_get_expr(indpred, indrelid)`), `None` for a full index.
+    pub predicate: Option<String>,
 }
 
 /// What a plan must satisfy.
@@ -213,6 +239,249 @@ pub fn judge_plan(plan: &Explain, rules: &Rules<'_>) -> PlanVerdict {
         used,
         seq_scans,
     }
+}
+
+/// A plan made while probing whether the required index can serve the statement at all: the
+/// same statement re-planned (without running it) with sequential scans and, rung by rung,
+/// competing scan types disabled.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// What was disabled, as a reader would write it: `enable_seqscan = off, …`.
+    pub disabled: String,
+    pub plan: Explain,
+}
+
+/// Splits a `not-chosen` verdict in two. When no probe plan uses the required index, no plan
+/// can: the query's predicate does not let the planner use it (for a partial index, the query
+/// does not imply its predicate), a code regression true on any data, `not-usable`. When one
+/// does, the planner merely preferred another plan at these statistics: `not-chosen`, with the
+/// two plans' costs.
+///
+/// Up to PostgreSQL 17 a disabled path costs 1e10 more: a probe plan that still holds one (a
+/// disabled seq scan that won because nothing else could serve) has a cost that cannot be
+/// compared, and is said so. PostgreSQL 18 marks such nodes `Disabled` and keeps the cost
+/// honest. Either way the index is found by name, never inferred from a cost.
+pub fn judge_usability(
+    verdict: PlanVerdict,
+    chosen: &Explain,
+    probes: &[Probe],
+    rules: &Rules<'_>,
+) -> PlanVerdict {
+    if verdict.verdict != Verdict::NotChosen {
+        return verdict;
+    }
+    let index = &rules.index.name;
+    let usable = probes.iter().find(|p| {
+        p.plan
+            .scans()
+            .iter()
+            .any(|s| is_required_index(s, rules.index))
+    });
+    match usable {
+        None => {
+            // Another index on the same table that won every re-plan leaves a full index's
+            // usability open: it may only have been dearer. A partial index whose predicate the
+            // query implies always gets a path of its own, and is smaller than any index on the
+            // same keys, so for it the probes settle the question.
+            let rival = probes.iter().find_map(|p| {
+                p.plan.scans().into_iter().find_map(|s| {
+                    (s.kind.uses_index()
+                        && s.relation == Some(rules.index.table.as_str())
+                        && s.node.index_name.as_deref() != Some(index.as_str()))
+                    .then(|| s.node.index_name.clone().unwrap_or_default())
+                })
+            });
+            let tried = "even with seq scans and, in turn, each competing scan type disabled";
+            match (&rules.index.predicate, rival) {
+                (None, Some(rival)) => PlanVerdict {
+                    message: format!(
+                        "{}. {rival} was preferred to {index} in every re-plan ({tried}), so \
+                         whether {index} can serve this SQL at all is not settled",
+                        verdict.message
+                    ),
+                    ..verdict
+                },
+                (predicate, _) => {
+                    let conditions = conditions_on(chosen, &rules.index.table);
+                    let beside = match predicate {
+                        Some(p) => format!(
+                            "its predicate {p} is not implied by the conditions on {}: {}. ",
+                            rules.index.table,
+                            if conditions.is_empty() {
+                                "none".to_string()
+                            } else {
+                                conditions.join(", ")
+                            }
+                        ),
+                        None => String::new(),
+                    };
+                    let cause = predicate
+                        .as_deref()
+                        .and_then(|p| recognise_cause(p, &conditions))
+                        .map(|c| format!("Cause: {c}. "))
+                        .unwrap_or_default();
+                    PlanVerdict {
+                        verdict: Verdict::NotUsable,
+                        message: format!(
+                            "{index} cannot serve this SQL: {beside}{cause}No plan uses it \
+                             {tried}. {}",
+                            verdict.message
+                        ),
+                        ..verdict
+                    }
+                }
+            }
+        }
+        Some(probe) => {
+            let chosen_cost = chosen.root.total_cost;
+            let index_cost = probe.plan.root.total_cost;
+            let still_disabled = probe.plan.nodes().iter().any(|n| {
+                n.disabled == Some(true) || (n.children.is_empty() && n.total_cost >= DISABLED_COST)
+            });
+            let costs = if still_disabled {
+                format!(
+                    "the chosen plan costs {chosen_cost:.2}; the plan using {index} (with {}) \
+                     still needs a disabled path elsewhere, so its cost does not compare",
+                    probe.disabled
+                )
+            } else {
+                format!(
+                    "the chosen plan costs {chosen_cost:.2}, a plan using {index} costs \
+                     {index_cost:.2} ({:.1}×; found with {})",
+                    if chosen_cost > 0.0 {
+                        index_cost / chosen_cost
+                    } else {
+                        f64::INFINITY
+                    },
+                    probe.disabled
+                )
+            };
+            PlanVerdict {
+                message: format!(
+                    "{}. {index} is usable, but at these statistics the planner preferred \
+                     another plan: {costs}",
+                    verdict.message
+                ),
+                ..verdict
+            }
+        }
+    }
+}
+
+/// The conditions a plan applied to a table, as EXPLAIN prints them: `Index Cond: (…)`,
+/// `Filter: (…)`, `Recheck Cond: (…)`, in plan order, without repeats.
+pub fn conditions_on(plan: &Explain, table: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in plan.scans() {
+        if s.relation != Some(table) {
+            continue;
+        }
+        let n = s.node;
+        for (label, cond) in [
+            ("Index Cond", &n.index_cond),
+            ("Recheck Cond", &n.recheck_cond),
+            ("Filter", &n.filter),
+        ] {
+            if let Some(c) = cond {
+                let text = format!("{label}: {c}");
+                if !out.contains(&text) {
+                    out.push(text);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Functions whose value is not known when a plan is made: the planner cannot compare them
+/// with a partial index's constants.
+const NOT_IMMUTABLE: [&str; 9] = [
+    "current_setting(",
+    "now()",
+    "CURRENT_DATE",
+    "CURRENT_TIMESTAMP",
+    "clock_timestamp()",
+    "statement_timestamp()",
+    "CURRENT_USER",
+    "SESSION_USER",
+    "random()",
+];
+
+/// Whether a printed condition mentions `column` as a whole name (`p.visibility`,
+/// `(visibility`, `(p.visibility)::text`).
+fn mentions(condition: &str, column: &str) -> bool {
+    condition.match_indices(column).any(|(i, _)| {
+        let before = condition[..i].chars().next_back();
+        let after = condition[i + column.len()..].chars().next();
+        matches!(before, Some('.' | '(' | ' '))
+            && matches!(after, None | Some(' ' | ')' | ':' | ','))
+    })
+}
+
+/// Names, where it is recognisable, why a query's conditions do not imply a partial index's
+/// predicate. The planner proves implication only from constants and operators it knows
+/// (`predtest.c`), so the usual causes show in the text of the conditions.
+pub fn recognise_cause(predicate: &str, conditions: &[String]) -> Option<String> {
+    let all = conditions.join(" ");
+    let has_parameter = all
+        .match_indices('$')
+        .any(|(i, _)| all[i + 1..].starts_with(|c: char| c.is_ascii_digit()));
+    if has_parameter {
+        return Some(
+            "a parameter stands where the predicate needs a constant; the planner can only \
+             match a partial index against constants, and a generic plan knows no parameter \
+             values"
+                .into(),
+        );
+    }
+    if let Some(f) = NOT_IMMUTABLE.iter().find(|f| all.contains(*f)) {
+        return Some(format!(
+            "a value computed at run time ({}…) stands where the predicate needs a constant; the \
+             planner can only match a partial index against constants",
+            f.trim_end_matches(['(', ')'])
+        ));
+    }
+    // The column the predicate constrains, as it prints: `(visibility = 'visible'::text)`.
+    let column = predicate
+        .trim_start_matches('(')
+        .split([' ', ')'])
+        .next()
+        .unwrap_or("");
+    if !column.is_empty() {
+        let on_column: Vec<&String> = conditions.iter().filter(|c| mentions(c, column)).collect();
+        let text: String = on_column
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if on_column.is_empty() {
+            return Some(format!(
+                "the query puts no condition on {column}, which the predicate constrains"
+            ));
+        }
+        if text.contains(" <> ") {
+            return Some(format!(
+                "a widened predicate: `<>` on {column} admits rows the index leaves out"
+            ));
+        }
+        if text.contains("ANY (") && !predicate.contains("ANY (") {
+            return Some(format!(
+                "a widened predicate: an IN list on {column} admits rows the index leaves out"
+            ));
+        }
+        if text.contains(" OR ") {
+            return Some(format!(
+                "a widened predicate: an OR on {column} admits rows the index leaves out"
+            ));
+        }
+        if text.contains(&format!("{column})::")) {
+            return Some(format!(
+                "a cast on {column}: the comparison is made in another type or collation than \
+                 the predicate's"
+            ));
+        }
+    }
+    None
 }
 
 /// Combines the custom plan's verdict with the generic plan's: a read path with parameters runs
@@ -365,6 +634,7 @@ mod tests {
             schema: "public".into(),
             name: "posts_thread_visible_idx".into(),
             table: "posts".into(),
+            predicate: Some("(visibility = 'visible'::text)".into()),
         }
     }
 
@@ -609,6 +879,142 @@ mod tests {
         let v = judge_generic(seq.clone(), pass.clone(), "posts_thread_visible_idx");
         assert_eq!(v.verdict, Verdict::NotChosen);
         let v = judge_generic(pass.clone(), pass, "posts_thread_visible_idx");
+        assert_eq!(v.verdict, Verdict::Pass);
+    }
+
+    fn probe(doc: Value) -> Probe {
+        Probe {
+            disabled: "enable_seqscan = off".into(),
+            plan: Explain::from_json(&doc).unwrap(),
+        }
+    }
+
+    fn judge_with_probes(doc: Value, probes: Vec<Probe>) -> PlanVerdict {
+        let plan = Explain::from_json(&doc).unwrap();
+        let index = required();
+        let reltuples = HashMap::new();
+        let rules = Rules {
+            index: &index,
+            allow_seq_scan: &[],
+            reltuples: &reltuples,
+        };
+        judge_usability(judge_plan(&plan, &rules), &plan, &probes, &rules)
+    }
+
+    fn seq_scan_plan(cost: f64) -> Value {
+        json!([{ "Plan": { "Node Type": "Seq Scan", "Relation Name": "posts",
+            "Schema": "public", "Total Cost": cost }}])
+    }
+
+    #[test]
+    fn no_probe_plan_with_the_index_is_not_usable() {
+        let v = judge_with_probes(
+            seq_scan_plan(100.0),
+            vec![probe(json!([{ "Plan": { "Node Type": "Index Scan",
+                "Index Name": "posts_thread_all_idx", "Relation Name": "posts",
+                "Schema": "public", "Total Cost": 300.0 }}]))],
+        );
+        assert_eq!(v.verdict, Verdict::NotUsable, "{v:?}");
+    }
+
+    #[test]
+    fn a_disabled_seq_scan_that_still_won_is_not_a_usable_index() {
+        // PostgreSQL 18 shape: the probe's seq scan is marked Disabled and is all there is.
+        let mut pg18 = seq_scan_plan(100.0);
+        pg18[0]["Plan"]["Disabled"] = json!(true);
+        let v = judge_with_probes(seq_scan_plan(100.0), vec![probe(pg18)]);
+        assert_eq!(v.verdict, Verdict::NotUsable);
+        // PostgreSQL 15 shape: the same, priced at 1e10.
+        let v = judge_with_probes(
+            seq_scan_plan(100.0),
+            vec![probe(seq_scan_plan(1.0e10 + 100.0))],
+        );
+        assert_eq!(v.verdict, Verdict::NotUsable);
+    }
+
+    #[test]
+    fn a_probe_plan_with_the_index_is_not_chosen_with_both_costs() {
+        let v = judge_with_probes(
+            seq_scan_plan(1.5),
+            vec![probe(json!([{ "Plan": { "Node Type": "Index Scan",
+                "Index Name": "posts_thread_visible_idx", "Relation Name": "posts",
+                "Schema": "public", "Total Cost": 8.27 }}]))],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+        assert!(v.message.contains("costs 1.50"), "{}", v.message);
+        assert!(v.message.contains("costs 8.27"), "{}", v.message);
+    }
+
+    #[test]
+    fn a_full_index_beaten_by_a_rival_in_every_probe_stays_not_chosen() {
+        let doc = seq_scan_plan(100.0);
+        let plan = Explain::from_json(&doc).unwrap();
+        let mut index = required();
+        index.name = "posts_thread_all_idx".into();
+        index.predicate = None;
+        let reltuples = HashMap::new();
+        let rules = Rules {
+            index: &index,
+            allow_seq_scan: &[],
+            reltuples: &reltuples,
+        };
+        let probes = vec![probe(json!([{ "Plan": { "Node Type": "Index Scan",
+            "Index Name": "posts_thread_visible_idx", "Relation Name": "posts",
+            "Schema": "public", "Total Cost": 8.0 }}]))];
+        let v = judge_usability(judge_plan(&plan, &rules), &plan, &probes, &rules);
+        assert_eq!(v.verdict, Verdict::NotChosen, "{v:?}");
+        assert!(v.message.contains("not settled"), "{}", v.message);
+    }
+
+    #[test]
+    fn causes_are_named_from_the_conditions() {
+        let pred = "(visibility = 'visible'::text)";
+        let c = |s: &str| vec![s.to_string()];
+        assert!(
+            recognise_cause(pred, &c("Filter: (p.visibility = $2)"))
+                .unwrap()
+                .contains("constants")
+        );
+        assert!(
+            recognise_cause(
+                pred,
+                &c("Filter: (p.visibility = current_setting('app.v'::text))")
+            )
+            .unwrap()
+            .contains("current_setting")
+        );
+        assert!(
+            recognise_cause(pred, &c("Filter: (p.visibility <> 'deleted'::text)"))
+                .unwrap()
+                .contains("`<>`")
+        );
+        assert!(
+            recognise_cause(
+                pred,
+                &c("Filter: (p.visibility = ANY ('{visible,unapproved}'::text[]))")
+            )
+            .unwrap()
+            .contains("IN list")
+        );
+        assert!(
+            recognise_cause(pred, &c("Index Cond: (p.thread_id = 1)"))
+                .unwrap()
+                .contains("no condition on visibility")
+        );
+        assert!(
+            recognise_cause(
+                pred,
+                &c("Filter: ((p.visibility)::bpchar = 'visible'::bpchar)")
+            )
+            .unwrap()
+            .contains("cast")
+        );
+    }
+
+    #[test]
+    fn usability_leaves_other_verdicts_alone() {
+        let doc = json!([{ "Plan": index_scan("posts_thread_visible_idx", "posts") }]);
+        let v = judge_with_probes(doc, vec![]);
         assert_eq!(v.verdict, Verdict::Pass);
     }
 

@@ -75,10 +75,10 @@ fn dropping_threads_forum_listing_all_idx_fails_only_the_moderator_forum_listing
 }
 
 #[test]
-fn the_twin_dropped_but_the_moderator_plan_falls_to_a_seq_scan_when_required_elsewhere() {
+fn moderator_listing_without_its_twin_cannot_use_the_partial_index() {
     // Regression guard for the case the tool exists for: the moderator's forum listing without
-    // its twin is a scan of the whole threads table, which a check requiring the partial index
-    // reports as not chosen and names the scan.
+    // its twin is a scan of the whole threads table, and the member's partial index cannot
+    // serve it whatever the data: the moderator's query does not imply its predicate.
     let db = fresh_board("moderator_without_twin");
     sql(&db, "DROP INDEX threads_forum_listing_all_idx");
     let dir = project(
@@ -88,9 +88,10 @@ fn the_twin_dropped_but_the_moderator_plan_falls_to_a_seq_scan_when_required_els
     );
     let (status, report) = check_json(&db, dir.path(), &[]);
     assert_eq!(status, 1);
-    assert_eq!(verdict_of(&report, "path", "moderator"), "not-chosen");
+    assert_eq!(verdict_of(&report, "path", "moderator"), "not-usable");
     let used = report["checks"][0]["used"].to_string();
     assert!(!used.contains("threads_forum_listing_idx"), "{used}");
+    assert!(used.contains("Seq Scan on threads"), "{used}");
 }
 
 #[test]
@@ -449,4 +450,109 @@ fn setup_that_ends_the_transaction_or_makes_it_read_write_is_refused_and_nothing
             "{setup}"
         );
     }
+}
+
+#[test]
+fn a_widened_member_predicate_is_not_usable_and_shows_the_index_predicate() {
+    let db = fresh_board("notusable");
+    let dir = project(
+        "SELECT p.id FROM posts p WHERE p.thread_id = 1 AND p.visibility <> 'deleted'\n\
+         ORDER BY p.created_at, p.id LIMIT 20",
+        "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(status, 1);
+    assert_eq!(
+        verdict_of(&report, "path", "member"),
+        "not-usable",
+        "{report:#}"
+    );
+    let message = report["checks"][0]["message"].as_str().unwrap();
+    assert!(message.contains("visibility = 'visible'"), "{message}");
+    assert!(
+        message.contains("Filter: (p.visibility <> 'deleted'::text)"),
+        "{message}"
+    );
+    assert!(message.contains("widened predicate"), "{message}");
+    assert_eq!(report["checks"][0]["usable"], false);
+    // Not usable is a code regression: --require usable still fails it.
+    let (status, _) = check_json(&db, dir.path(), &["--require", "usable"]);
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn a_visibility_taken_from_current_setting_is_not_usable() {
+    let db = fresh_board("currentsetting");
+    let dir = project(
+        "SELECT p.id FROM posts p\n\
+         WHERE p.thread_id = 1 AND p.visibility = current_setting('app.visibility')\n\
+         ORDER BY p.created_at, p.id LIMIT 20",
+        "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n\
+         setup = [\"SELECT set_config('app.visibility', 'visible', true)\"]\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(status, 1);
+    assert_eq!(
+        verdict_of(&report, "path", "member"),
+        "not-usable",
+        "{report:#}"
+    );
+    let message = report["checks"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("computed at run time (current_setting"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_index_on_a_tiny_table_is_not_chosen_with_both_costs_and_warns_under_require_usable() {
+    let db = fresh_board("tinytable");
+    let dir = project(
+        "SELECT f.id, f.name FROM forums f WHERE f.id = 2",
+        "[scopes.member]\nindex = \"forums_pkey\"\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(status, 1);
+    assert_eq!(
+        verdict_of(&report, "path", "member"),
+        "not-chosen",
+        "{report:#}"
+    );
+    let message = report["checks"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("the chosen plan costs")
+            && message.contains("a plan using forums_pkey costs"),
+        "{message}"
+    );
+    assert_eq!(report["checks"][0]["usable"], true);
+
+    let (status, report) = check_json(&db, dir.path(), &["--require", "usable"]);
+    assert_eq!(status, 0, "{report:#}");
+    assert_eq!(report["checks"][0]["warning"], true);
+    assert_eq!(report["summary"]["warnings"], 1);
+    assert_eq!(report["summary"]["failed"], 0);
+}
+
+#[test]
+fn a_generic_plan_that_cannot_use_the_index_fails_even_under_require_usable() {
+    let db = fresh_board("genericusable");
+    let dir = project(
+        "SELECT p.id FROM posts p WHERE p.thread_id = $1 AND p.visibility = $2\n\
+         ORDER BY p.created_at, p.id LIMIT 20",
+        "params = [1, \"visible\"]\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &["--require", "usable"]);
+    assert_eq!(
+        verdict_of(&report, "path", "member"),
+        "generic-plan",
+        "{report:#}"
+    );
+    assert_eq!(report["checks"][0]["usable"], false);
+    let message = report["checks"][0]["message"].as_str().unwrap();
+    assert!(message.contains("Filter: (p.visibility = $2)"), "{message}");
+    assert!(
+        message.contains("only match a partial index against constants"),
+        "{message}"
+    );
+    assert_eq!(status, 1);
 }

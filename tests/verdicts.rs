@@ -59,6 +59,7 @@ fn judge(dir: &Path, label: &str) -> Option<PlanVerdict> {
         schema: "public".into(),
         name: case.index.clone(),
         table: case.table.clone(),
+        predicate: None,
     };
     let rules = Rules {
         index: &index,

@@ -69,6 +69,7 @@ pub async fn run(
         planning_ms: None,
         shared_buffers: None,
         connection_lost: false,
+        usable: None,
         plans: Vec::new(),
     };
     let client = match target.connect().await {
@@ -222,8 +223,8 @@ async fn run_in_transaction(
     };
     // Every measured run is judged; the worst one stands. A plan does not change between runs
     // of one statement in one transaction, but nothing is assumed.
-    let mut judged: Option<PlanVerdict> = None;
-    for plan in &custom {
+    let mut judged: Option<(PlanVerdict, usize)> = None;
+    for (i, plan) in custom.iter().enumerate() {
         let v = verdict::judge_plan(plan, &rules);
         if let Some(e) = plan.execution_ms {
             exec_ms.push(e);
@@ -232,19 +233,30 @@ async fn run_in_transaction(
             plan_ms.push(p);
         }
         buffers.push(plan.shared_buffers());
-        if judged.as_ref().is_none_or(|j| j.verdict.is_pass()) {
-            judged = Some(v);
+        if judged.as_ref().is_none_or(|(j, _)| j.verdict.is_pass()) {
+            judged = Some((v, i));
         }
     }
-    let Some(mut judged) = judged else {
+    let Some((mut judged, worst)) = judged else {
         return Err(Failure {
             message: "no measured run (--iterations 0?)".into(),
             connection_lost: false,
         });
     };
+    if judged.verdict == Verdict::NotChosen {
+        let mode = (!check.params.is_empty()).then_some("force_custom_plan");
+        let probes = probe(client, check, mode, &index, settings).await?;
+        judged = verdict::judge_usability(judged, &custom[worst], &probes, &rules);
+        result.usable = Some(judged.verdict == Verdict::NotChosen);
+    }
     result.plans.push(("custom".into(), custom_json));
     if let Some((generic, generic_json)) = generic {
-        let g = verdict::judge_plan(&generic, &rules);
+        let mut g = verdict::judge_plan(&generic, &rules);
+        if judged.verdict.is_pass() && g.verdict == Verdict::NotChosen {
+            let probes = probe(client, check, Some("force_generic_plan"), &index, settings).await?;
+            g = verdict::judge_usability(g, &generic, &probes, &rules);
+            result.usable = Some(g.verdict == Verdict::NotChosen);
+        }
         judged = verdict::judge_generic(judged, g, &index.name);
         result.plans.push(("generic".into(), generic_json));
     }
@@ -256,6 +268,103 @@ async fn run_in_transaction(
     result.planning_ms = Spread::of(&plan_ms);
     result.shared_buffers = Spread::of(&buffers).map(|s| s.p50);
     Ok(())
+}
+
+/// The rungs of the probe: each re-plans the statement with sequential scans and some
+/// competing scan types disabled, until a plan uses the required index.
+const PROBE_RUNGS: [&[&str]; 4] = [
+    &["enable_seqscan"],
+    &["enable_seqscan", "enable_bitmapscan"],
+    &["enable_seqscan", "enable_indexscan", "enable_indexonlyscan"],
+    &[
+        "enable_seqscan",
+        "enable_bitmapscan",
+        "enable_indexonlyscan",
+    ],
+];
+
+const PROBE_STATEMENT: &str = "plancheck_probe";
+
+/// Re-plans the statement (EXPLAIN without ANALYZE: nothing runs) rung by rung, in a savepoint
+/// that takes the settings back after each. A prepared statement keeps its cached generic plan
+/// whatever the settings, so with parameters each rung prepares afresh.
+async fn probe(
+    client: &Client,
+    check: &ScopeCheck,
+    plan_cache_mode: Option<&str>,
+    index: &RequiredIndex,
+    settings: &Settings,
+) -> Result<Vec<verdict::Probe>, Failure> {
+    let mut probes = Vec::new();
+    for rung in PROBE_RUNGS {
+        let disabled = rung
+            .iter()
+            .map(|g| format!("{g} = off"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sets: String = rung
+            .iter()
+            .map(|g| format!("SET LOCAL {g} = off; "))
+            .collect();
+        let fail =
+            |e: &tokio_postgres::Error| failure(e, "re-planning to test the index", settings);
+        client
+            .batch_execute(&format!("SAVEPOINT plancheck_probe; {sets}"))
+            .await
+            .map_err(|e| fail(&e))?;
+        let statement = match plan_cache_mode {
+            None => format!("EXPLAIN (VERBOSE, FORMAT JSON) {}", check.sql.text),
+            Some(mode) => {
+                let prepared = client
+                    .batch_execute(&format!(
+                        "SET LOCAL plan_cache_mode = {mode}; PREPARE {PROBE_STATEMENT} AS {}",
+                        check.sql.text
+                    ))
+                    .await;
+                if let Err(e) = prepared {
+                    let _ = client
+                        .batch_execute("ROLLBACK TO SAVEPOINT plancheck_probe")
+                        .await;
+                    return Err(fail(&e));
+                }
+                format!(
+                    "EXPLAIN (VERBOSE, FORMAT JSON) EXECUTE {PROBE_STATEMENT}({})",
+                    check.params.join(", ")
+                )
+            }
+        };
+        let rows = client.query(statement.as_str(), &[]).await;
+        let cleanup = match plan_cache_mode {
+            Some(_) => format!(
+                "ROLLBACK TO SAVEPOINT plancheck_probe; DEALLOCATE {PROBE_STATEMENT}; \
+                 RELEASE SAVEPOINT plancheck_probe"
+            ),
+            None => "ROLLBACK TO SAVEPOINT plancheck_probe; RELEASE SAVEPOINT plancheck_probe"
+                .to_string(),
+        };
+        client.batch_execute(&cleanup).await.map_err(|e| fail(&e))?;
+        let rows = rows.map_err(|e| fail(&e))?;
+        let value: Value = rows
+            .first()
+            .and_then(|r| r.try_get::<_, Value>(0).ok())
+            .ok_or_else(|| Failure {
+                message: "EXPLAIN returned no JSON document while re-planning".into(),
+                connection_lost: false,
+            })?;
+        let plan = Explain::from_json(&value).map_err(|e| Failure {
+            message: e.to_string(),
+            connection_lost: false,
+        })?;
+        let found = plan
+            .scans()
+            .iter()
+            .any(|s| s.node.index_name.as_deref() == Some(index.name.as_str()));
+        probes.push(verdict::Probe { disabled, plan });
+        if found {
+            break;
+        }
+    }
+    Ok(probes)
 }
 
 async fn set_plan_cache_mode(
@@ -363,7 +472,8 @@ async fn resolve_index(
 ) -> Result<Option<RequiredIndex>, Failure> {
     let rows = client
         .query(
-            "SELECT n.nspname::text, c.relname::text, t.relname::text \
+            "SELECT n.nspname::text, c.relname::text, t.relname::text, \
+                    pg_catalog.pg_get_expr(i.indpred, i.indrelid) \
              FROM pg_catalog.pg_index i \
              JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid \
              JOIN pg_catalog.pg_class t ON t.oid = i.indrelid \
@@ -377,6 +487,7 @@ async fn resolve_index(
         schema: r.get(0),
         name: r.get(1),
         table: r.get(2),
+        predicate: r.get(3),
     }))
 }
 
