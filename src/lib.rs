@@ -192,6 +192,7 @@ pub async fn run_checks(target: &Target, project: &Project, run: &RunArgs) -> an
             checks.push(result);
         }
     }
+    verdict::judge_budgets(&mut checks);
     if let Some(dir) = &run.save_plans {
         save_plans(dir, &checks)?;
     }

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::errors::{BadInput, located};
+use crate::verdict::{Budget, Relative};
 
 /// Where the project's files come from: a folder, or the reference project built into the binary.
 #[derive(Debug, Clone)]
@@ -124,6 +125,8 @@ struct ExpectationFile {
     params: Option<Spanned<Vec<toml::Value>>>,
     #[serde(default)]
     allow_seq_scan: Vec<String>,
+    budget: Option<Spanned<BudgetFile>>,
+    relative: Option<Spanned<RelativeFile>>,
     #[serde(default)]
     scopes: BTreeMap<String, Spanned<ExpectationScope>>,
 }
@@ -136,6 +139,24 @@ struct ExpectationScope {
     fragments: BTreeMap<String, String>,
     params: Option<Spanned<Vec<toml::Value>>>,
     setup: Option<Vec<String>>,
+    budget: Option<Spanned<BudgetFile>>,
+    relative: Option<Spanned<RelativeFile>>,
+}
+
+/// `budget = { warm_ms = 60, buffers = 400 }`
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct BudgetFile {
+    warm_ms: Option<f64>,
+    buffers: Option<f64>,
+}
+
+/// `relative = { to = "thread-page-first", max_ratio = 2 }`
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct RelativeFile {
+    to: String,
+    max_ratio: f64,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -158,6 +179,9 @@ pub struct ReadPath {
     pub expectation_path: String,
     pub allow_seq_scan: Vec<String>,
     pub checks: Vec<ScopeCheck>,
+    /// (scope, target read path, line, column) of each relative budget, checked once every
+    /// expectation is read.
+    relative_errors: Vec<(String, String, usize, usize)>,
 }
 
 /// One read path in one scope: what a check runs.
@@ -170,6 +194,7 @@ pub struct ScopeCheck {
     /// Parameter values as SQL literals, for `$1`, `$2`, ….
     pub params: Vec<String>,
     pub setup: Vec<String>,
+    pub budget: Budget,
 }
 
 /// A plan's SQL with the scope's fragments filled in, and the map back to the plan file.
@@ -261,9 +286,44 @@ pub fn load(source: &Source, filter: &Filter) -> Result<Project, BadInput> {
             )));
         }
     }
+    // A relative budget names another read path checked in the same scope.
+    for r in &read_paths {
+        for (scope, to, line, col) in &r.relative_errors {
+            let target = read_paths.iter().find(|t| &t.name == to);
+            let message = match target {
+                None => format!("relative budget: no read path `{to}`"),
+                Some(t) if !t.checks.iter().any(|c| &c.scope == scope) => {
+                    format!("relative budget: `{to}` is not checked in scope `{scope}`")
+                }
+                Some(_) => continue,
+            };
+            return Err(BadInput(format!(
+                "{}:{line}:{col}: {message}",
+                r.expectation_path
+            )));
+        }
+    }
+    // The read paths a relative budget compares against run too, even when --only leaves them
+    // out: a ratio needs both sides.
+    let mut wanted: Vec<String> = filter.only.clone();
+    if !wanted.is_empty() {
+        let mut i = 0;
+        while i < wanted.len() {
+            if let Some(r) = read_paths.iter().find(|r| r.name == wanted[i]) {
+                for c in &r.checks {
+                    if let Some(rel) = &c.budget.relative
+                        && !wanted.contains(&rel.to)
+                    {
+                        wanted.push(rel.to.clone());
+                    }
+                }
+            }
+            i += 1;
+        }
+    }
     let read_paths = read_paths
         .into_iter()
-        .filter(|r| filter.only.is_empty() || filter.only.contains(&r.name))
+        .filter(|r| wanted.is_empty() || wanted.contains(&r.name))
         .map(|mut r| {
             r.checks
                 .retain(|c| filter.scopes.is_empty() || filter.scopes.contains(&c.scope));
@@ -336,6 +396,7 @@ fn load_expectation(
         return Err(BadInput(format!("{plan_path}: the plan file is empty")));
     }
 
+    let mut relative_spans: Vec<(String, String, usize)> = Vec::new();
     if file.scopes.is_empty() {
         return Err(BadInput(format!(
             "{path}: declares no scope; add at least one [scopes.NAME] table with the `index` it \
@@ -401,12 +462,56 @@ fn load_expectation(
             .clone()
             .or_else(|| shared.and_then(|s| s.setup.clone()))
             .unwrap_or_default();
+        // A scope's own budget replaces the expectation's, figure by figure.
+        let budget_file = scope.budget.as_ref().or(file.budget.as_ref());
+        let mut budget = Budget::default();
+        if let Some(b) = budget_file {
+            for (name, value) in [
+                ("warm_ms", b.get_ref().warm_ms),
+                ("buffers", b.get_ref().buffers),
+            ] {
+                if let Some(v) = value
+                    && !(v.is_finite() && v > 0.0)
+                {
+                    return Err(at(
+                        b.span().start,
+                        &format!("budget `{name}` must be a number above 0, not {v}"),
+                    ));
+                }
+            }
+            budget.warm_ms = b.get_ref().warm_ms;
+            budget.buffers = b.get_ref().buffers;
+        }
+        if let Some(r) = scope.relative.as_ref().or(file.relative.as_ref()) {
+            let rel = r.get_ref();
+            if !(rel.max_ratio.is_finite() && rel.max_ratio > 0.0) {
+                return Err(at(
+                    r.span().start,
+                    &format!(
+                        "`max_ratio` must be a number above 0, not {}",
+                        rel.max_ratio
+                    ),
+                ));
+            }
+            if rel.to == name {
+                return Err(at(
+                    r.span().start,
+                    "a read path cannot be relative to itself",
+                ));
+            }
+            budget.relative = Some(Relative {
+                to: rel.to.clone(),
+                max_ratio: rel.max_ratio,
+            });
+            relative_spans.push((scope_name.clone(), rel.to.clone(), r.span().start));
+        }
         checks.push(ScopeCheck {
             scope: scope_name.clone(),
             index,
             sql,
             params: literals,
             setup,
+            budget,
         });
     }
     Ok(ReadPath {
@@ -415,6 +520,13 @@ fn load_expectation(
         expectation_path: path,
         allow_seq_scan: file.allow_seq_scan,
         checks,
+        relative_errors: relative_spans
+            .into_iter()
+            .map(|(scope, to, offset)| {
+                let (line, col) = crate::errors::line_col(&text, offset);
+                (scope, to, line, col)
+            })
+            .collect(),
     })
 }
 

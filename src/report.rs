@@ -5,7 +5,7 @@
 use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
 
-use crate::verdict::{CheckResult, Require, Spread, Verdict, group};
+use crate::verdict::{Budget, BudgetUsed, CheckResult, Require, Spread, Verdict, group};
 
 /// The results of a run, in a stable order (as the project lists them).
 #[derive(Debug, Clone)]
@@ -69,12 +69,31 @@ fn ms(spread: Option<Spread>) -> String {
     }
 }
 
+/// The seed's "Used" column: each budget as the share of it the check used, e.g.
+/// `6% of 60 ms, 21% of 400 buf, 1.0× of 2× first-page`.
+fn budget_used(budget: &Budget, used: Option<&BudgetUsed>) -> String {
+    let Some(used) = used else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if let (Some(limit), Some(u)) = (budget.warm_ms, used.warm_ms) {
+        parts.push(format!("{:.0}% of {limit} ms", 100.0 * u));
+    }
+    if let (Some(limit), Some(u)) = (budget.buffers, used.buffers) {
+        parts.push(format!("{:.0}% of {} buf", 100.0 * u, group(limit)));
+    }
+    if let (Some(rel), Some(r)) = (&budget.relative, used.ratio) {
+        parts.push(format!("{r:.1}× of {}× {}", rel.max_ratio, rel.to));
+    }
+    parts.join(", ")
+}
+
 /// The pass/fail table and a summary line.
 pub fn table(report: &Report) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(160)
+        .set_width(180)
         .set_header(vec![
             "read path",
             "scope",
@@ -83,6 +102,7 @@ pub fn table(report: &Report) -> String {
             "used instead",
             "warm p50",
             "buffers",
+            "budget used",
         ]);
     for c in &report.checks {
         let instead = match c.verdict {
@@ -113,6 +133,7 @@ pub fn table(report: &Report) -> String {
             Cell::new(instead),
             Cell::new(ms(c.warm_ms)),
             Cell::new(c.shared_buffers.map(group).unwrap_or_else(|| "-".into())),
+            Cell::new(budget_used(&c.budget, c.budget_used.as_ref())),
         ]);
     }
     let s = report.summary();
@@ -172,6 +193,9 @@ struct JsonCheck<'a> {
     usable: Option<bool>,
     /// A failure reported as a warning under `--require usable`.
     warning: bool,
+    /// The budgets set for the check (absent figures left out), and the share of each used.
+    budget: &'a Budget,
+    budget_used: Option<&'a BudgetUsed>,
     message: &'a str,
 }
 
@@ -194,6 +218,8 @@ pub fn json(report: &Report) -> String {
                 shared_buffers: c.shared_buffers,
                 usable: c.usable,
                 warning: c.is_warning(report.require),
+                budget: &c.budget,
+                budget_used: c.budget_used.as_ref(),
                 message: &c.message,
             })
             .collect(),

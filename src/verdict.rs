@@ -17,6 +17,7 @@ pub enum Verdict {
     NotChosen,
     GenericPlan,
     SeqScan,
+    OverBudget,
     MissingIndex,
     Error,
 }
@@ -29,6 +30,7 @@ impl Verdict {
             Verdict::NotChosen => "not-chosen",
             Verdict::GenericPlan => "generic-plan",
             Verdict::SeqScan => "seq-scan",
+            Verdict::OverBudget => "over-budget",
             Verdict::MissingIndex => "missing-index",
             Verdict::Error => "error",
         }
@@ -52,6 +54,132 @@ pub enum Require {
     #[default]
     Chosen,
     Usable,
+}
+
+/// The budgets of one check: absolute figures, and a ratio to another read path's buffers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Budget {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffers: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relative: Option<Relative>,
+}
+
+/// "A deep page must not cost more than a first page": this check's shared buffers over those
+/// of read path `to` in the same scope. Buffers, not milliseconds: they do not depend on the
+/// machine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Relative {
+    pub to: String,
+    pub max_ratio: f64,
+}
+
+/// How much of each budget a check used: 1.0 is all of it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct BudgetUsed {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffers: Option<f64>,
+    /// This check's buffers over the other read path's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f64>,
+}
+
+impl Budget {
+    pub fn is_empty(&self) -> bool {
+        self.warm_ms.is_none() && self.buffers.is_none() && self.relative.is_none()
+    }
+}
+
+/// Judges every check's budgets once all have run (a relative budget needs its comparison's
+/// figures). Only a check that passed can go over budget: a lost index is the bigger news. A
+/// comparison that did not run, or ran without figures, makes the relative budget an `error`:
+/// a budget that cannot be measured is never a pass.
+pub fn judge_budgets(checks: &mut [CheckResult]) {
+    let buffers_of: HashMap<(String, String), Option<f64>> = checks
+        .iter()
+        .map(|c| ((c.read_path.clone(), c.scope.clone()), c.shared_buffers))
+        .collect();
+    for c in checks.iter_mut() {
+        if c.budget.is_empty() {
+            continue;
+        }
+        let mut used = BudgetUsed::default();
+        let mut over: Vec<String> = Vec::new();
+        let mut unmeasured: Vec<String> = Vec::new();
+        if let Some(limit) = c.budget.warm_ms {
+            match c.warm_ms {
+                Some(w) => {
+                    used.warm_ms = Some(w.p50 / limit);
+                    if w.p50 > limit {
+                        over.push(format!(
+                            "warm p50 {:.2} ms is over the budget of {limit} ms ({:.0}%)",
+                            w.p50,
+                            100.0 * w.p50 / limit
+                        ));
+                    }
+                }
+                None => unmeasured.push("warm time".into()),
+            }
+        }
+        if let Some(limit) = c.budget.buffers {
+            match c.shared_buffers {
+                Some(b) => {
+                    used.buffers = Some(b / limit);
+                    if b > limit {
+                        over.push(format!(
+                            "shared buffers {} are over the budget of {} ({:.0}%)",
+                            group(b),
+                            group(limit),
+                            100.0 * b / limit
+                        ));
+                    }
+                }
+                None => unmeasured.push("shared buffers".into()),
+            }
+        }
+        if let Some(rel) = &c.budget.relative {
+            let theirs = buffers_of
+                .get(&(rel.to.clone(), c.scope.clone()))
+                .copied()
+                .flatten();
+            match (c.shared_buffers, theirs) {
+                (Some(mine), Some(theirs)) if theirs > 0.0 => {
+                    let ratio = mine / theirs;
+                    used.ratio = Some(ratio);
+                    if ratio > rel.max_ratio {
+                        over.push(format!(
+                            "shared buffers {} are {ratio:.1}× those of {} [{}] ({}), over the \
+                             limit of {}×",
+                            group(mine),
+                            rel.to,
+                            c.scope,
+                            group(theirs),
+                            rel.max_ratio
+                        ));
+                    }
+                }
+                _ => unmeasured.push(format!("the ratio to {} [{}]", rel.to, c.scope)),
+            }
+        }
+        c.budget_used = Some(used);
+        if !c.verdict.is_pass() {
+            continue;
+        }
+        if !unmeasured.is_empty() {
+            c.verdict = Verdict::Error;
+            c.message = format!(
+                "the budget could not be judged: no figure for {}",
+                unmeasured.join(", ")
+            );
+        } else if !over.is_empty() {
+            c.verdict = Verdict::OverBudget;
+            c.message = format!("{}; {}", over.join("; "), c.message);
+        }
+    }
 }
 
 /// Median and spread of a measured figure, in milliseconds.
@@ -101,6 +229,9 @@ pub struct CheckResult {
     pub shared_buffers: Option<f64>,
     /// The error came from losing the connection: the database failed underneath.
     pub connection_lost: bool,
+    /// The check's budgets, and how much of each it used once judged.
+    pub budget: Budget,
+    pub budget_used: Option<BudgetUsed>,
     /// When the required index was not in the plan: whether re-planning found a plan using it
     /// (`not-chosen`) or none (`not-usable`). `None` when no probe was needed.
     pub usable: Option<bool>,
@@ -1016,6 +1147,76 @@ mod tests {
         let doc = json!([{ "Plan": index_scan("posts_thread_visible_idx", "posts") }]);
         let v = judge_with_probes(doc, vec![]);
         assert_eq!(v.verdict, Verdict::Pass);
+    }
+
+    fn measured(read_path: &str, verdict: Verdict, warm: f64, buffers: f64) -> CheckResult {
+        CheckResult {
+            read_path: read_path.into(),
+            scope: "member".into(),
+            required_index: "i".into(),
+            verdict,
+            used: vec![],
+            seq_scans: vec![],
+            message: "ok".into(),
+            warm_ms: Spread::of(&[warm]),
+            planning_ms: None,
+            shared_buffers: Some(buffers),
+            connection_lost: false,
+            budget: Budget::default(),
+            budget_used: None,
+            usable: None,
+            plans: vec![],
+        }
+    }
+
+    #[test]
+    fn budgets_pass_under_and_fail_over_each_limit() {
+        let mut first = measured("first", Verdict::Pass, 2.0, 100.0);
+        first.budget.warm_ms = Some(50.0);
+        first.budget.buffers = Some(400.0);
+        let mut deep = measured("deep", Verdict::Pass, 3.0, 250.0);
+        deep.budget.relative = Some(Relative {
+            to: "first".into(),
+            max_ratio: 2.0,
+        });
+        let mut slow = measured("slow", Verdict::Pass, 51.0, 10.0);
+        slow.budget.warm_ms = Some(50.0);
+        let mut checks = vec![first, deep, slow];
+        judge_budgets(&mut checks);
+        assert_eq!(checks[0].verdict, Verdict::Pass);
+        assert_eq!(checks[0].budget_used.as_ref().unwrap().buffers, Some(0.25));
+        assert_eq!(
+            checks[1].verdict,
+            Verdict::OverBudget,
+            "{}",
+            checks[1].message
+        );
+        assert!(checks[1].message.contains("2.5×"), "{}", checks[1].message);
+        assert_eq!(checks[2].verdict, Verdict::OverBudget);
+        assert!(checks[2].message.contains("102%"), "{}", checks[2].message);
+    }
+
+    #[test]
+    fn a_budget_that_cannot_be_measured_is_an_error_not_a_pass() {
+        let mut deep = measured("deep", Verdict::Pass, 3.0, 250.0);
+        deep.budget.relative = Some(Relative {
+            to: "first".into(),
+            max_ratio: 2.0,
+        });
+        let mut first = measured("first", Verdict::Error, 0.0, 0.0);
+        first.shared_buffers = None;
+        let mut checks = vec![deep, first];
+        judge_budgets(&mut checks);
+        assert_eq!(checks[0].verdict, Verdict::Error, "{}", checks[0].message);
+    }
+
+    #[test]
+    fn a_failing_index_verdict_is_not_hidden_by_a_budget() {
+        let mut c = measured("x", Verdict::NotUsable, 500.0, 1e6);
+        c.budget.buffers = Some(1.0);
+        let mut checks = vec![c];
+        judge_budgets(&mut checks);
+        assert_eq!(checks[0].verdict, Verdict::NotUsable);
     }
 
     #[test]

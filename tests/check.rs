@@ -360,6 +360,7 @@ fn json_report_shape_is_stable() {
         ".checks[].warm_ms" => "[ms]",
         ".checks[].planning_ms" => "[ms]",
         ".checks[].shared_buffers" => "[buffers]",
+        ".checks[].budget_used" => "[used]",
     });
 }
 
@@ -414,9 +415,15 @@ fn table_report_shape_is_stable() {
     let text = regex::Regex::new(r"\d+\.\d+ ms")
         .unwrap()
         .replace_all(&text, "[ms]");
-    let text = regex::Regex::new(r"┆ [\d,]+ +│")
+    let text = regex::Regex::new(r"┆ [\d,]+ +┆")
         .unwrap()
-        .replace_all(&text, "┆ [buffers] │");
+        .replace_all(&text, "┆ [buffers] ┆");
+    let text = regex::Regex::new(r"\d+% of")
+        .unwrap()
+        .replace_all(&text, "[%] of");
+    let text = regex::Regex::new(r"[\d.]+× of")
+        .unwrap()
+        .replace_all(&text, "[×] of");
     let text = regex::Regex::new(r"on PostgreSQL [^:]+:")
         .unwrap()
         .replace_all(&text, "on PostgreSQL [version]:");
@@ -555,4 +562,101 @@ fn a_generic_plan_that_cannot_use_the_index_fails_even_under_require_usable() {
         "{message}"
     );
     assert_eq!(status, 1);
+}
+
+#[test]
+fn a_deep_page_written_with_offset_is_over_budget_against_its_first_page() {
+    let db = fresh_board("offsetpage");
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("plans")).unwrap();
+    fs::create_dir(dir.path().join("expectations")).unwrap();
+    let page = "SELECT p.id, p.created_at, p.body FROM posts p\n\
+                WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
+                ORDER BY p.created_at, p.id\n";
+    fs::write(
+        dir.path().join("plans/first.sql"),
+        format!("{page}LIMIT 20"),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("plans/offset.sql"),
+        format!("{page}LIMIT 20 OFFSET 500"),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("expectations/first.toml"),
+        "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("expectations/offset.toml"),
+        "relative = { to = \"first\", max_ratio = 2 }\n\
+         [scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    )
+    .unwrap();
+    // --only offset still runs `first`: the ratio needs both sides.
+    let (status, report) = check_json(&db, dir.path(), &["--only", "offset"]);
+    assert_eq!(status, 1, "{report:#}");
+    assert_eq!(verdict_of(&report, "first", "member"), "pass");
+    assert_eq!(verdict_of(&report, "offset", "member"), "over-budget");
+    let offset = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["read_path"] == "offset")
+        .unwrap();
+    let message = offset["message"].as_str().unwrap();
+    assert!(
+        message.contains("those of first [member]") && message.contains("over the limit of 2×"),
+        "{message}"
+    );
+    assert!(
+        offset["budget_used"]["ratio"].as_f64().unwrap() > 2.0,
+        "{offset:#}"
+    );
+
+    // An absolute buffer budget the first page meets and a tiny one it does not.
+    fs::write(
+        dir.path().join("expectations/first.toml"),
+        "budget = { buffers = 1 }\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    )
+    .unwrap();
+    let (status, report) = check_json(&db, dir.path(), &["--only", "first"]);
+    assert_eq!(status, 1);
+    assert_eq!(
+        verdict_of(&report, "first", "member"),
+        "over-budget",
+        "{report:#}"
+    );
+    fs::write(
+        dir.path().join("expectations/first.toml"),
+        "budget = { buffers = 100000, warm_ms = 10000 }\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    )
+    .unwrap();
+    let (status, report) = check_json(&db, dir.path(), &["--only", "first"]);
+    assert_eq!(verdict_of(&report, "first", "member"), "pass", "{report:#}");
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_relative_budget_naming_no_read_path_is_bad_input() {
+    let dir = project(
+        "SELECT 1",
+        "relative = { to = \"nowhere\", max_ratio = 2 }\n[scopes.member]\nindex = \"x\"\n",
+    );
+    let out = plancheck(&[
+        "check",
+        "--database-url",
+        "host=/nonexistent",
+        "--project",
+        dir.path().to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("expectations/path.toml:1:12: relative budget: no read path `nowhere`"),
+        "{stderr}"
+    );
 }

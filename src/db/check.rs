@@ -70,6 +70,8 @@ pub async fn run(
         shared_buffers: None,
         connection_lost: false,
         usable: None,
+        budget: check.budget.clone(),
+        budget_used: None,
         plans: Vec::new(),
     };
     let client = match target.connect().await {
