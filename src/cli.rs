@@ -19,6 +19,8 @@ pub struct Cli {
 pub enum Command {
     /// Run every check against a database and print the pass/fail table.
     Check(CheckArgs),
+    /// Check that each partial index and its unfiltered twin still match, and are valid.
+    Lint(LintArgs),
     /// Start a throwaway PostgreSQL, load the reference board, run every check, remove it all.
     Demo(DemoArgs),
     /// The reference board.
@@ -36,6 +38,19 @@ pub struct CheckArgs {
     pub project: PathBuf,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Connection URL or key=value string
+    #[arg(long, value_name = "URL", env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Project folder holding plans/, expectations/ and plancheck.toml
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub project: PathBuf,
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]

@@ -31,6 +31,7 @@ pub mod db;
 pub mod errors;
 pub mod exit_codes;
 pub mod explain;
+pub mod lint;
 pub mod project;
 pub mod report;
 pub mod verdict;
@@ -40,7 +41,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use crate::cli::{CheckArgs, Cli, Command, DemoArgs, FixturesCommand, LoadArgs, RunArgs};
+use crate::cli::{CheckArgs, Cli, Command, DemoArgs, FixturesCommand, LintArgs, LoadArgs, RunArgs};
 use crate::db::Target;
 use crate::db::check::Settings;
 use crate::errors::{BadInput, DatabaseFailure};
@@ -110,6 +111,7 @@ fn report_error(e: &anyhow::Error) -> i32 {
 async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Check(args) => check(args).await,
+        Command::Lint(args) => lint_command(args).await,
         Command::Demo(args) => demo(args).await,
         Command::Fixtures(FixturesCommand::Load(args)) => fixtures_load(args).await,
     }
@@ -147,6 +149,43 @@ async fn check(args: CheckArgs) -> anyhow::Result<i32> {
     run_checks(&target, &project, &args.run).await
 }
 
+async fn lint_command(args: LintArgs) -> anyhow::Result<i32> {
+    let project = project::load(&Source::Dir(args.project.clone()), &Filter::default())?;
+    let target = target(args.database_url)?;
+    let client = target.connect().await?;
+    let findings = lint::lint(&db::catalog::required_indexes(&client, &project).await?);
+    let text = match args.format {
+        report::Format::Json => {
+            let mut t = serde_json::to_string_pretty(&serde_json::json!({ "findings": findings }))
+                .context("serialising the findings")?;
+            t.push('\n');
+            t
+        }
+        report::Format::Table if findings.is_empty() => format!(
+            "no twin drift: {} read paths, every required index present, valid and ready\n",
+            project.read_paths.len()
+        ),
+        report::Format::Table => lint::render(&findings),
+    };
+    write_stdout(&text)?;
+    Ok(if findings.is_empty() {
+        exit_codes::PASS
+    } else {
+        exit_codes::CHECK_FAILED
+    })
+}
+
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        // A closed pipe (`plancheck check | head`) is not an error.
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(DatabaseFailure(format!("cannot write the report: {e}")).into());
+        }
+    }
+    Ok(())
+}
+
 async fn fixtures_load(args: LoadArgs) -> anyhow::Result<i32> {
     let scale = db::fixtures::validate_scale(args.scale)?;
     let target = target(args.database_url)?;
@@ -176,6 +215,13 @@ async fn demo(args: DemoArgs) -> anyhow::Result<i32> {
 pub async fn run_checks(target: &Target, project: &Project, run: &RunArgs) -> anyhow::Result<i32> {
     let client = target.connect().await?;
     let server_version = db::server_version(&client).await?;
+    // Twin drift and invalid indexes, cheaply, before any check. A missing index is left to the
+    // checks, whose `missing-index` verdict says it.
+    let lint: Vec<lint::Finding> =
+        lint::lint(&db::catalog::required_indexes(&client, project).await?)
+            .into_iter()
+            .filter(|f| f.kind != lint::Kind::Missing)
+            .collect();
     drop(client);
     let settings = settings(run);
     let progress = std::io::stderr().is_terminal();
@@ -200,15 +246,9 @@ pub async fn run_checks(target: &Target, project: &Project, run: &RunArgs) -> an
         server_version,
         checks,
         require: run.require,
+        lint,
     };
-    let text = report::render(&report, run.format);
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        // A closed pipe (`plancheck check | head`) is not an error.
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err(DatabaseFailure(format!("cannot write the report: {e}")).into());
-        }
-    }
+    write_stdout(&report::render(&report, run.format))?;
     Ok(status(&report))
 }
 
@@ -216,10 +256,11 @@ pub async fn run_checks(target: &Target, project: &Project, run: &RunArgs) -> an
 pub fn status(report: &Report) -> i32 {
     if report.checks.iter().any(|c| c.connection_lost) {
         exit_codes::DATABASE
-    } else if report
-        .checks
-        .iter()
-        .all(|c| c.verdict == Verdict::Pass || c.is_warning(report.require))
+    } else if report.lint.is_empty()
+        && report
+            .checks
+            .iter()
+            .all(|c| c.verdict == Verdict::Pass || c.is_warning(report.require))
     {
         exit_codes::PASS
     } else {

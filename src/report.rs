@@ -14,6 +14,8 @@ pub struct Report {
     pub checks: Vec<CheckResult>,
     /// What a check must show to pass (`--require`).
     pub require: Require,
+    /// Twin drift and invalid indexes found before the checks ran.
+    pub lint: Vec<crate::lint::Finding>,
 }
 
 /// Counts for the summary line and the JSON summary.
@@ -150,6 +152,10 @@ pub fn table(report: &Report) -> String {
             )
         })
         .collect();
+    if !report.lint.is_empty() {
+        out.push_str("\nindexes:\n");
+        out.push_str(&crate::lint::render(&report.lint));
+    }
     if !failing.is_empty() {
         out.push_str("\nwhy:\n");
         out.push_str(&failing.join("\n"));
@@ -168,6 +174,13 @@ pub fn table(report: &Report) -> String {
             String::new()
         }
     ));
+    if !report.lint.is_empty() {
+        out.push_str(&format!(
+            "{} index problem{} (see \"indexes:\" above)\n",
+            report.lint.len(),
+            if report.lint.len() == 1 { "" } else { "s" }
+        ));
+    }
     out
 }
 
@@ -175,6 +188,8 @@ pub fn table(report: &Report) -> String {
 struct JsonReport<'a> {
     server_version: &'a str,
     checks: Vec<JsonCheck<'a>>,
+    /// Twin drift and invalid indexes (`plancheck lint`), found before the checks ran.
+    lint: &'a [crate::lint::Finding],
     summary: Summary,
 }
 
@@ -203,6 +218,7 @@ struct JsonCheck<'a> {
 pub fn json(report: &Report) -> String {
     let doc = JsonReport {
         server_version: &report.server_version,
+        lint: &report.lint,
         checks: report
             .checks
             .iter()

@@ -660,3 +660,84 @@ fn a_relative_budget_naming_no_read_path_is_bad_input() {
         "{stderr}"
     );
 }
+
+#[test]
+fn lint_is_clean_on_the_intact_board() {
+    let db = fresh_board("lintclean");
+    let out = plancheck(&[
+        "lint",
+        "--database-url",
+        &db,
+        "--project",
+        reference_project().to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.starts_with("no twin drift"), "{stdout}");
+}
+
+#[test]
+fn a_twin_whose_key_order_drifted_is_reported_by_lint_and_fails_check() {
+    let db = fresh_board("lintdrift");
+    sql(
+        &db,
+        "DROP INDEX posts_thread_all_idx; \
+         CREATE INDEX posts_thread_all_idx ON posts (created_at, thread_id, id)",
+    );
+    let out = plancheck(&[
+        "lint",
+        "--database-url",
+        &db,
+        "--project",
+        reference_project().to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("posts_thread_visible_idx and its twin posts_thread_all_idx drifted: key columns in a different order: (thread_id, created_at, id) and (created_at, thread_id, id)"),
+        "{stdout}"
+    );
+    // Both definitions, one under the other.
+    assert!(
+        stdout.contains("CREATE INDEX posts_thread_visible_idx ON public.posts"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("CREATE INDEX posts_thread_all_idx ON public.posts USING btree (created_at, thread_id, id)"), "{stdout}");
+
+    // check runs the same lint and fails on it.
+    let (status, report) = check_json(&db, &reference_project(), &["--only", "thread-page-first"]);
+    assert_eq!(status, 1, "{report:#}");
+    assert_eq!(report["lint"][0]["kind"], "twin-drift", "{report:#}");
+}
+
+#[test]
+fn an_invalid_index_is_reported_by_lint() {
+    let db = fresh_board("lintinvalid");
+    sql(
+        &db,
+        "UPDATE pg_index SET indisvalid = false \
+         WHERE indexrelid = 'threads_forum_listing_all_idx'::regclass",
+    );
+    let out = plancheck(&[
+        "lint",
+        "--database-url",
+        &db,
+        "--project",
+        reference_project().to_str().unwrap(),
+        "--format",
+        "json",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let findings: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems = findings["findings"].to_string();
+    assert!(
+        problems.contains("threads_forum_listing_all_idx is not valid"),
+        "{problems}"
+    );
+}

@@ -472,24 +472,14 @@ async fn resolve_index(
     name: &str,
     settings: &Settings,
 ) -> Result<Option<RequiredIndex>, Failure> {
-    let rows = client
-        .query(
-            "SELECT n.nspname::text, c.relname::text, t.relname::text, \
-                    pg_catalog.pg_get_expr(i.indpred, i.indrelid) \
-             FROM pg_catalog.pg_index i \
-             JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid \
-             JOIN pg_catalog.pg_class t ON t.oid = i.indrelid \
-             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
-             WHERE i.indexrelid = pg_catalog.to_regclass($1)",
-            &[&name],
-        )
+    let info = super::catalog::index_info(client, name)
         .await
         .map_err(|e| failure(&e, &format!("could not look up index {name}"), settings))?;
-    Ok(rows.first().map(|r| RequiredIndex {
-        schema: r.get(0),
-        name: r.get(1),
-        table: r.get(2),
-        predicate: r.get(3),
+    Ok(info.map(|i| RequiredIndex {
+        schema: i.schema,
+        name: i.name,
+        table: i.table,
+        predicate: i.predicate,
     }))
 }
 

@@ -1,6 +1,7 @@
 //! db: everything that talks to PostgreSQL: connecting, running a check in its read-only
 //! transaction, loading the reference board, and the throwaway server of `plancheck demo`.
 
+pub mod catalog;
 pub mod check;
 pub mod ephemeral;
 pub mod fixtures;

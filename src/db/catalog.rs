@@ -1,0 +1,69 @@
+//! What the catalog says about indexes, as the session sees them (search_path, quoting).
+
+use tokio_postgres::Client;
+
+use crate::lint::IndexInfo;
+
+/// The index named `name` (`name`, `schema.name`, quoted parts allowed), or `None`.
+pub async fn index_info(
+    client: &Client,
+    name: &str,
+) -> Result<Option<IndexInfo>, tokio_postgres::Error> {
+    let rows = client
+        .query(
+            "SELECT n.nspname::text, c.relname::text, t.relname::text, am.amname::text, \
+                    ARRAY(SELECT pg_catalog.pg_get_indexdef(i.indexrelid, k, true) \
+                          FROM pg_catalog.generate_series(1, i.indnkeyatts) AS k ORDER BY k), \
+                    pg_catalog.pg_get_expr(i.indpred, i.indrelid), \
+                    i.indisvalid, i.indisready, pg_catalog.pg_get_indexdef(i.indexrelid) \
+             FROM pg_catalog.pg_index i \
+             JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid \
+             JOIN pg_catalog.pg_class t ON t.oid = i.indrelid \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             JOIN pg_catalog.pg_am am ON am.oid = c.relam \
+             WHERE i.indexrelid = pg_catalog.to_regclass($1)",
+            &[&name],
+        )
+        .await?;
+    Ok(rows.first().map(|r| IndexInfo {
+        schema: r.get(0),
+        name: r.get(1),
+        table: r.get(2),
+        method: r.get(3),
+        keys: r.get(4),
+        predicate: r.get(5),
+        valid: r.get(6),
+        ready: r.get(7),
+        definition: r.get(8),
+    }))
+}
+
+/// The indexes every read path of the project requires, by scope, for [`crate::lint::lint`].
+/// An index whose name the server cannot even parse counts as missing here; its checks say why.
+pub async fn required_indexes(
+    client: &Client,
+    project: &crate::project::Project,
+) -> Result<Vec<crate::lint::ReadPathIndexes>, crate::errors::DatabaseFailure> {
+    let mut out = Vec::new();
+    for rp in &project.read_paths {
+        let mut required = Vec::new();
+        for c in &rp.checks {
+            let info = match index_info(client, &c.index).await {
+                Ok(info) => info,
+                Err(e) if e.as_db_error().is_some() => None,
+                Err(e) => {
+                    return Err(crate::errors::DatabaseFailure(format!(
+                        "could not read the catalog: {}",
+                        super::cause(&e)
+                    )));
+                }
+            };
+            required.push((c.scope.clone(), c.index.clone(), info));
+        }
+        out.push(crate::lint::ReadPathIndexes {
+            read_path: rp.name.clone(),
+            required,
+        });
+    }
+    Ok(out)
+}
