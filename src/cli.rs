@@ -86,6 +86,9 @@ pub struct RunArgs {
     /// What a check must show: the index chosen, or only usable (not-chosen then warns)
     #[arg(long, value_enum, default_value = "chosen")]
     pub require: crate::verdict::Require,
+    /// Print the plan of every failing check as a compact tree
+    #[arg(long)]
+    pub explain: bool,
     /// Write each check's EXPLAIN documents into this folder
     #[arg(long, value_name = "DIR")]
     pub save_plans: Option<PathBuf>,

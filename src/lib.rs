@@ -247,6 +247,7 @@ pub async fn run_checks(target: &Target, project: &Project, run: &RunArgs) -> an
         checks,
         require: run.require,
         lint,
+        explain: run.explain,
     };
     write_stdout(&report::render(&report, run.format))?;
     Ok(status(&report))

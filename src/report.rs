@@ -16,6 +16,8 @@ pub struct Report {
     pub require: Require,
     /// Twin drift and invalid indexes found before the checks ran.
     pub lint: Vec<crate::lint::Finding>,
+    /// `--explain`: the table ends with the plan of every failing check.
+    pub explain: bool,
 }
 
 /// Counts for the summary line and the JSON summary.
@@ -152,6 +154,20 @@ pub fn table(report: &Report) -> String {
             )
         })
         .collect();
+    let notes: Vec<String> = report
+        .checks
+        .iter()
+        .flat_map(|c| {
+            c.notes
+                .iter()
+                .map(move |n| format!("  {} [{}]: {n}", c.read_path, c.scope))
+        })
+        .collect();
+    if !notes.is_empty() {
+        out.push_str("\nnotes:\n");
+        out.push_str(&notes.join("\n"));
+        out.push('\n');
+    }
     if !report.lint.is_empty() {
         out.push_str("\nindexes:\n");
         out.push_str(&crate::lint::render(&report.lint));
@@ -160,6 +176,28 @@ pub fn table(report: &Report) -> String {
         out.push_str("\nwhy:\n");
         out.push_str(&failing.join("\n"));
         out.push('\n');
+    }
+    if report.explain {
+        for c in report.checks.iter().filter(|c| !c.verdict.is_pass()) {
+            // The plan the verdict is about: the generic one for `generic-plan`.
+            let wanted = if c.verdict == Verdict::GenericPlan {
+                "generic"
+            } else {
+                "custom"
+            };
+            let Some((label, plan)) = c.plans.iter().find(|(l, _)| l == wanted) else {
+                continue;
+            };
+            if let Ok(plan) = crate::explain::Explain::from_json(plan) {
+                out.push_str(&format!(
+                    "\n{} [{}] {}, {label} plan:\n{}",
+                    c.read_path,
+                    c.scope,
+                    c.verdict,
+                    crate::explain::render_tree(&plan)
+                ));
+            }
+        }
     }
     out.push_str(&format!(
         "\n{} checks on PostgreSQL {}: {} passed, {} failed, {} errors{}\n",
@@ -208,6 +246,8 @@ struct JsonCheck<'a> {
     usable: Option<bool>,
     /// A failure reported as a warning under `--require usable`.
     warning: bool,
+    /// Warnings about the planner's knowledge: relations never analysed or changed a lot since.
+    notes: &'a [String],
     /// The budgets set for the check (absent figures left out), and the share of each used.
     budget: &'a Budget,
     budget_used: Option<&'a BudgetUsed>,
@@ -234,6 +274,7 @@ pub fn json(report: &Report) -> String {
                 shared_buffers: c.shared_buffers,
                 usable: c.usable,
                 warning: c.is_warning(report.require),
+                notes: &c.notes,
                 budget: &c.budget,
                 budget_used: c.budget_used.as_ref(),
                 message: &c.message,

@@ -229,6 +229,8 @@ pub struct CheckResult {
     pub shared_buffers: Option<f64>,
     /// The error came from losing the connection: the database failed underneath.
     pub connection_lost: bool,
+    /// Warnings about what the planner knew: relations never analysed, or changed a lot since.
+    pub notes: Vec<String>,
     /// The check's budgets, and how much of each it used once judged.
     pub budget: Budget,
     pub budget_used: Option<BudgetUsed>,
@@ -1165,6 +1167,7 @@ mod tests {
             budget: Budget::default(),
             budget_used: None,
             usable: None,
+            notes: vec![],
             plans: vec![],
         }
     }

@@ -34,6 +34,7 @@ fn every_expectation_passes_on_the_intact_board() {
     assert_eq!(report["summary"]["passed"], REFERENCE_CHECKS);
     // Every check measured something.
     for c in report["checks"].as_array().unwrap() {
+        assert_eq!(c["notes"], serde_json::json!([]), "{c:#}");
         assert!(c["warm_ms"]["p50"].as_f64().is_some(), "{c:#}");
         assert!(c["shared_buffers"].as_f64().unwrap() > 0.0, "{c:#}");
     }
@@ -485,6 +486,31 @@ fn a_widened_member_predicate_is_not_usable_and_shows_the_index_predicate() {
     // Not usable is a code regression: --require usable still fails it.
     let (status, _) = check_json(&db, dir.path(), &["--require", "usable"]);
     assert_eq!(status, 1);
+
+    // --explain ends the table with the failing plan as a tree.
+    let out = plancheck(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--explain",
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("path [member] not-usable, custom plan:\nLimit"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("└─ Index Scan using posts_thread_all_idx on posts p"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("      Filter: (p.visibility <> 'deleted'::text)"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -739,5 +765,34 @@ fn an_invalid_index_is_reported_by_lint() {
     assert!(
         problems.contains("threads_forum_listing_all_idx is not valid"),
         "{problems}"
+    );
+}
+
+#[test]
+fn a_relation_never_analysed_is_noted_and_an_analysed_one_is_not() {
+    let db = fresh_board("neveranalysed");
+    sql(
+        &db,
+        "CREATE TABLE scratch (id int, v text) WITH (autovacuum_enabled = false); \
+         INSERT INTO scratch SELECT g, 'x' FROM generate_series(1, 20000) g; \
+         CREATE INDEX scratch_id ON scratch (id)",
+    );
+    let dir = project(
+        "SELECT v FROM scratch WHERE id = 7",
+        "[scopes.member]\nindex = \"scratch_id\"\n",
+    );
+    let (_, report) = check_json(&db, dir.path(), &[]);
+    let notes = report["checks"][0]["notes"].to_string();
+    assert!(
+        notes.contains("scratch has never been analysed"),
+        "{report:#}"
+    );
+
+    sql(&db, "ANALYZE scratch");
+    let (_, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(
+        report["checks"][0]["notes"],
+        serde_json::json!([]),
+        "{report:#}"
     );
 }

@@ -70,6 +70,7 @@ pub async fn run(
         shared_buffers: None,
         connection_lost: false,
         usable: None,
+        notes: Vec::new(),
         budget: check.budget.clone(),
         budget_used: None,
         plans: Vec::new(),
@@ -210,9 +211,12 @@ async fn run_in_transaction(
             if let Some(rel) = scan.relation {
                 let key = format!("{}.{}", scan.schema.unwrap_or("public"), rel);
                 if let std::collections::hash_map::Entry::Vacant(e) = reltuples.entry(key) {
-                    let n = relation_tuples(client, scan.schema.unwrap_or("public"), rel, settings)
-                        .await?;
-                    e.insert(n);
+                    let schema = scan.schema.unwrap_or("public");
+                    let stats = relation_stats(client, schema, rel, settings).await?;
+                    e.insert(stats.reltuples);
+                    if let Some(note) = stats.note(schema, rel) {
+                        result.notes.push(note);
+                    }
                 }
             }
         }
@@ -483,22 +487,79 @@ async fn resolve_index(
     }))
 }
 
-async fn relation_tuples(
+/// What the planner knew of a relation: its estimated rows, whether it has statistics at all,
+/// and how many rows changed since they were gathered.
+struct RelationStats {
+    reltuples: f64,
+    /// Rows in `pg_stats` for it: none means never analysed (or empty when it was).
+    has_statistics: bool,
+    /// Bytes on disk: an empty relation needs no statistics.
+    bytes: i64,
+    modified_since_analyze: Option<i64>,
+}
+
+impl RelationStats {
+    /// A warning when the plan's choice means little on this relation: the planner guessed.
+    fn note(&self, schema: &str, relation: &str) -> Option<String> {
+        let name = if schema == "public" {
+            relation.to_string()
+        } else {
+            format!("{schema}.{relation}")
+        };
+        if !self.has_statistics && self.bytes > 0 {
+            return Some(format!(
+                "{name} has never been analysed: the planner guessed its statistics, so its \
+                 choice means little (run ANALYZE {name})"
+            ));
+        }
+        let modified = self.modified_since_analyze? as f64;
+        if modified > (self.reltuples.max(0.0) * 0.2).max(1000.0) {
+            return Some(format!(
+                "{name} changed a lot since it was last analysed ({} rows modified, about {} \
+                 rows in all): the planner's choice may not hold (run ANALYZE {name})",
+                crate::verdict::group(modified),
+                crate::verdict::group(self.reltuples.max(0.0))
+            ));
+        }
+        None
+    }
+}
+
+async fn relation_stats(
     client: &Client,
     schema: &str,
     relation: &str,
     settings: &Settings,
-) -> Result<f64, Failure> {
+) -> Result<RelationStats, Failure> {
     let row = client
         .query_opt(
-            "SELECT c.reltuples::float8 FROM pg_catalog.pg_class c \
+            "SELECT c.reltuples::float8, \
+                    EXISTS (SELECT 1 FROM pg_catalog.pg_stats s \
+                            WHERE s.schemaname = n.nspname AND s.tablename = c.relname), \
+                    pg_catalog.pg_relation_size(c.oid), \
+                    (SELECT st.n_mod_since_analyze FROM pg_catalog.pg_stat_all_tables st \
+                     WHERE st.relid = c.oid) \
+             FROM pg_catalog.pg_class c \
              JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
              WHERE n.nspname = $1 AND c.relname = $2",
             &[&schema, &relation],
         )
         .await
-        .map_err(|e| failure(&e, "could not read relation sizes", settings))?;
-    Ok(row.map(|r| r.get::<_, f64>(0)).unwrap_or(0.0))
+        .map_err(|e| failure(&e, "could not read relation statistics", settings))?;
+    Ok(match row {
+        Some(r) => RelationStats {
+            reltuples: r.get(0),
+            has_statistics: r.get(1),
+            bytes: r.get(2),
+            modified_since_analyze: r.get(3),
+        },
+        None => RelationStats {
+            reltuples: 0.0,
+            has_statistics: true,
+            bytes: 0,
+            modified_since_analyze: None,
+        },
+    })
 }
 
 /// An error from the read path's own SQL, located in the plan file.
