@@ -425,6 +425,11 @@ fn table_report_shape_is_stable() {
     let text = regex::Regex::new(r"[\d.]+× of")
         .unwrap()
         .replace_all(&text, "[×] of");
+    // Column widths follow the redacted figures' lengths, which differ between machines and
+    // versions: collapse padding and rules so only the shape is pinned.
+    let text = regex::Regex::new(r" {2,}").unwrap().replace_all(&text, " ");
+    let text = regex::Regex::new(r"─+").unwrap().replace_all(&text, "─");
+    let text = regex::Regex::new(r"═+").unwrap().replace_all(&text, "═");
     let text = regex::Regex::new(r"on PostgreSQL [^:]+:")
         .unwrap()
         .replace_all(&text, "on PostgreSQL [version]:");
