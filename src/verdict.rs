@@ -261,6 +261,17 @@ pub struct RequiredIndex {
     pub table: String,
     /// A partial index's predicate (`pg_get_expr(indpred, indrelid)`), `None` for a full index.
     pub predicate: Option<String>,
+    /// For an index on a partitioned table: every leaf partition of the table, with the leaf
+    /// index of this index on it (`None` where the partition lacks one). Empty otherwise.
+    pub partitions: Vec<Partition>,
+}
+
+/// A leaf partition of the required index's table, and its leaf of the required index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    pub schema: String,
+    pub table: String,
+    pub leaf_index: Option<String>,
 }
 
 /// What a plan must satisfy.
@@ -299,8 +310,84 @@ pub fn judge_plan(plan: &Explain, rules: &Rules<'_>) -> PlanVerdict {
     let scans = plan.scans();
     let used = describe_access_paths(&scans);
 
-    let uses_required = scans.iter().any(|s| is_required_index(s, rules.index));
-
+    let mut uses_required = scans.iter().any(|s| is_required_index(s, rules.index));
+    // A partitioned index: plans name the leaf indexes on the leaf partitions. Every partition
+    // the plan scans (pruned ones are not in it) must be read through its leaf of the required
+    // index; a partition read any other way is named.
+    let mut partition_problems: Vec<(bool, String, String)> = Vec::new();
+    if !rules.index.partitions.is_empty() {
+        let mut any_ran = false;
+        let mut any_leaf = false;
+        for part in &rules.index.partitions {
+            let on_part: Vec<&Scan<'_>> = scans
+                .iter()
+                .filter(|s| {
+                    s.relation == Some(part.table.as_str())
+                        && s.schema.is_none_or(|sc| sc == part.schema)
+                        && s.kind != ScanKind::BitmapHeap
+                })
+                .collect();
+            if on_part.is_empty() {
+                continue;
+            }
+            let leaf_used: Vec<&&Scan<'_>> = on_part
+                .iter()
+                .filter(|s| {
+                    s.kind.uses_index()
+                        && part.leaf_index.is_some()
+                        && s.node.index_name == part.leaf_index
+                })
+                .collect();
+            if leaf_used.is_empty() {
+                let seq = on_part.iter().any(|s| s.kind == ScanKind::Seq);
+                let how: Vec<String> = on_part.iter().map(|s| describe_scan(s, true)).collect();
+                let lacks = if part.leaf_index.is_none() {
+                    format!(
+                        " (partition {} has no leaf of {})",
+                        part.table, rules.index.name
+                    )
+                } else {
+                    String::new()
+                };
+                partition_problems.push((
+                    seq,
+                    qualified_for_display(&part.table, Some(&part.schema)),
+                    format!("{}{lacks}", how.join("; ")),
+                ));
+            } else {
+                any_leaf = true;
+                // A skipped partition (a LIMIT satisfied earlier) still shows the planned path.
+                any_ran |= leaf_used.iter().any(|s| s.node.actual_loops != Some(0.0));
+            }
+        }
+        uses_required = any_leaf && any_ran && partition_problems.is_empty();
+        if any_leaf && any_ran && !partition_problems.is_empty() {
+            let index = &rules.index.name;
+            let seq = partition_problems.iter().any(|(seq, _, _)| *seq);
+            let detail: Vec<&str> = partition_problems
+                .iter()
+                .map(|(_, _, d)| d.as_str())
+                .collect();
+            return PlanVerdict {
+                verdict: if seq {
+                    Verdict::SeqScan
+                } else {
+                    Verdict::NotChosen
+                },
+                message: format!(
+                    "{index} is used on some partitions, but not on every partition the plan \
+                     scans: {}",
+                    detail.join("; ")
+                ),
+                seq_scans: partition_problems
+                    .iter()
+                    .filter(|(seq, _, _)| *seq)
+                    .map(|(_, name, _)| name.clone())
+                    .collect(),
+                used,
+            };
+        }
+    }
     let mut seq_scans = Vec::new();
     let mut seq_details = Vec::new();
     for s in &scans {
@@ -768,6 +855,7 @@ mod tests {
             name: "posts_thread_visible_idx".into(),
             table: "posts".into(),
             predicate: Some("(visibility = 'visible'::text)".into()),
+            partitions: vec![],
         }
     }
 
@@ -1220,6 +1308,73 @@ mod tests {
         let mut checks = vec![c];
         judge_budgets(&mut checks);
         assert_eq!(checks[0].verdict, Verdict::NotUsable);
+    }
+
+    fn partitioned_judge(doc: Value) -> PlanVerdict {
+        let plan = Explain::from_json(&doc).unwrap();
+        let index = RequiredIndex {
+            schema: "public".into(),
+            name: "pp_visible".into(),
+            table: "pp".into(),
+            predicate: None,
+            partitions: vec![
+                Partition {
+                    schema: "public".into(),
+                    table: "pp_a".into(),
+                    leaf_index: Some("pp_a_visible".into()),
+                },
+                Partition {
+                    schema: "public".into(),
+                    table: "pp_b".into(),
+                    leaf_index: None,
+                },
+                Partition {
+                    schema: "public".into(),
+                    table: "pp_c".into(),
+                    leaf_index: Some("pp_c_visible".into()),
+                },
+            ],
+        };
+        let reltuples = HashMap::new();
+        judge_plan(
+            &plan,
+            &Rules {
+                index: &index,
+                allow_seq_scan: &[],
+                reltuples: &reltuples,
+            },
+        )
+    }
+
+    #[test]
+    fn partitioned_index_passes_when_every_scanned_partition_uses_its_leaf() {
+        // pp_b (no leaf) was pruned: it is not in the plan and does not count.
+        let v = partitioned_judge(json!([{ "Plan": { "Node Type": "Append", "Plans": [
+            index_scan("pp_a_visible", "pp_a"), index_scan("pp_c_visible", "pp_c")]}}]));
+        assert_eq!(v.verdict, Verdict::Pass, "{v:?}");
+    }
+
+    #[test]
+    fn partitioned_index_names_the_partition_seq_scanned() {
+        let v = partitioned_judge(json!([{ "Plan": { "Node Type": "Append", "Plans": [
+            index_scan("pp_a_visible", "pp_a"),
+            { "Node Type": "Seq Scan", "Relation Name": "pp_b", "Schema": "public",
+              "Actual Rows": 5, "Actual Loops": 1 }]}}]));
+        assert_eq!(v.verdict, Verdict::SeqScan, "{v:?}");
+        assert_eq!(v.seq_scans, vec!["pp_b".to_string()]);
+        assert!(
+            v.message
+                .contains("partition pp_b has no leaf of pp_visible"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn partitioned_index_with_no_leaf_used_is_not_chosen() {
+        let v = partitioned_judge(json!([{ "Plan": { "Node Type": "Append", "Plans": [
+            { "Node Type": "Seq Scan", "Relation Name": "pp_a", "Schema": "public" }]}}]));
+        assert_eq!(v.verdict, Verdict::NotChosen, "{v:?}");
     }
 
     #[test]

@@ -60,6 +60,7 @@ fn judge(dir: &Path, label: &str) -> Option<PlanVerdict> {
         name: case.index.clone(),
         table: case.table.clone(),
         predicate: None,
+        partitions: vec![],
     };
     let rules = Rules {
         index: &index,

@@ -67,3 +67,40 @@ pub async fn required_indexes(
     }
     Ok(out)
 }
+
+/// For an index on a partitioned table: each leaf partition of the table, with its leaf of the
+/// index where it has one. Empty for an index on a plain table.
+pub async fn partitions(
+    client: &Client,
+    index: &IndexInfo,
+) -> Result<Vec<crate::verdict::Partition>, tokio_postgres::Error> {
+    let rows = client
+        .query(
+            "WITH idx AS (SELECT pg_catalog.to_regclass(pg_catalog.quote_ident($1) || '.' || \
+                                 pg_catalog.quote_ident($2)) AS oid), \
+                  tab AS (SELECT pg_catalog.to_regclass(pg_catalog.quote_ident($1) || '.' || \
+                                 pg_catalog.quote_ident($3)) AS oid) \
+             SELECT n.nspname::text, c.relname::text, \
+                    (SELECT li.relname::text \
+                       FROM pg_catalog.pg_partition_tree((SELECT oid FROM idx)) it \
+                       JOIN pg_catalog.pg_index i ON i.indexrelid = it.relid \
+                       JOIN pg_catalog.pg_class li ON li.oid = it.relid \
+                      WHERE it.isleaf AND i.indrelid = c.oid) \
+             FROM pg_catalog.pg_partition_tree((SELECT oid FROM tab)) pt \
+             JOIN pg_catalog.pg_class c ON c.oid = pt.relid \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             WHERE pt.isleaf AND c.relkind = 'r' \
+               AND (SELECT relkind FROM pg_catalog.pg_class WHERE oid = (SELECT oid FROM tab)) = 'p' \
+             ORDER BY 1, 2",
+            &[&index.schema, &index.name, &index.table],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| crate::verdict::Partition {
+            schema: r.get(0),
+            table: r.get(1),
+            leaf_index: r.get(2),
+        })
+        .collect())
+}

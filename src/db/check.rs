@@ -249,7 +249,9 @@ async fn run_in_transaction(
             connection_lost: false,
         });
     };
-    if judged.verdict == Verdict::NotChosen {
+    // Usability is probed for a plain index; a partitioned one is judged partition by
+    // partition, and its message names the partition read another way.
+    if judged.verdict == Verdict::NotChosen && index.partitions.is_empty() {
         let mode = (!check.params.is_empty()).then_some("force_custom_plan");
         let probes = probe(client, check, mode, &index, settings).await?;
         judged = verdict::judge_usability(judged, &custom[worst], &probes, &rules);
@@ -258,7 +260,10 @@ async fn run_in_transaction(
     result.plans.push(("custom".into(), custom_json));
     if let Some((generic, generic_json)) = generic {
         let mut g = verdict::judge_plan(&generic, &rules);
-        if judged.verdict.is_pass() && g.verdict == Verdict::NotChosen {
+        if judged.verdict.is_pass()
+            && g.verdict == Verdict::NotChosen
+            && index.partitions.is_empty()
+        {
             let probes = probe(client, check, Some("force_generic_plan"), &index, settings).await?;
             g = verdict::judge_usability(g, &generic, &probes, &rules);
             result.usable = Some(g.verdict == Verdict::NotChosen);
@@ -479,11 +484,24 @@ async fn resolve_index(
     let info = super::catalog::index_info(client, name)
         .await
         .map_err(|e| failure(&e, &format!("could not look up index {name}"), settings))?;
-    Ok(info.map(|i| RequiredIndex {
-        schema: i.schema,
-        name: i.name,
-        table: i.table,
-        predicate: i.predicate,
+    let Some(info) = info else {
+        return Ok(None);
+    };
+    let partitions = super::catalog::partitions(client, &info)
+        .await
+        .map_err(|e| {
+            failure(
+                &e,
+                &format!("could not read the partitions of {name}"),
+                settings,
+            )
+        })?;
+    Ok(Some(RequiredIndex {
+        schema: info.schema,
+        name: info.name,
+        table: info.table,
+        predicate: info.predicate,
+        partitions,
     }))
 }
 
