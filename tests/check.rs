@@ -876,3 +876,63 @@ fn a_partitioned_index_passes_through_its_leaves_and_names_a_partition_without_o
     );
     assert_eq!(status, 0);
 }
+
+#[test]
+fn row_level_security_scopes_member_policy_and_moderator_policy() {
+    let db = fresh_board("rls");
+    sql(
+        &db,
+        "DO $$ BEGIN \
+           CREATE ROLE board_member; CREATE ROLE board_moderator; CREATE ROLE board_guest; \
+         EXCEPTION WHEN duplicate_object THEN NULL; END $$; \
+         GRANT SELECT ON posts, members, threads, forums \
+           TO board_member, board_moderator, board_guest; \
+         ALTER TABLE posts ENABLE ROW LEVEL SECURITY; \
+         CREATE POLICY member_sees_visible ON posts FOR SELECT TO board_member \
+           USING (visibility = 'visible'); \
+         CREATE POLICY moderator_sees_all ON posts FOR SELECT TO board_moderator USING (true); \
+         CREATE POLICY guest_by_setting ON posts FOR SELECT TO board_guest \
+           USING (visibility = current_setting('board.visibility'))",
+    );
+    // The read path filters nothing itself: the policy does.
+    let plan = "SELECT p.id, p.body FROM posts p WHERE p.thread_id = 1\n\
+                ORDER BY p.created_at, p.id LIMIT 20";
+    let dir = project(
+        plan,
+        "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n\
+         setup = [\"SET LOCAL ROLE board_member\"]\n\
+         [scopes.moderator]\nindex = \"posts_thread_all_idx\"\n\
+         setup = [\"SET LOCAL ROLE board_moderator\"]\n\
+         [scopes.guest]\nindex = \"posts_thread_visible_idx\"\n\
+         setup = [\"SELECT set_config('board.visibility', 'visible', true)\", \
+                  \"SET LOCAL ROLE board_guest\"]\n",
+    );
+    let (_, report) = check_json(&db, dir.path(), &[]);
+    // A policy `USING (visibility = 'visible')` is a qual like any other: the planner proves
+    // the partial index's predicate from it, and the member's page uses the partial index.
+    assert_eq!(verdict_of(&report, "path", "member"), "pass", "{report:#}");
+    assert_eq!(
+        verdict_of(&report, "path", "moderator"),
+        "pass",
+        "{report:#}"
+    );
+    // A policy comparing with current_setting() proves nothing: the planner needs a constant.
+    assert_eq!(
+        verdict_of(&report, "path", "guest"),
+        "not-usable",
+        "{report:#}"
+    );
+    let guest = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["scope"] == "guest")
+        .unwrap();
+    assert!(
+        guest["message"]
+            .as_str()
+            .unwrap()
+            .contains("current_setting"),
+        "{guest:#}"
+    );
+}
