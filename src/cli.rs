@@ -2,6 +2,7 @@
 //! happen in [`crate::run`].
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -36,6 +37,9 @@ pub struct CheckArgs {
     /// Project folder holding plans/, expectations/ and plancheck.toml
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub project: PathBuf,
+    /// Check before and after this migration, applied in a transaction that is rolled back
+    #[arg(long, value_name = "FILE.sql")]
+    pub migration: Option<PathBuf>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -86,6 +90,15 @@ pub struct RunArgs {
     /// What a check must show: the index chosen, or only usable (not-chosen then warns)
     #[arg(long, value_enum, default_value = "chosen")]
     pub require: crate::verdict::Require,
+    /// Longest a statement may run: 30s, 500ms, 2min
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    pub statement_timeout: Duration,
+    /// Longest a statement may wait for a lock
+    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
+    pub lock_timeout: Duration,
+    /// Longest the check's transaction may sit idle
+    #[arg(long = "idle-timeout", default_value = "60s", value_name = "DURATION", value_parser = parse_duration)]
+    pub idle_in_transaction_timeout: Duration,
     /// Print the plan of every failing check as a compact tree
     #[arg(long)]
     pub explain: bool,
@@ -108,4 +121,45 @@ pub struct LoadArgs {
     /// Size of the board, as a fraction of the full one (1 = 2,343,847 posts)
     #[arg(long, default_value_t = 1.0, value_name = "S")]
     pub scale: f64,
+}
+
+/// A duration as PostgreSQL writes one: a number and a unit (`ms`, `s`, `min`, `h`); a bare
+/// number is milliseconds, as in `SET statement_timeout = 500`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration (try 30s, 500ms, 2min)"))?;
+    let ms = match unit.trim() {
+        "" | "ms" => n,
+        "s" => n * 1000.0,
+        "min" => n * 60_000.0,
+        "h" => n * 3_600_000.0,
+        other => return Err(format!("unknown unit `{other}` (use ms, s, min or h)")),
+    };
+    if !(1.0..=86_400_000.0).contains(&ms) {
+        return Err(format!("`{text}` is out of range (1ms to 24h)"));
+    }
+    Ok(Duration::from_millis(ms.round() as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_read_as_postgresql_writes_them() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("250"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2min"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("3 weeks").is_err());
+    }
 }

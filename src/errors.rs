@@ -44,13 +44,31 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
+/// Longest source line shown whole under a diagnostic; a longer one (a minified query, a file
+/// that is one 10 MB line) is cut to a window of this many characters around the column.
+const SHOWN_CHARS: usize = 120;
+
+/// Longest message shown; a longer one (grown from a value quoted whole) is cut.
+const MAX_MESSAGE_CHARS: usize = 1000;
+
 /// Renders `path:line:col: message` and the offending line with a caret under the column.
 pub fn located(path: &str, source: &str, offset: usize, message: &str) -> String {
     let (line, col) = line_col(source, offset);
     let text = source.lines().nth(line - 1).unwrap_or("");
+    let total = text.chars().count();
+    let at = col - 1;
+    // A long line is shown as a window around the column, its cut ends marked with `…`.
+    let (start, take) = if total <= SHOWN_CHARS {
+        (0, total)
+    } else {
+        let start = at.saturating_sub(SHOWN_CHARS / 2).min(total - SHOWN_CHARS);
+        (start, SHOWN_CHARS)
+    };
     // Control characters would garble a terminal; show them as the replacement character.
-    let text: String = text
+    let shown: String = text
         .chars()
+        .skip(start)
+        .take(take)
         .map(|c| {
             if c.is_control() && c != '\t' {
                 '\u{fffd}'
@@ -59,14 +77,36 @@ pub fn located(path: &str, source: &str, offset: usize, message: &str) -> String
             }
         })
         .collect();
+    let before = if start > 0 { "…" } else { "" };
+    let after = if start + take < total { "…" } else { "" };
+    // The message is one line: a control character a value brought in is shown escaped, and a
+    // message grown huge from a value is cut.
+    let mut message: String = message
+        .chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .take(MAX_MESSAGE_CHARS + 1)
+        .collect();
+    if message.chars().count() > MAX_MESSAGE_CHARS {
+        message = message.chars().take(MAX_MESSAGE_CHARS).collect();
+        message.push('…');
+    }
     let gutter = line.to_string().len();
     let pad = " ".repeat(gutter);
-    let caret_pad: String = text
+    let caret_pad: String = before
         .chars()
-        .take(col.saturating_sub(1))
+        .chain(shown.chars().take(at - start))
         .map(|c| if c == '\t' { '\t' } else { ' ' })
         .collect();
-    format!("{path}:{line}:{col}: {message}\n{pad} |\n{line} | {text}\n{pad} | {caret_pad}^")
+    format!(
+        "{path}:{line}:{col}: {message}\n{pad} |\n{line} | {before}{shown}{after}\n{pad} | {caret_pad}^"
+    )
 }
 
 #[cfg(test)]
@@ -90,5 +130,36 @@ mod tests {
         let text = located("plans/x.sql", "select\n  frm t", 9, "syntax error");
         assert!(text.starts_with("plans/x.sql:2:3: syntax error"), "{text}");
         assert!(text.ends_with("  |   ^"), "{text}");
+    }
+
+    #[test]
+    fn the_message_stays_on_one_line() {
+        let text = located("f", "x = 1", 0, "unknown field `a\nb`");
+        assert!(text.starts_with("f:1:1: unknown field `a\\nb`\n"), "{text}");
+        let text = located("f", "x = 1", 0, &"m".repeat(5000));
+        assert!(
+            text.lines().next().unwrap().chars().count() < 1100,
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_long_line_is_shown_as_a_window_around_the_column() {
+        let long = format!("select {} from t where {{{{x}}}}", "a, ".repeat(100_000));
+        let offset = long.find("{{").unwrap();
+        let text = located("plans/x.sql", &long, offset, "no value");
+        assert!(text.len() < 1000, "{} bytes", text.len());
+        assert!(text.starts_with("plans/x.sql:1:300022: no value"), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        // The caret sits under the `{{`.
+        let caret = lines[3].chars().count() - 1;
+        assert_eq!(lines[2].chars().nth(caret), Some('{'), "{text}");
+        assert!(lines[2].starts_with("1 | …"), "{text}");
+        // The start of a long line and its end.
+        let text = located("f", &long, 0, "m");
+        assert!(text.lines().nth(2).unwrap().ends_with('…'), "{text}");
+        assert!(text.ends_with("| ^"), "{text}");
+        let text = located("f", &long, long.len(), "m");
+        assert!(text.lines().nth(2).unwrap().starts_with("1 | …"), "{text}");
     }
 }

@@ -32,8 +32,10 @@ pub mod errors;
 pub mod exit_codes;
 pub mod explain;
 pub mod lint;
+pub mod migration;
 pub mod project;
 pub mod report;
+pub mod stop;
 pub mod verdict;
 
 use std::io::{IsTerminal, Write};
@@ -80,26 +82,47 @@ pub fn main_with(cli: Cli) -> i32 {
             say!("error: cannot install the signal handlers");
             return exit_codes::DATABASE;
         };
-        // When a signal wins, `run` is dropped: its throwaway server (if any) is stopped and
-        // removed, and its open transactions end with their sessions.
-        tokio::select! {
-            status = run(cli) => match status {
-                Ok(status) => status,
-                Err(e) => report_error(&e),
-            },
-            _ = interrupt.recv() => {
-                say!("interrupted");
-                exit_codes::INTERRUPTED
-            }
-            _ = terminate.recv() => {
-                say!("terminated");
-                exit_codes::TERMINATED
+        // The first signal asks the run to stop in order: the running check is cancelled and
+        // rolled back, what finished is reported, a throwaway server is removed. A second one
+        // stops at once (dropping the run still removes the server and closes the sessions).
+        let (stopper, stop) = stop::Stop::new();
+        let run = run(cli, stop);
+        tokio::pin!(run);
+        let mut asked: Option<i32> = None;
+        loop {
+            tokio::select! {
+                status = &mut run => {
+                    return match status {
+                        Ok(status) => asked.unwrap_or(status),
+                        Err(e) => report_error(&e),
+                    };
+                }
+                _ = interrupt.recv() => {
+                    if asked.is_some() {
+                        say!("interrupted again: stopping now");
+                        return exit_codes::INTERRUPTED;
+                    }
+                    say!("interrupted: stopping after the running check (Ctrl-C again to stop now)");
+                    asked = Some(exit_codes::INTERRUPTED);
+                    stopper.send(exit_codes::INTERRUPTED);
+                }
+                _ = terminate.recv() => {
+                    if asked.is_some() {
+                        return exit_codes::TERMINATED;
+                    }
+                    say!("terminated: stopping after the running check");
+                    asked = Some(exit_codes::TERMINATED);
+                    stopper.send(exit_codes::TERMINATED);
+                }
             }
         }
     })
 }
 
 fn report_error(e: &anyhow::Error) -> i32 {
+    if let Some(stop::Interrupted(code)) = e.downcast_ref::<stop::Interrupted>() {
+        return *code;
+    }
     say!("error: {e:#}");
     if e.downcast_ref::<BadInput>().is_some() {
         exit_codes::BAD_INPUT
@@ -108,31 +131,30 @@ fn report_error(e: &anyhow::Error) -> i32 {
     }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<i32> {
+async fn run(cli: Cli, mut stop: stop::Stop) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Check(args) => check(args).await,
-        Command::Lint(args) => lint_command(args).await,
-        Command::Demo(args) => demo(args).await,
-        Command::Fixtures(FixturesCommand::Load(args)) => fixtures_load(args).await,
+        Command::Check(args) => check(args, stop).await,
+        Command::Lint(args) => stop::unless_stopped(&mut stop, lint_command(args)).await,
+        Command::Demo(args) => demo(args, stop).await,
+        Command::Fixtures(FixturesCommand::Load(args)) => {
+            stop::unless_stopped(&mut stop, fixtures_load(args)).await
+        }
     }
 }
 
+/// The database to check: `--database-url` (or `DATABASE_URL`), completed from the libpq
+/// environment (`PGHOST`, `PGUSER`, …) and its defaults, as every PostgreSQL tool does.
 fn target(url: Option<String>) -> anyhow::Result<Target> {
-    let url = url.ok_or_else(|| {
-        BadInput(
-            "no database: give --database-url URL or set DATABASE_URL (or run `plancheck demo` \
-             for a throwaway one)"
-                .into(),
-        )
-    })?;
-    Ok(Target::parse(&url)?)
+    Ok(Target::resolve(url.as_deref())?)
 }
 
 fn settings(run: &RunArgs) -> Settings {
     Settings {
         warmup: run.warmup,
         iterations: run.iterations,
-        ..Settings::default()
+        statement_timeout: run.statement_timeout,
+        lock_timeout: run.lock_timeout,
+        idle_in_transaction_timeout: run.idle_in_transaction_timeout,
     }
 }
 
@@ -143,16 +165,26 @@ fn filter(run: &RunArgs) -> Filter {
     }
 }
 
-async fn check(args: CheckArgs) -> anyhow::Result<i32> {
+async fn check(args: CheckArgs, stop: stop::Stop) -> anyhow::Result<i32> {
     let project = project::load(&Source::Dir(args.project.clone()), &filter(&args.run))?;
+    let migration = match &args.migration {
+        Some(path) => {
+            let shown = path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| BadInput(format!("--migration {shown}: {e}")))?;
+            Some(migration::vet(&shown, &text)?)
+        }
+        None => None,
+    };
     let target = target(args.database_url)?;
-    run_checks(&target, &project, &args.run).await
+    run_checks(&target, &project, &args.run, migration.as_ref(), stop).await
 }
 
 async fn lint_command(args: LintArgs) -> anyhow::Result<i32> {
     let project = project::load(&Source::Dir(args.project.clone()), &Filter::default())?;
     let target = target(args.database_url)?;
     let client = target.connect().await?;
+    db::check::bound_session(&client, &Settings::default()).await?;
     let findings = lint::lint(&db::catalog::required_indexes(&client, &project).await?);
     let text = match args.format {
         report::Format::Json => {
@@ -194,49 +226,73 @@ async fn fixtures_load(args: LoadArgs) -> anyhow::Result<i32> {
     Ok(exit_codes::PASS)
 }
 
-async fn demo(args: DemoArgs) -> anyhow::Result<i32> {
+async fn demo(args: DemoArgs, mut stop: stop::Stop) -> anyhow::Result<i32> {
     let scale = db::fixtures::validate_scale(args.scale)?;
     let project = project::load(&Source::Embedded, &filter(&args.run))?;
-    let (server, origin) = db::provider::Throwaway::start(args.server).await?;
+    let (server, origin) = stop::unless_stopped(&mut stop, async {
+        Ok(db::provider::Throwaway::start(args.server).await?)
+    })
+    .await?;
     say!("started {origin} (removed when done)");
     let target = server.target("postgres");
     let status = async {
-        let client = target.connect().await?;
-        db::fixtures::load(&client, scale, false).await?;
-        drop(client);
-        run_checks(&target, &project, &args.run).await
+        stop::unless_stopped(&mut stop, async {
+            let client = target.connect().await?;
+            db::fixtures::load(&client, scale, false).await?;
+            Ok(())
+        })
+        .await?;
+        run_checks(&target, &project, &args.run, None, stop.clone()).await
     }
     .await;
     server.stop().await;
     status
 }
 
-/// Runs every check of the project, prints the report, returns the exit status.
-pub async fn run_checks(target: &Target, project: &Project, run: &RunArgs) -> anyhow::Result<i32> {
+/// Runs every check of the project, prints the report, returns the exit status. With a
+/// migration, every check runs twice: as the database is, then inside one transaction that has
+/// applied the migration and is rolled back at the end; the report puts the two side by side.
+pub async fn run_checks(
+    target: &Target,
+    project: &Project,
+    run: &RunArgs,
+    migration: Option<&migration::Migration>,
+    mut stop: stop::Stop,
+) -> anyhow::Result<i32> {
     let client = target.connect().await?;
+    db::check::bound_session(&client, &settings(run)).await?;
     let server_version = db::server_version(&client).await?;
     // Twin drift and invalid indexes, cheaply, before any check. A missing index is left to the
     // checks, whose `missing-index` verdict says it.
-    let lint: Vec<lint::Finding> =
-        lint::lint(&db::catalog::required_indexes(&client, project).await?)
-            .into_iter()
-            .filter(|f| f.kind != lint::Kind::Missing)
-            .collect();
+    let mut lint = lint_findings(&client, project).await?;
     drop(client);
     let settings = settings(run);
-    let progress = std::io::stderr().is_terminal();
-    let mut checks = Vec::new();
-    for read_path in &project.read_paths {
-        for scope_check in &read_path.checks {
-            if progress {
-                say_part!("checking {} [{}] …", read_path.name, scope_check.scope);
-            }
-            let result = db::check::run(target, read_path, scope_check, &settings).await;
-            if progress {
-                say!(" {}", result.verdict);
-            }
-            checks.push(result);
-        }
+
+    let mut checks = run_all(
+        db::check::Session::Own(target),
+        project,
+        &settings,
+        &mut stop,
+    )
+    .await;
+    let mut before = None;
+    if let (Some(m), None) = (migration, stop.requested()) {
+        let session = target.connect().await?;
+        db::migrate::apply(&session, m, &settings).await?;
+        // The lint and the checks now see the migrated catalog.
+        lint = lint_findings(&session, project).await?;
+        let after = run_all(
+            db::check::Session::Savepoint(&session),
+            project,
+            &settings,
+            &mut stop,
+        )
+        .await;
+        let _ = session.batch_execute("ROLLBACK").await;
+        before = Some(std::mem::replace(&mut checks, after));
+    }
+    if let Some(before) = before.as_mut() {
+        verdict::judge_budgets(before);
     }
     verdict::judge_budgets(&mut checks);
     if let Some(dir) = &run.save_plans {
@@ -248,9 +304,55 @@ pub async fn run_checks(target: &Target, project: &Project, run: &RunArgs) -> an
         require: run.require,
         lint,
         explain: run.explain,
+        before,
     };
     write_stdout(&report::render(&report, run.format))?;
-    Ok(status(&report))
+    Ok(stop.requested().unwrap_or_else(|| status(&report)))
+}
+
+async fn lint_findings(
+    client: &tokio_postgres::Client,
+    project: &Project,
+) -> anyhow::Result<Vec<lint::Finding>> {
+    Ok(
+        lint::lint(&db::catalog::required_indexes(client, project).await?)
+            .into_iter()
+            // A missing index is the checks' `missing-index`; a read path the lint could not
+            // read for a lock is the checks' timeout `error`.
+            .filter(|f| !matches!(f.kind, lint::Kind::Missing | lint::Kind::Unchecked))
+            .collect(),
+    )
+}
+
+/// Every check in order; after a stop, the ones not yet run are left out of the report.
+async fn run_all(
+    session: db::check::Session<'_>,
+    project: &Project,
+    settings: &Settings,
+    stop: &mut stop::Stop,
+) -> Vec<verdict::CheckResult> {
+    let progress = std::io::stderr().is_terminal();
+    let mut checks = Vec::new();
+    for read_path in &project.read_paths {
+        for scope_check in &read_path.checks {
+            if stop.requested().is_some() {
+                return checks;
+            }
+            if progress {
+                say_part!("checking {} [{}] …", read_path.name, scope_check.scope);
+            }
+            let session = match &session {
+                db::check::Session::Own(t) => db::check::Session::Own(t),
+                db::check::Session::Savepoint(c) => db::check::Session::Savepoint(c),
+            };
+            let result = db::check::run(session, read_path, scope_check, settings, stop).await;
+            if progress {
+                say!(" {}", result.verdict);
+            }
+            checks.push(result);
+        }
+    }
+    checks
 }
 
 /// The exit status a report stands for.

@@ -28,6 +28,8 @@ pub struct IndexInfo {
 pub struct ReadPathIndexes {
     pub read_path: String,
     pub required: Vec<(String, String, Option<IndexInfo>)>,
+    /// Why the catalog could not be read for this read path (a lock timeout), if it could not.
+    pub unchecked: Option<String>,
 }
 
 /// What kind of problem a finding is.
@@ -40,6 +42,8 @@ pub enum Kind {
     Invalid,
     /// A partial index and its twin drifted apart.
     TwinDrift,
+    /// The catalog could not be read for the read path (another session's lock).
+    Unchecked,
 }
 
 /// One problem found.
@@ -61,6 +65,21 @@ pub struct Finding {
 pub fn lint(read_paths: &[ReadPathIndexes]) -> Vec<Finding> {
     let mut out = Vec::new();
     for rp in read_paths {
+        if let Some(why) = &rp.unchecked {
+            out.push(Finding {
+                kind: Kind::Unchecked,
+                read_path: rp.read_path.clone(),
+                index: rp
+                    .required
+                    .first()
+                    .map(|(_, i, _)| i.clone())
+                    .unwrap_or_default(),
+                twin: None,
+                problem: why.clone(),
+                definitions: vec![],
+            });
+            continue;
+        }
         let mut seen: Vec<&str> = Vec::new();
         for (scope, wanted, info) in &rp.required {
             if seen.contains(&wanted.as_str()) {
@@ -212,6 +231,7 @@ mod tests {
     fn pair(partial: IndexInfo, twin: Option<IndexInfo>) -> Vec<Finding> {
         lint(&[ReadPathIndexes {
             read_path: "thread-page".into(),
+            unchecked: None,
             required: vec![
                 ("member".into(), partial.name.clone(), Some(partial)),
                 ("moderator".into(), "posts_all".into(), twin),

@@ -6,9 +6,11 @@
 //! project's `[scopes.NAME]` in `plancheck.toml`. Fragments merge key by key, the expectation's
 //! value winning; `params` and `setup` are replaced whole, never merged.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -16,35 +18,41 @@ use toml::Spanned;
 use crate::errors::{BadInput, located};
 use crate::verdict::{Budget, Relative};
 
-/// Where the project's files come from: a folder, or the reference project built into the binary.
+/// Where the project's files come from: a folder, the reference project built into the binary,
+/// or files held in memory (path relative to the project root, contents) for tests and fuzzing,
+/// read through the same code as a folder's.
 #[derive(Debug, Clone)]
 pub enum Source {
     Dir(PathBuf),
     Embedded,
+    Memory(Vec<(String, Vec<u8>)>),
 }
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
 }
 
+/// The byte-order mark some editors put first in a UTF-8 file. It is not part of the text: it
+/// is dropped, so columns are those the editor shows.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
 impl Source {
-    /// The contents of `rel` (`plans/x.sql`), or `None` when there is no such file.
+    /// The contents of `rel` (`plans/x.sql`), or `None` when there is no such file. A file that
+    /// is not UTF-8 text, or holds a NUL character, is bad input located at the offending byte.
     pub fn read(&self, rel: &str) -> Result<Option<String>, BadInput> {
         match self {
             Source::Embedded => Ok(embedded::FILES
                 .iter()
                 .find(|(p, _)| *p == rel)
                 .map(|(_, text)| text.to_string())),
+            Source::Memory(files) => match files.iter().find(|(p, _)| p == rel) {
+                Some((_, bytes)) => decode(&self.display(rel), bytes.clone()).map(Some),
+                None => Ok(None),
+            },
             Source::Dir(dir) => {
                 let path = dir.join(rel);
                 match fs::read(&path) {
-                    Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|e| {
-                        BadInput(format!(
-                            "{}: not UTF-8 text (invalid byte at offset {})",
-                            self.display(rel),
-                            e.utf8_error().valid_up_to()
-                        ))
-                    }),
+                    Ok(bytes) => decode(&self.display(rel), bytes).map(Some),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
                     Err(e) => Err(BadInput(format!("{}: {e}", self.display(rel)))),
                 }
@@ -52,19 +60,22 @@ impl Source {
         }
     }
 
-    /// Names (without extension) of the files in `dir` ending in `.ext`, sorted.
-    pub fn list(&self, dir: &str, ext: &str) -> Result<Vec<String>, BadInput> {
-        let suffix = format!(".{ext}");
-        let mut names: Vec<String> = match self {
+    /// The names of the entries of folder `dir`, not recursing.
+    fn entries(&self, dir: &str) -> Result<Vec<String>, BadInput> {
+        let prefix = format!("{dir}/");
+        let in_dir = |p: &str| {
+            p.strip_prefix(&prefix)
+                .filter(|n| !n.is_empty() && !n.contains('/'))
+                .map(str::to_owned)
+        };
+        Ok(match self {
             Source::Embedded => embedded::FILES
                 .iter()
-                .filter_map(|(p, _)| p.strip_prefix(&format!("{dir}/")))
-                .filter_map(|n| n.strip_suffix(&suffix))
-                .map(str::to_owned)
+                .filter_map(|(p, _)| in_dir(p))
                 .collect(),
+            Source::Memory(files) => files.iter().filter_map(|(p, _)| in_dir(p)).collect(),
             Source::Dir(root) => {
-                let path = root.join(dir);
-                let entries = fs::read_dir(&path).map_err(|e| {
+                let entries = fs::read_dir(root.join(dir)).map_err(|e| {
                     BadInput(format!(
                         "{}: {e} (is this a plancheck project? it needs plans/ and expectations/; \
                          use --project DIR)",
@@ -75,17 +86,66 @@ impl Source {
                 for entry in entries {
                     let entry =
                         entry.map_err(|e| BadInput(format!("{}: {e}", self.display(dir))))?;
-                    let name = entry.file_name().to_string_lossy().into_owned();
-                    if let Some(stem) = name.strip_suffix(&suffix)
-                        && !stem.starts_with('.')
-                    {
-                        names.push(stem.to_owned());
+                    match entry.file_name().into_string() {
+                        Ok(name) => names.push(name),
+                        Err(raw) => {
+                            let lossy = raw.to_string_lossy().into_owned();
+                            if !lossy.starts_with('.') {
+                                return Err(BadInput(format!(
+                                    "{}: the file name is not UTF-8; rename the file",
+                                    self.display(&format!("{dir}/{lossy}"))
+                                )));
+                            }
+                        }
                     }
                 }
                 names
             }
-        };
+        })
+    }
+
+    /// Names (without extension) of the files in `dir` ending in `.ext`, sorted. Hidden files
+    /// are skipped. A file whose extension differs only in case (`x.TOML`), and two names that
+    /// differ only in case (one file on macOS and Windows), are bad input: either would leave a
+    /// read path silently unchecked somewhere.
+    pub fn list(&self, dir: &str, ext: &str) -> Result<Vec<String>, BadInput> {
+        let suffix = format!(".{ext}");
+        let mut names: Vec<String> = Vec::new();
+        for name in self.entries(dir)? {
+            if name.starts_with('.') {
+                continue;
+            }
+            let rel = format!("{dir}/{name}");
+            if let Some(stem) = name.strip_suffix(&suffix) {
+                if stem.chars().any(char::is_control) {
+                    return Err(BadInput(format!(
+                        "{:?}: a read path's name cannot hold control characters; rename the file",
+                        self.display(&rel)
+                    )));
+                }
+                names.push(stem.to_owned());
+            } else if name.len() > suffix.len()
+                && name.is_char_boundary(name.len() - suffix.len())
+                && name[name.len() - suffix.len()..].eq_ignore_ascii_case(&suffix)
+            {
+                return Err(BadInput(format!(
+                    "{}: not read: the extension must be `{suffix}`, in lower case; rename the file",
+                    self.display(&rel)
+                )));
+            }
+        }
         names.sort();
+        let mut seen: HashMap<String, &String> = HashMap::new();
+        for name in &names {
+            if let Some(other) = seen.insert(name.to_lowercase(), name) {
+                return Err(BadInput(format!(
+                    "{} and {}: two read paths whose names differ only in case; on macOS and \
+                     Windows they are one file, and one of them would go unchecked: rename one",
+                    self.display(&format!("{dir}/{other}{suffix}")),
+                    self.display(&format!("{dir}/{name}{suffix}")),
+                )));
+            }
+        }
         Ok(names)
     }
 
@@ -93,14 +153,59 @@ impl Source {
     pub fn display(&self, rel: &str) -> String {
         match self {
             Source::Embedded => format!("(reference project) {rel}"),
+            Source::Memory(_) => rel.to_string(),
             Source::Dir(dir) if dir == Path::new(".") => rel.to_string(),
             Source::Dir(dir) => dir.join(rel).display().to_string(),
         }
     }
 }
 
+/// A file's bytes as text: UTF-8, without a byte-order mark, without NUL characters.
+fn decode(path: &str, mut bytes: Vec<u8>) -> Result<String, BadInput> {
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => match text.find('\0') {
+            Some(at) => Err(BadInput(located(
+                path,
+                &text,
+                at,
+                "a NUL character (byte 0x00): a text file never holds one; is this file binary, or \
+                 saved as UTF-16? save it as UTF-8 text",
+            ))),
+            None => Ok(text),
+        },
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let bytes = e.into_bytes();
+            let byte = bytes[at];
+            let utf16 = bytes.starts_with(b"\xff\xfe") || bytes.starts_with(b"\xfe\xff");
+            let text = String::from_utf8_lossy(&bytes);
+            Err(BadInput(located(
+                path,
+                &text,
+                at,
+                &format!(
+                    "not UTF-8 text: byte 0x{byte:02X} at offset {at} is not part of a UTF-8 \
+                     character{}; save the file as UTF-8",
+                    if utf16 {
+                        " (the file starts with a UTF-16 byte-order mark)"
+                    } else {
+                        ""
+                    }
+                ),
+            )))
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The files' schema. No `#[serde(flatten)]` and no internally tagged enums: both lose spans.
+// Every value a later check can reject is `Spanned`, so the error points at it.
+
+/// `[1, "visible"]`: parameter values, each with its place in the file.
+type Params = Spanned<Vec<Spanned<toml::Value>>>;
 
 #[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -113,22 +218,21 @@ struct ProjectFile {
 #[serde(deny_unknown_fields)]
 struct ProjectScope {
     #[serde(default)]
-    fragments: BTreeMap<String, String>,
-    params: Option<Spanned<Vec<toml::Value>>>,
-    setup: Option<Vec<String>>,
+    fragments: BTreeMap<String, Spanned<String>>,
+    params: Option<Params>,
+    setup: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ExpectationFile {
     plan: Option<Spanned<String>>,
-    params: Option<Spanned<Vec<toml::Value>>>,
+    params: Option<Params>,
     #[serde(default)]
-    allow_seq_scan: Vec<String>,
+    allow_seq_scan: Vec<Spanned<String>>,
     budget: Option<Spanned<BudgetFile>>,
     relative: Option<Spanned<RelativeFile>>,
-    #[serde(default)]
-    scopes: BTreeMap<String, Spanned<ExpectationScope>>,
+    scopes: Option<Spanned<BTreeMap<String, Spanned<ExpectationScope>>>>,
 }
 
 #[derive(Debug, Deserialize, Clone)]
@@ -136,9 +240,9 @@ struct ExpectationFile {
 struct ExpectationScope {
     index: Option<Spanned<String>>,
     #[serde(default)]
-    fragments: BTreeMap<String, String>,
-    params: Option<Spanned<Vec<toml::Value>>>,
-    setup: Option<Vec<String>>,
+    fragments: BTreeMap<String, Spanned<String>>,
+    params: Option<Params>,
+    setup: Option<Spanned<Vec<Spanned<String>>>>,
     budget: Option<Spanned<BudgetFile>>,
     relative: Option<Spanned<RelativeFile>>,
 }
@@ -147,16 +251,58 @@ struct ExpectationScope {
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 struct BudgetFile {
-    warm_ms: Option<f64>,
-    buffers: Option<f64>,
+    warm_ms: Option<Spanned<f64>>,
+    buffers: Option<Spanned<f64>>,
 }
 
 /// `relative = { to = "thread-page-first", max_ratio = 2 }`
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 struct RelativeFile {
-    to: String,
-    max_ratio: f64,
+    to: Spanned<String>,
+    max_ratio: Spanned<f64>,
+}
+
+/// A file being read, for errors located in it.
+#[derive(Clone, Copy)]
+struct File<'a> {
+    path: &'a str,
+    text: &'a str,
+}
+
+impl File<'_> {
+    fn at(&self, offset: usize, message: &str) -> BadInput {
+        BadInput(located(self.path, self.text, offset, message))
+    }
+
+    /// The file offset of byte `at` of a string value whose span is `span`: exact when the
+    /// value is written as one plain string (no escapes), else the value's start.
+    fn inside(&self, span: Range<usize>, value: &str, at: usize) -> usize {
+        let raw = self.text.get(span.clone()).unwrap_or("");
+        let quoted = (raw.starts_with('"') && raw.ends_with('"'))
+            || (raw.starts_with('\'') && raw.ends_with('\''));
+        if quoted && raw.len() == value.len() + 2 && &raw[1..raw.len() - 1] == value {
+            span.start + 1 + at
+        } else {
+            span.start
+        }
+    }
+}
+
+/// `plancheck.toml`, read and checked.
+struct ProjectConfig {
+    path: String,
+    text: String,
+    file: ProjectFile,
+}
+
+impl ProjectConfig {
+    fn file(&self) -> File<'_> {
+        File {
+            path: &self.path,
+            text: &self.text,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -179,9 +325,11 @@ pub struct ReadPath {
     pub expectation_path: String,
     pub allow_seq_scan: Vec<String>,
     pub checks: Vec<ScopeCheck>,
-    /// (scope, target read path, line, column) of each relative budget, checked once every
+    /// The expectation file's text, for errors found once every expectation is read.
+    expectation_text: String,
+    /// (scope, target read path, offset) of each relative budget, checked once every
     /// expectation is read.
-    relative_errors: Vec<(String, String, usize, usize)>,
+    relatives: Vec<(String, String, usize)>,
 }
 
 /// One read path in one scope: what a check runs.
@@ -195,6 +343,39 @@ pub struct ScopeCheck {
     pub params: Vec<String>,
     pub setup: Vec<String>,
     pub budget: Budget,
+    /// Where each parameter value is written, for an error the server finds in one.
+    param_places: Vec<Place>,
+}
+
+/// A place in a file people write: the file's path and text, and a byte offset into it.
+#[derive(Debug, Clone)]
+struct Place {
+    path: String,
+    text: Arc<str>,
+    offset: usize,
+}
+
+impl ScopeCheck {
+    /// `message` located at parameter value `index` (0 for `$1`) in the file that gives it,
+    /// with the line shown: for an error the server finds in the value (a text it cannot
+    /// convert to the parameter's type). `None` when there is no such parameter.
+    pub fn locate_param(&self, index: usize, message: &str) -> Option<String> {
+        let p = self.param_places.get(index)?;
+        Some(located(&p.path, &p.text, p.offset, message))
+    }
+
+    /// The parameter (0 for `$1`) at byte `offset` of the parameter list as sent,
+    /// `params.join(", ")`; `None` when the offset falls outside every value.
+    pub fn param_at(&self, offset: usize) -> Option<usize> {
+        let mut start = 0;
+        for (i, p) in self.params.iter().enumerate() {
+            if offset >= start && offset < start + p.len() {
+                return Some(i);
+            }
+            start += p.len() + ", ".len();
+        }
+        None
+    }
 }
 
 /// A plan's SQL with the scope's fragments filled in, and the map back to the plan file.
@@ -243,11 +424,43 @@ pub struct Filter {
     pub scopes: Vec<String>,
 }
 
+/// Loads a project of one read path, `path`, from text in memory: the expectation
+/// (`expectations/path.toml`), its plan (`plans/path.sql`, absent when `None`) and
+/// `plancheck.toml` (absent when `None`), through the same code as [`load`] (for tests and
+/// fuzzing; nothing touches the disk).
+pub fn load_texts(
+    expectation: &str,
+    plan_sql: Option<&str>,
+    project_toml: Option<&str>,
+) -> Result<Project, BadInput> {
+    let mut files = vec![(
+        "expectations/path.toml".to_string(),
+        expectation.as_bytes().to_vec(),
+    )];
+    if let Some(sql) = plan_sql {
+        files.push(("plans/path.sql".to_string(), sql.as_bytes().to_vec()));
+    }
+    if let Some(toml) = project_toml {
+        files.push(("plancheck.toml".to_string(), toml.as_bytes().to_vec()));
+    }
+    load(&Source::Memory(files), &Filter::default())
+}
+
 /// Reads and validates the whole project, then narrows it to the filter.
 pub fn load(source: &Source, filter: &Filter) -> Result<Project, BadInput> {
-    let project_file = match source.read("plancheck.toml")? {
-        Some(text) => parse_toml::<ProjectFile>(&source.display("plancheck.toml"), &text)?,
-        None => ProjectFile::default(),
+    let path = source.display("plancheck.toml");
+    let config = match source.read("plancheck.toml")? {
+        Some(text) => {
+            let file = parse_toml::<ProjectFile>(&path, &text)?;
+            let config = ProjectConfig { path, text, file };
+            check_project_file(&config)?;
+            config
+        }
+        None => ProjectConfig {
+            path,
+            text: String::new(),
+            file: ProjectFile::default(),
+        },
     };
 
     let names = source.list("expectations", "toml")?;
@@ -257,10 +470,10 @@ pub fn load(source: &Source, filter: &Filter) -> Result<Project, BadInput> {
             source.display("expectations")
         )));
     }
-    let mut scope_names: Vec<String> = project_file.scopes.keys().cloned().collect();
+    let mut scope_names: Vec<String> = config.file.scopes.keys().cloned().collect();
     let mut read_paths = Vec::new();
     for name in &names {
-        let rp = load_expectation(source, &project_file, name)?;
+        let rp = load_expectation(source, &config, name)?;
         for c in &rp.checks {
             if !scope_names.contains(&c.scope) {
                 scope_names.push(c.scope.clone());
@@ -288,18 +501,27 @@ pub fn load(source: &Source, filter: &Filter) -> Result<Project, BadInput> {
     }
     // A relative budget names another read path checked in the same scope.
     for r in &read_paths {
-        for (scope, to, line, col) in &r.relative_errors {
+        for (scope, to, offset) in &r.relatives {
             let target = read_paths.iter().find(|t| &t.name == to);
             let message = match target {
-                None => format!("relative budget: no read path `{to}`"),
+                None => format!(
+                    "relative budget: no read path `{}` (there are: {})",
+                    cut(to),
+                    names.join(", ")
+                ),
                 Some(t) if !t.checks.iter().any(|c| &c.scope == scope) => {
-                    format!("relative budget: `{to}` is not checked in scope `{scope}`")
+                    format!(
+                        "relative budget: {} is not checked in scope `{scope}`",
+                        shown(to)
+                    )
                 }
                 Some(_) => continue,
             };
-            return Err(BadInput(format!(
-                "{}:{line}:{col}: {message}",
-                r.expectation_path
+            return Err(BadInput(located(
+                &r.expectation_path,
+                &r.expectation_text,
+                *offset,
+                &message,
             )));
         }
     }
@@ -337,28 +559,170 @@ pub fn load(source: &Source, filter: &Filter) -> Result<Project, BadInput> {
     })
 }
 
+/// Parses a TOML file into `T`; an error is located in it, in words a TOML writer knows.
 fn parse_toml<T: serde::de::DeserializeOwned>(path: &str, text: &str) -> Result<T, BadInput> {
     toml::from_str(text).map_err(|e| {
-        let message = e.message().trim_end().to_string();
-        match e.span() {
-            Some(span) => BadInput(located(path, text, span.start, &message)),
-            None => BadInput(format!("{path}: {message}")),
+        let mut message = e
+            .message()
+            .trim_end()
+            .replace("expected f64", "expected a number")
+            .replace("expected a sequence", "expected an array")
+            .replace("invalid type: sequence", "invalid type: array")
+            .replace("invalid type: map", "invalid type: table")
+            .replace("expected a map", "expected a table");
+        if message.starts_with("unknown field `index`") && path.ends_with("plancheck.toml") {
+            message.push_str(
+                " (the required index is set per read path, under [scopes.NAME] in its \
+                 expectation, not in plancheck.toml)",
+            );
         }
+        let offset = match e.span() {
+            Some(span) => span.start,
+            None if message.contains("recursion limit") => {
+                message = format!("{message}: a key or value nested more than 80 levels deep");
+                deepest_line(text)
+            }
+            None => 0,
+        };
+        BadInput(located(path, text, offset, &message))
     })
+}
+
+/// The start of the line with the most dots: where a TOML key too deeply dotted is, for the
+/// parser's error that has no position.
+fn deepest_line(text: &str) -> usize {
+    let mut best = (0, 0);
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let dots = line.matches('.').count();
+        if dots > best.0 {
+            best = (dots, start);
+        }
+        start += line.len();
+    }
+    best.1
+}
+
+/// Checks what `plancheck.toml` says before any expectation uses it, so its errors are found
+/// even where every expectation overrides them.
+fn check_project_file(config: &ProjectConfig) -> Result<(), BadInput> {
+    let file = config.file();
+    for (name, scope) in &config.file.scopes {
+        check_scope_name(file, name, scope.span())?;
+        let s = scope.get_ref();
+        check_fragments(file, &s.fragments)?;
+        check_setup(file, s.setup.as_ref())?;
+        if let Some(params) = &s.params {
+            literals(file, params)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_scope_name(file: File<'_>, name: &str, span: Range<usize>) -> Result<(), BadInput> {
+    if name.trim().is_empty() || name.chars().any(char::is_control) {
+        return Err(file.at(
+            span.start,
+            &format!(
+                "{} is not a scope name: a scope's name cannot be empty or hold control \
+                 characters",
+                shown(name)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_fragments(
+    file: File<'_>,
+    fragments: &BTreeMap<String, Spanned<String>>,
+) -> Result<(), BadInput> {
+    for (name, value) in fragments {
+        if let Some(at) = value.get_ref().find('\0') {
+            return Err(file.at(
+                file.inside(value.span(), value.get_ref(), at),
+                &format!(
+                    "fragment `{}` holds a NUL character, which SQL text cannot",
+                    cut(name)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_setup(
+    file: File<'_>,
+    setup: Option<&Spanned<Vec<Spanned<String>>>>,
+) -> Result<(), BadInput> {
+    for (i, statement) in setup
+        .map(|s| s.get_ref().as_slice())
+        .unwrap_or(&[])
+        .iter()
+        .enumerate()
+    {
+        let text = statement.get_ref();
+        if text.trim().is_empty() {
+            return Err(file.at(
+                statement.span().start,
+                &format!("setup statement {} is empty", i + 1),
+            ));
+        }
+        if let Some(at) = text.find('\0') {
+            return Err(file.at(
+                file.inside(statement.span(), text, at),
+                &format!(
+                    "setup statement {} holds a NUL character, which SQL text cannot",
+                    i + 1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn setup_of(setup: &Spanned<Vec<Spanned<String>>>) -> Vec<String> {
+    setup
+        .get_ref()
+        .iter()
+        .map(|s| s.get_ref().clone())
+        .collect()
+}
+
+/// Parameter values as SQL literals; an error points at the value.
+fn literals(file: File<'_>, params: &Params) -> Result<Vec<String>, BadInput> {
+    params
+        .get_ref()
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            to_sql_literal(v.get_ref())
+                .map_err(|m| file.at(v.span().start, &format!("parameter ${}: {m}", i + 1)))
+        })
+        .collect()
 }
 
 fn load_expectation(
     source: &Source,
-    project: &ProjectFile,
+    config: &ProjectConfig,
     name: &str,
 ) -> Result<ReadPath, BadInput> {
     let rel = format!("expectations/{name}.toml");
     let path = source.display(&rel);
-    let text = source
-        .read(&rel)?
-        .ok_or_else(|| BadInput(format!("{path}: cannot be read")))?;
+    let text = source.read(&rel)?.ok_or_else(|| {
+        BadInput(format!(
+            "{path}: cannot be read (listed in expectations/, but gone or a broken symbolic link)"
+        ))
+    })?;
     let file: ExpectationFile = parse_toml(&path, &text)?;
-    let at = |offset: usize, message: &str| BadInput(located(&path, &text, offset, message));
+    let here = File {
+        path: &path,
+        text: &text,
+    };
+    let shared_file = config.file();
+    // The two files parameter values come from, shared by every check that points into them.
+    let text_shared: Arc<str> = Arc::from(text.as_str());
+    let config_text: Arc<str> = Arc::from(config.text.as_str());
 
     let plan_name = match &file.plan {
         Some(p) => {
@@ -368,7 +732,7 @@ fn load_expectation(
                 || value.starts_with('.')
                 || value.chars().any(char::is_control)
             {
-                return Err(at(
+                return Err(here.at(
                     p.span().start,
                     "`plan` must be a read-path name (plans/NAME.sql), not a path",
                 ));
@@ -382,128 +746,224 @@ fn load_expectation(
     let plan_sql = match source.read(&plan_rel)? {
         Some(sql) => sql,
         None => {
-            let message = format!("the plan file {plan_path} does not exist");
-            return Err(match &file.plan {
-                Some(p) => at(p.span().start, &message),
-                None => BadInput(format!(
-                    "{path}: {message} (an expectation checks plans/<its own name>.sql unless it \
-                     sets `plan`)"
-                )),
-            });
+            let mut message = format!("the plan file {plan_path} does not exist");
+            if file.plan.is_none() {
+                message.push_str(
+                    ": an expectation checks plans/<its own name>.sql unless it sets \
+                     `plan = \"NAME\"`",
+                );
+            }
+            // A near miss: the same name in another case, or `plan` written with `.sql`.
+            let wanted = format!("{plan_name}.sql").to_lowercase();
+            if let Some(other) = source
+                .entries("plans")
+                .unwrap_or_default()
+                .into_iter()
+                .find(|n| n.to_lowercase() == wanted)
+            {
+                message.push_str(&format!(
+                    " (there is plans/{other}: the name and extension must match exactly, in \
+                     case too)"
+                ));
+            } else if plan_name.ends_with(".sql") {
+                message.push_str(" (`plan` names the read path, without `.sql`)");
+            }
+            let offset = file.plan.as_ref().map(|p| p.span().start).unwrap_or(0);
+            return Err(here.at(offset, &message));
         }
     };
     if plan_sql.trim().is_empty() {
-        return Err(BadInput(format!("{plan_path}: the plan file is empty")));
-    }
-
-    let mut relative_spans: Vec<(String, String, usize)> = Vec::new();
-    if file.scopes.is_empty() {
-        return Err(BadInput(format!(
-            "{path}: declares no scope; add at least one [scopes.NAME] table with the `index` it \
-             must use"
+        return Err(BadInput(located(
+            &plan_path,
+            &plan_sql,
+            0,
+            "the plan file is empty: it must hold the read path's SQL",
         )));
     }
+
+    let mut allow_seq_scan = Vec::new();
+    for a in &file.allow_seq_scan {
+        let value = a.get_ref();
+        if value.trim().is_empty()
+            || value.matches('.').count() > 1
+            || value.contains('"')
+            || value.chars().any(char::is_control)
+        {
+            return Err(here.at(
+                a.span().start,
+                "`allow_seq_scan` lists relations as EXPLAIN names them: `forums` or \
+                 `public.forums`, without quotes",
+            ));
+        }
+        allow_seq_scan.push(value.clone());
+    }
+    let scopes = match &file.scopes {
+        Some(s) if !s.get_ref().is_empty() => s.get_ref(),
+        other => {
+            return Err(here.at(
+                other.as_ref().map(|s| s.span().start).unwrap_or(0),
+                "declares no scope; add at least one [scopes.NAME] table with the `index` it \
+                 must use",
+            ));
+        }
+    };
+
+    let mut relatives: Vec<(String, String, usize)> = Vec::new();
     let mut checks = Vec::new();
-    for (scope_name, scope) in &file.scopes {
+    for (scope_name, scope) in scopes {
         let scope_span = scope.span();
+        check_scope_name(here, scope_name, scope_span.clone())?;
         let scope = scope.get_ref();
-        let shared = project.scopes.get(scope_name).map(|s| s.get_ref());
+        let shared = config.file.scopes.get(scope_name).map(|s| s.get_ref());
         let index = match &scope.index {
-            Some(i) if !i.get_ref().trim().is_empty() => i.get_ref().trim().to_string(),
-            Some(i) => return Err(at(i.span().start, "`index` is empty")),
+            Some(i) if !i.get_ref().trim().is_empty() => {
+                let value = i.get_ref();
+                let trimmed = value.trim();
+                if let Some((at, problem)) = index_name_problem(trimmed) {
+                    let lead = value.len() - value.trim_start().len();
+                    return Err(here.at(
+                        here.inside(i.span(), value, lead + at),
+                        &format!(
+                            "`index = {}`: {problem}; an index is named `name` or \
+                             `schema.name`, a part with capitals, spaces or dots in double quotes \
+                             (`index = '\"My Index\"'`)",
+                            shown(trimmed)
+                        ),
+                    ));
+                }
+                trimmed.to_string()
+            }
+            Some(i) => return Err(here.at(i.span().start, "`index` is empty")),
             None => {
-                return Err(at(
+                return Err(here.at(
                     scope_span.start,
                     &format!("scope `{scope_name}` names no `index` it must use"),
                 ));
             }
         };
-        let mut fragments = shared.map(|s| s.fragments.clone()).unwrap_or_default();
-        fragments.extend(scope.fragments.clone());
+        check_fragments(here, &scope.fragments)?;
+        check_setup(here, scope.setup.as_ref())?;
+        let mut fragments: BTreeMap<String, String> = shared
+            .map(|s| {
+                s.fragments
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.get_ref().clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        fragments.extend(
+            scope
+                .fragments
+                .iter()
+                .map(|(k, v)| (k.clone(), v.get_ref().clone())),
+        );
         let sql = render(&plan_path, &plan_sql, &fragments, scope_name)?;
 
+        // The scope's params, else the expectation's, else plancheck.toml's: each located in
+        // the file it came from.
         let params = scope
             .params
             .as_ref()
-            .or(file.params.as_ref())
-            .or(shared.and_then(|s| s.params.as_ref()));
-        let (params, params_at) = match params {
-            Some(p) => (p.get_ref().as_slice(), Some(p.span().start)),
-            None => (&[][..], None),
+            .map(|p| (here, p, &text_shared))
+            .or(file.params.as_ref().map(|p| (here, p, &text_shared)))
+            .or(shared
+                .and_then(|s| s.params.as_ref())
+                .map(|p| (shared_file, p, &config_text)));
+        let (literals, param_places) = match params {
+            Some((f, p, f_text)) => (
+                literals(f, p)?,
+                p.get_ref()
+                    .iter()
+                    .map(|v| Place {
+                        path: f.path.to_string(),
+                        text: Arc::clone(f_text),
+                        offset: v.span().start,
+                    })
+                    .collect(),
+            ),
+            None => (Vec::new(), Vec::new()),
         };
-        let literals = params
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                to_sql_literal(v).map_err(|m| {
-                    at(
-                        params_at.unwrap_or(0),
-                        &format!("parameter ${}: {m}", i + 1),
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let wanted = max_placeholder(&sql.text);
+        let (wanted, wanted_at) = highest_placeholder(&sql.text);
         if wanted != literals.len() {
-            let message = format!(
-                "{plan_path} uses {wanted} parameter{} ($1…${wanted}) but scope `{scope_name}` \
-                 gives {} value{}",
-                if wanted == 1 { "" } else { "s" },
+            let uses = match wanted {
+                0 => format!("{plan_path} uses no parameters"),
+                1 => format!("{plan_path} uses 1 parameter ($1)"),
+                n => format!("{plan_path} uses {n} parameters ($1…${n})"),
+            };
+            let gives = format!(
+                "scope `{scope_name}` gives {} value{}",
                 literals.len(),
                 if literals.len() == 1 { "" } else { "s" },
             );
-            return Err(match params_at {
-                Some(offset) => at(offset, &message),
-                None => BadInput(format!("{path}: {message}; add `params = [...]`")),
+            return Err(match params {
+                // Too many: point at the first value too many.
+                Some((f, p, _)) if wanted < literals.len() => f.at(
+                    p.get_ref()[wanted].span().start,
+                    &format!("{uses} but {gives}"),
+                ),
+                Some((f, p, _)) => f.at(p.span().start, &format!("{uses} but {gives}")),
+                // None at all: point at the placeholder in the plan.
+                None => BadInput(located(
+                    &plan_path,
+                    &plan_sql,
+                    sql.source_offset(wanted_at),
+                    &format!(
+                        "{uses} but {gives}; add `params = [...]` to {path} (or under \
+                         [scopes.{scope_name}])"
+                    ),
+                )),
             });
         }
         let setup = scope
             .setup
-            .clone()
-            .or_else(|| shared.and_then(|s| s.setup.clone()))
+            .as_ref()
+            .or(shared.and_then(|s| s.setup.as_ref()))
+            .map(setup_of)
             .unwrap_or_default();
         // A scope's own budget replaces the expectation's, figure by figure.
         let budget_file = scope.budget.as_ref().or(file.budget.as_ref());
         let mut budget = Budget::default();
         if let Some(b) = budget_file {
-            for (name, value) in [
-                ("warm_ms", b.get_ref().warm_ms),
-                ("buffers", b.get_ref().buffers),
+            for (figure, value) in [
+                ("warm_ms", &b.get_ref().warm_ms),
+                ("buffers", &b.get_ref().buffers),
             ] {
                 if let Some(v) = value
-                    && !(v.is_finite() && v > 0.0)
+                    && !(v.get_ref().is_finite() && *v.get_ref() > 0.0)
                 {
-                    return Err(at(
-                        b.span().start,
-                        &format!("budget `{name}` must be a number above 0, not {v}"),
+                    return Err(here.at(
+                        v.span().start,
+                        &format!(
+                            "budget `{figure}` must be a number above 0, not {}",
+                            v.get_ref()
+                        ),
                     ));
                 }
             }
-            budget.warm_ms = b.get_ref().warm_ms;
-            budget.buffers = b.get_ref().buffers;
+            budget.warm_ms = b.get_ref().warm_ms.as_ref().map(|v| *v.get_ref());
+            budget.buffers = b.get_ref().buffers.as_ref().map(|v| *v.get_ref());
         }
         if let Some(r) = scope.relative.as_ref().or(file.relative.as_ref()) {
             let rel = r.get_ref();
-            if !(rel.max_ratio.is_finite() && rel.max_ratio > 0.0) {
-                return Err(at(
-                    r.span().start,
-                    &format!(
-                        "`max_ratio` must be a number above 0, not {}",
-                        rel.max_ratio
-                    ),
+            let max_ratio = *rel.max_ratio.get_ref();
+            if !(max_ratio.is_finite() && max_ratio > 0.0) {
+                return Err(here.at(
+                    rel.max_ratio.span().start,
+                    &format!("`max_ratio` must be a number above 0, not {max_ratio}"),
                 ));
             }
-            if rel.to == name {
-                return Err(at(
-                    r.span().start,
+            let to = rel.to.get_ref();
+            if to == name {
+                return Err(here.at(
+                    rel.to.span().start,
                     "a read path cannot be relative to itself",
                 ));
             }
             budget.relative = Some(Relative {
-                to: rel.to.clone(),
-                max_ratio: rel.max_ratio,
+                to: to.clone(),
+                max_ratio,
             });
-            relative_spans.push((scope_name.clone(), rel.to.clone(), r.span().start));
+            relatives.push((scope_name.clone(), to.clone(), r.span().start));
         }
         checks.push(ScopeCheck {
             scope: scope_name.clone(),
@@ -512,22 +972,109 @@ fn load_expectation(
             params: literals,
             setup,
             budget,
+            param_places,
         });
     }
     Ok(ReadPath {
         name: name.to_string(),
         plan_path,
         expectation_path: path,
-        allow_seq_scan: file.allow_seq_scan,
+        allow_seq_scan,
         checks,
-        relative_errors: relative_spans
-            .into_iter()
-            .map(|(scope, to, offset)| {
-                let (line, col) = crate::errors::line_col(&text, offset);
-                (scope, to, line, col)
-            })
-            .collect(),
+        expectation_text: text,
+        relatives,
     })
+}
+
+/// What is wrong with a required index's name, as PostgreSQL's `to_regclass` reads it, with
+/// the byte offset of the problem; `None` when it is well formed. A name is `name` or
+/// `schema.name`; a part is an unquoted name (which the server folds to lower case) or a
+/// double-quoted one (`""` for a quote inside).
+fn index_name_problem(name: &str) -> Option<(usize, String)> {
+    if let Some((at, c)) = name.char_indices().find(|(_, c)| c.is_control()) {
+        return Some((at, format!("a control character ({c:?})")));
+    }
+    let b = name.as_bytes();
+    let space = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
+    let mut i = 0;
+    let mut parts = 0;
+    loop {
+        while i < b.len() && space(b[i]) {
+            i += 1;
+        }
+        let start = i;
+        if i < b.len() && b[i] == b'"' {
+            i += 1;
+            let mut closed = false;
+            while i < b.len() {
+                if b[i] == b'"' {
+                    if b.get(i + 1) == Some(&b'"') {
+                        i += 2;
+                        continue;
+                    }
+                    closed = true;
+                    i += 1;
+                    break;
+                }
+                i += 1;
+            }
+            if !closed {
+                return Some((start, "a `\"` that is never closed".into()));
+            }
+            if i == start + 2 {
+                return Some((start, "an empty quoted name `\"\"`".into()));
+            }
+        } else {
+            while i < b.len() && b[i] != b'.' && b[i] != b'"' && !space(b[i]) {
+                i += 1;
+            }
+            if i < b.len() && b[i] == b'"' {
+                return Some((i, "a `\"` inside an unquoted name".into()));
+            }
+            if i == start {
+                return Some((start, "an empty part".into()));
+            }
+        }
+        parts += 1;
+        while i < b.len() && space(b[i]) {
+            i += 1;
+        }
+        if i == b.len() {
+            return None;
+        }
+        if b[i] != b'.' {
+            return Some((
+                i,
+                "text after the name (a name with spaces must be quoted)".into(),
+            ));
+        }
+        if parts == 2 {
+            return Some((i, "more than two parts".into()));
+        }
+        i += 1;
+    }
+}
+
+/// Longest value a message quotes whole.
+const SHOWN_VALUE_CHARS: usize = 60;
+
+/// A value from a file, as a message quotes it: in quotes, escaped, at most 60 characters.
+fn shown(value: &str) -> String {
+    let head: String = value.chars().take(SHOWN_VALUE_CHARS).collect();
+    if head.len() < value.len() {
+        format!("{head:?}…")
+    } else {
+        format!("{head:?}")
+    }
+}
+
+/// At most 60 characters of a value, for a message.
+fn cut(value: &str) -> String {
+    let mut head: String = value.chars().take(SHOWN_VALUE_CHARS).collect();
+    if head.len() < value.len() {
+        head.push('…');
+    }
+    head
 }
 
 /// Fills `{{name}}` markers with the scope's fragments.
@@ -551,7 +1098,16 @@ fn render(
             )));
         };
         let close = open + 2 + close_rel;
-        let name = source[open + 2..close].trim();
+        let inside = &source[open + 2..close];
+        if inside.contains('\n') {
+            return Err(BadInput(located(
+                plan_path,
+                source,
+                open,
+                "`{{` without a closing `}}` on its line",
+            )));
+        }
+        let name = inside.trim();
         if name.is_empty()
             || !name
                 .chars()
@@ -561,7 +1117,10 @@ fn render(
                 plan_path,
                 source,
                 open,
-                &format!("`{{{{{name}}}}}` is not a fragment name (letters, digits, _ and -)"),
+                &format!(
+                    "{} is not a fragment name (letters, digits, _ and -)",
+                    shown(&format!("{{{{{name}}}}}"))
+                ),
             )));
         }
         let Some(value) = fragments.get(name) else {
@@ -637,9 +1196,16 @@ fn quote_literal(s: &str) -> Result<String, String> {
 /// The highest `$n` placeholder in the SQL, skipping string literals, quoted identifiers,
 /// dollar-quoted strings and comments.
 pub fn max_placeholder(sql: &str) -> usize {
+    highest_placeholder(sql).0
+}
+
+/// The highest `$n` placeholder in the SQL and the byte offset of its first occurrence
+/// (0 when there is none).
+fn highest_placeholder(sql: &str) -> (usize, usize) {
     let b = sql.as_bytes();
     let mut i = 0;
     let mut max = 0;
+    let mut max_at = 0;
     while i < b.len() {
         match b[i] {
             b'\'' | b'"' => {
@@ -684,8 +1250,11 @@ pub fn max_placeholder(sql: &str) -> usize {
                     j += 1;
                 }
                 if j > start && !(i > 0 && is_ident_byte(b[i - 1])) {
-                    if let Ok(n) = sql[start..j].parse::<usize>() {
-                        max = max.max(n);
+                    if let Ok(n) = sql[start..j].parse::<usize>()
+                        && n > max
+                    {
+                        max = n;
+                        max_at = i;
                     }
                     i = j;
                     continue;
@@ -708,7 +1277,7 @@ pub fn max_placeholder(sql: &str) -> usize {
             _ => i += 1,
         }
     }
-    max
+    (max, max_at)
 }
 
 fn is_ident_byte(c: u8) -> bool {
@@ -779,5 +1348,240 @@ mod tests {
         assert_eq!(to_sql_literal(&toml::Value::Float(1.5)).unwrap(), "1.5");
         assert!(to_sql_literal(&toml::Value::Array(vec![])).is_err());
         assert!(to_sql_literal(&toml::Value::String("a\0b".into())).is_err());
+    }
+}
+
+#[cfg(test)]
+mod loading {
+    use super::*;
+
+    const PLAN: &str = "SELECT p.id FROM posts p\nWHERE p.thread_id = $1\n  AND {{vis}}\n";
+    const PROJECT: &str = "[scopes.member]\nfragments = { vis = \"p.visibility = 'visible'\" }\n";
+
+    fn error(expectation: &str, plan: Option<&str>, project: Option<&str>) -> String {
+        load_texts(expectation, plan, project).unwrap_err().0
+    }
+
+    #[test]
+    fn a_project_in_memory_loads_like_a_folder() {
+        let p = load_texts(
+            "params = [7]\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+            Some(PLAN),
+            Some(PROJECT),
+        )
+        .unwrap();
+        let c = &p.read_paths[0].checks[0];
+        assert_eq!(p.read_paths[0].name, "path");
+        assert_eq!(p.read_paths[0].plan_path, "plans/path.sql");
+        assert!(c.sql.text.ends_with("AND p.visibility = 'visible'\n"));
+        assert_eq!(c.params, ["7"]);
+    }
+
+    #[test]
+    fn crlf_and_a_byte_order_mark_are_read_as_plain_text() {
+        let source = Source::Memory(vec![
+            (
+                "expectations/path.toml".into(),
+                b"\xef\xbb\xbfparams = [1]\r\n[scopes.member]\r\nindex = \"i\"\r\n".to_vec(),
+            ),
+            (
+                "plans/path.sql".into(),
+                b"\xef\xbb\xbfSELECT $1\r\nWHERE {{vis}}\r\n".to_vec(),
+            ),
+            (
+                "plancheck.toml".into(),
+                PROJECT.replace('\n', "\r\n").into(),
+            ),
+        ]);
+        let p = load(&source, &Filter::default()).unwrap();
+        assert!(
+            p.read_paths[0].checks[0]
+                .sql
+                .text
+                .starts_with("SELECT $1\r\n")
+        );
+        // An error on the first line of a file with a byte-order mark: the column the editor shows.
+        let source = Source::Memory(vec![(
+            "expectations/path.toml".into(),
+            b"\xef\xbb\xbfparams = \"1\"\n".to_vec(),
+        )]);
+        let e = load(&source, &Filter::default()).unwrap_err().0;
+        assert!(
+            e.starts_with("expectations/path.toml:1:10: invalid type"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bytes_that_are_not_text_are_located() {
+        let e = decode("plans/x.sql", b"SELECT 1\nWHERE \xe9t\xe9".to_vec())
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("plans/x.sql:2:7: not UTF-8 text: byte 0xE9"),
+            "{e}"
+        );
+        let e = decode("plans/x.sql", b"SELECT 1\0".to_vec()).unwrap_err().0;
+        assert!(e.starts_with("plans/x.sql:1:9: a NUL character"), "{e}");
+        let e = decode("x.toml", b"\xff\xfe[\0".to_vec()).unwrap_err().0;
+        assert!(e.contains("UTF-16"), "{e}");
+        assert_eq!(decode("x", b"\xef\xbb\xbfok".to_vec()).unwrap(), "ok");
+    }
+
+    #[test]
+    fn every_file_error_names_file_line_and_column() {
+        let ok_scope = "[scopes.member]\nindex = \"i\"\n";
+        for (expectation, plan, project, wanted) in [
+            (
+                "",
+                Some("SELECT 1"),
+                None,
+                "expectations/path.toml:1:1: declares no scope",
+            ),
+            (
+                ok_scope,
+                None,
+                None,
+                "expectations/path.toml:1:1: the plan file plans/path.sql",
+            ),
+            (
+                ok_scope,
+                Some(" \n"),
+                None,
+                "plans/path.sql:1:1: the plan file is empty",
+            ),
+            (
+                ok_scope,
+                Some("SELECT $1"),
+                None,
+                "plans/path.sql:1:8: plans/path.sql uses 1",
+            ),
+            (
+                "params = [1, 2]\n[scopes.member]\nindex = \"i\"\n",
+                Some("SELECT $1"),
+                None,
+                "expectations/path.toml:1:14: plans/path.sql uses 1 parameter ($1) but",
+            ),
+            (
+                ok_scope,
+                Some("SELECT $1"),
+                Some("[scopes.member]\nparams = [[1]]\n"),
+                "plancheck.toml:2:11: parameter $1: an array",
+            ),
+            (
+                "budget = { buffers = 0 }\n[scopes.member]\nindex = \"i\"\n",
+                Some("SELECT 1"),
+                None,
+                "expectations/path.toml:1:22: budget `buffers` must be a number above 0",
+            ),
+            (
+                "relative = { to = \"nowhere\", max_ratio = 2 }\n[scopes.member]\nindex = \"i\"\n",
+                Some("SELECT 1"),
+                None,
+                "expectations/path.toml:1:12: relative budget: no read path `nowhere`",
+            ),
+            (
+                "[scopes.member]\nindex = \"i\"\nsetup = [\"\"]\n",
+                Some("SELECT 1"),
+                None,
+                "expectations/path.toml:3:10: setup statement 1 is empty",
+            ),
+            (
+                "allow_seq_scan = [\"a.b.c\"]\n[scopes.member]\nindex = \"i\"\n",
+                Some("SELECT 1"),
+                None,
+                "expectations/path.toml:1:19: `allow_seq_scan` lists relations",
+            ),
+        ] {
+            let e = error(expectation, plan, project);
+            assert!(e.starts_with(wanted), "wanted {wanted:?}, got:\n{e}");
+            assert!(e.contains("\n  |\n"), "no snippet:\n{e}");
+        }
+    }
+
+    #[test]
+    fn index_names_are_read_as_sql_names() {
+        for good in [
+            "posts_thread_visible_idx",
+            "public.posts_thread_visible_idx",
+            "\"Weird Idx\"",
+            "public.\"Weird \"\"Idx\"",
+            "\"a.b\".\"c\"",
+            " public . x ",
+            "Posts_Idx",
+            "índice",
+        ] {
+            assert_eq!(index_name_problem(good), None, "{good}");
+        }
+        for (bad, at) in [
+            ("a.b.c.d", 3),
+            ("a.b.c", 3),
+            ("\"unterminated", 0),
+            ("public.\"x", 7),
+            ("\"\"", 0),
+            ("a..b", 2),
+            ("a.", 2),
+            (".a", 0),
+            ("posts thread idx", 6),
+            ("ab\"c", 2),
+            ("\"a\"b", 3),
+            ("a\u{1}", 1),
+        ] {
+            let problem = index_name_problem(bad);
+            assert_eq!(
+                problem.as_ref().map(|p| p.0),
+                Some(at),
+                "{bad}: {problem:?}"
+            );
+        }
+        let e = error(
+            "[scopes.member]\nindex = \"a.b.c.d\"\n",
+            Some("SELECT 1"),
+            None,
+        );
+        assert!(
+            e.starts_with(
+                "expectations/path.toml:2:13: `index = \"a.b.c.d\"`: more than two parts"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn names_that_differ_only_in_case_and_capital_extensions_are_refused() {
+        let file = |p: &str| (p.to_string(), b"[scopes.member]\nindex = \"i\"\n".to_vec());
+        let source = Source::Memory(vec![
+            file("expectations/a.toml"),
+            file("expectations/A.toml"),
+        ]);
+        let e = load(&source, &Filter::default()).unwrap_err().0;
+        assert!(e.contains("differ only in case"), "{e}");
+        let source = Source::Memory(vec![
+            file("expectations/a.toml"),
+            file("expectations/b.TOML"),
+        ]);
+        let e = load(&source, &Filter::default()).unwrap_err().0;
+        assert!(e.starts_with("expectations/b.TOML: not read"), "{e}");
+    }
+
+    #[test]
+    fn a_parameter_the_server_refuses_is_located_where_it_is_written() {
+        let p = load_texts(
+            "params = [1, \"x\"]\n[scopes.member]\nindex = \"i\"\n",
+            Some("SELECT $1, $2"),
+            None,
+        )
+        .unwrap();
+        let c = &p.read_paths[0].checks[0];
+        // "1, 'x'": the second value starts at byte 3.
+        assert_eq!(c.param_at(0), Some(0));
+        assert_eq!(c.param_at(1), None);
+        assert_eq!(c.param_at(4), Some(1));
+        let e = c.locate_param(1, "invalid input syntax").unwrap();
+        assert!(
+            e.starts_with("expectations/path.toml:1:14: invalid input syntax"),
+            "{e}"
+        );
+        assert_eq!(c.locate_param(2, "m"), None);
     }
 }

@@ -18,6 +18,18 @@ pub struct Report {
     pub lint: Vec<crate::lint::Finding>,
     /// `--explain`: the table ends with the plan of every failing check.
     pub explain: bool,
+    /// With `--migration`: the checks as the database was before it (`checks` are after).
+    pub before: Option<Vec<CheckResult>>,
+}
+
+impl Report {
+    /// The check before the migration matching one after it.
+    fn before_of(&self, c: &CheckResult) -> Option<&CheckResult> {
+        self.before
+            .as_ref()?
+            .iter()
+            .find(|b| b.read_path == c.read_path && b.scope == c.scope)
+    }
 }
 
 /// Counts for the summary line and the JSON summary.
@@ -95,6 +107,7 @@ fn budget_used(budget: &Budget, used: Option<&BudgetUsed>) -> String {
 /// The pass/fail table and a summary line.
 pub fn table(report: &Report) -> String {
     let mut t = Table::new();
+    let migration = report.before.is_some();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(180)
@@ -102,7 +115,11 @@ pub fn table(report: &Report) -> String {
             "read path",
             "scope",
             "required index",
-            "result",
+            if migration {
+                "before → after migration"
+            } else {
+                "result"
+            },
             "used instead",
             "warm p50",
             "buffers",
@@ -129,10 +146,17 @@ pub fn table(report: &Report) -> String {
             Cell::new(&c.read_path),
             Cell::new(&c.scope),
             Cell::new(&c.required_index),
-            Cell::new(if c.is_warning(report.require) {
-                format!("{} (warning)", c.verdict)
-            } else {
-                c.verdict.to_string()
+            Cell::new({
+                let now = if c.is_warning(report.require) {
+                    format!("{} (warning)", c.verdict)
+                } else {
+                    c.verdict.to_string()
+                };
+                match (migration, report.before_of(c)) {
+                    (true, Some(b)) => format!("{} → {now}", b.verdict),
+                    (true, None) => format!("(not run) → {now}"),
+                    (false, _) => now,
+                }
             }),
             Cell::new(instead),
             Cell::new(ms(c.warm_ms)),
@@ -232,6 +256,13 @@ struct JsonReport<'a> {
 }
 
 #[derive(Serialize)]
+struct JsonBefore<'a> {
+    verdict: Verdict,
+    used: &'a [String],
+    message: &'a str,
+}
+
+#[derive(Serialize)]
 struct JsonCheck<'a> {
     read_path: &'a str,
     scope: &'a str,
@@ -248,6 +279,9 @@ struct JsonCheck<'a> {
     warning: bool,
     /// Warnings about the planner's knowledge: relations never analysed or changed a lot since.
     notes: &'a [String],
+    /// With `--migration`: the same check before the migration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    before: Option<JsonBefore<'a>>,
     /// The budgets set for the check (absent figures left out), and the share of each used.
     budget: &'a Budget,
     budget_used: Option<&'a BudgetUsed>,
@@ -275,6 +309,11 @@ pub fn json(report: &Report) -> String {
                 usable: c.usable,
                 warning: c.is_warning(report.require),
                 notes: &c.notes,
+                before: report.before_of(c).map(|b| JsonBefore {
+                    verdict: b.verdict,
+                    used: &b.used,
+                    message: &b.message,
+                }),
                 budget: &c.budget,
                 budget_used: c.budget_used.as_ref(),
                 message: &c.message,

@@ -310,12 +310,16 @@ fn bad_input_exits_2_naming_the_file() {
             "{expectation:?}: wanted {wanted:?} in {stderr}"
         );
     }
-    // No database given at all.
+    // No database given at all: libpq's defaults, then a clear failure to connect when nothing
+    // listens there.
     let dir = project("SELECT 1", "[scopes.member]\nindex = \"x\"\n");
     let out = plancheck(&["check", "--project", dir.path().to_str().unwrap()])
+        .env("PGHOST", "127.0.0.1")
+        .env("PGPORT", "1")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("127.0.0.1:1"));
     // An unknown scope or read path on the command line.
     for flag in ["--scope", "--only"] {
         let out = plancheck(&[

@@ -47,9 +47,25 @@ pub async fn required_indexes(
     let mut out = Vec::new();
     for rp in &project.read_paths {
         let mut required = Vec::new();
+        let mut unchecked = None;
         for c in &rp.checks {
             let info = match index_info(client, &c.index).await {
                 Ok(info) => info,
+                // Blocked by another session's lock (the catalog functions lock the table):
+                // this read path is left unlinted, and its checks report the timeout.
+                Err(e)
+                    if e.code().is_some_and(|c| {
+                        *c == tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE
+                            || *c == tokio_postgres::error::SqlState::QUERY_CANCELED
+                    }) =>
+                {
+                    unchecked = Some(format!(
+                        "could not be linted: reading index {} timed out ({})",
+                        c.index,
+                        super::cause(&e)
+                    ));
+                    break;
+                }
                 Err(e) if e.as_db_error().is_some() => None,
                 Err(e) => {
                     return Err(crate::errors::DatabaseFailure(format!(
@@ -63,6 +79,7 @@ pub async fn required_indexes(
         out.push(crate::lint::ReadPathIndexes {
             read_path: rp.name.clone(),
             required,
+            unchecked,
         });
     }
     Ok(out)

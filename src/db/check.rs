@@ -21,6 +21,7 @@ use super::{Target, cause};
 use crate::errors::located;
 use crate::explain::Explain;
 use crate::project::{ReadPath, ScopeCheck};
+use crate::stop::Stop;
 use crate::verdict::{self, CheckResult, PlanVerdict, RequiredIndex, Rules, Spread, Verdict};
 
 /// How each check runs.
@@ -36,26 +37,59 @@ pub struct Settings {
 }
 
 impl Default for Settings {
+    /// The defaults of the command line: bounds a staging DBA would accept.
     fn default() -> Self {
         Settings {
             warmup: 2,
             iterations: 5,
-            statement_timeout: Duration::from_secs(60),
-            lock_timeout: Duration::from_secs(5),
-            idle_in_transaction_timeout: Duration::from_secs(120),
+            statement_timeout: Duration::from_secs(30),
+            lock_timeout: Duration::from_secs(2),
+            idle_in_transaction_timeout: Duration::from_secs(60),
         }
     }
+}
+
+/// Bounds a session that runs outside any check's transaction (the catalog reads before the
+/// checks): the same statement and lock timeouts, so another session's lock cannot hang a run.
+pub async fn bound_session(
+    client: &Client,
+    settings: &Settings,
+) -> Result<(), crate::errors::DatabaseFailure> {
+    client
+        .batch_execute(&format!(
+            "SET statement_timeout = {}; SET lock_timeout = {}",
+            settings.statement_timeout.as_millis().max(1),
+            settings.lock_timeout.as_millis().max(1)
+        ))
+        .await
+        .map_err(|e| {
+            crate::errors::DatabaseFailure(format!(
+                "could not set the session's timeouts: {}",
+                cause(&e)
+            ))
+        })
 }
 
 const EXPLAIN: &str = "EXPLAIN (ANALYZE, BUFFERS, VERBOSE, FORMAT JSON) ";
 const STATEMENT: &str = "plancheck_read_path";
 
-/// Runs the check and judges it. Never fails: every problem becomes an `error` verdict.
+/// Where a check runs.
+pub enum Session<'a> {
+    /// Its own session and its own `READ ONLY` transaction, rolled back: the normal case.
+    Own(&'a Target),
+    /// A savepoint of a transaction that is already open and will be rolled back whole: the
+    /// migration's, for `check --migration`. Rolled back to after the check.
+    Savepoint(&'a Client),
+}
+
+/// Runs the check and judges it. Never fails: every problem becomes an `error` verdict. A stop
+/// (Ctrl-C) cancels the running statement, rolls the check back and makes it an `error`.
 pub async fn run(
-    target: &Target,
+    session: Session<'_>,
     read_path: &ReadPath,
     check: &ScopeCheck,
     settings: &Settings,
+    stop: &mut Stop,
 ) -> CheckResult {
     let mut result = CheckResult {
         read_path: read_path.name.clone(),
@@ -75,15 +109,35 @@ pub async fn run(
         budget_used: None,
         plans: Vec::new(),
     };
-    let client = match target.connect().await {
-        Ok(c) => c,
-        Err(e) => {
-            result.message = e.0;
-            result.connection_lost = true;
-            return result;
+    let owned;
+    let (client, shared) = match session {
+        Session::Own(target) => match target.connect().await {
+            Ok(c) => {
+                owned = c;
+                (&owned, false)
+            }
+            Err(e) => {
+                result.message = e.0;
+                result.connection_lost = true;
+                return result;
+            }
+        },
+        Session::Savepoint(client) => (client, true),
+    };
+    let outcome = tokio::select! {
+        outcome = run_in_transaction(client, shared, read_path, check, settings, &mut result) => outcome,
+        _ = stop.wait() => {
+            // Stop the statement now rather than when it next talks to us; the rollback below
+            // (or the end of the session) undoes the rest.
+            let _ = client.cancel_token().cancel_query(tokio_postgres::NoTls).await;
+            Err(Failure {
+                message: "interrupted: the running statement was cancelled and the check's \
+                          transaction rolled back"
+                    .into(),
+                connection_lost: false,
+            })
         }
     };
-    let outcome = run_in_transaction(&client, read_path, check, settings, &mut result).await;
     if let Err(failure) = outcome {
         result.verdict = Verdict::Error;
         result.used.clear();
@@ -91,10 +145,15 @@ pub async fn run(
         result.connection_lost = failure.connection_lost;
         result.message = failure.message;
     }
-    // The session ends here; the prepared statement and every setting end with it. Clean up
+    // An own session ends here, and the prepared statement and every setting with it. Clean up
     // explicitly all the same, so a pooled or proxied session is left as it was found.
     if !client.is_closed() {
-        let _ = client.batch_execute("ROLLBACK").await;
+        let end = if shared {
+            "ROLLBACK TO SAVEPOINT plancheck_check; RELEASE SAVEPOINT plancheck_check"
+        } else {
+            "ROLLBACK"
+        };
+        let _ = client.batch_execute(end).await;
         if !check.params.is_empty() {
             let _ = client
                 .batch_execute(&format!("DEALLOCATE {STATEMENT}"))
@@ -111,15 +170,21 @@ struct Failure {
 
 async fn run_in_transaction(
     client: &Client,
+    shared: bool,
     read_path: &ReadPath,
     check: &ScopeCheck,
     settings: &Settings,
     result: &mut CheckResult,
 ) -> Result<(), Failure> {
     let ms = |d: Duration| d.as_millis().max(1);
+    let begin = if shared {
+        "SAVEPOINT plancheck_check"
+    } else {
+        "BEGIN READ ONLY"
+    };
     client
         .batch_execute(&format!(
-            "BEGIN READ ONLY; \
+            "{begin}; \
              SET LOCAL statement_timeout = {}; \
              SET LOCAL lock_timeout = {}; \
              SET LOCAL idle_in_transaction_session_timeout = {};",
@@ -128,7 +193,26 @@ async fn run_in_transaction(
             ms(settings.idle_in_transaction_timeout),
         ))
         .await
-        .map_err(|e| failure(&e, "could not start the read-only transaction", settings))?;
+        .map_err(|e| failure(&e, "could not start the check's transaction", settings))?;
+    // Refused before they run: in a shared transaction a COMMIT would make the migration
+    // permanent, and in an own one it would let the read path write.
+    if let Some((i, keyword)) = check
+        .setup
+        .iter()
+        .enumerate()
+        .find_map(|(i, st)| transaction_control(st).map(|k| (i, k)))
+    {
+        return Err(Failure {
+            message: format!(
+                "{}: scope `{}` setup statement {} is transaction control ({keyword}), which a \
+                 check cannot allow; the read path was not run",
+                read_path.expectation_path,
+                check.scope,
+                i + 1
+            ),
+            connection_lost: false,
+        });
+    }
     for (i, statement) in check.setup.iter().enumerate() {
         // One statement each, over the extended protocol, which refuses several in one string.
         client.execute(statement.as_str(), &[]).await.map_err(|e| {
@@ -146,7 +230,7 @@ async fn run_in_transaction(
     }
 
     if !check.setup.is_empty() {
-        ensure_still_read_only(client, read_path, check, settings).await?;
+        ensure_still_in_transaction(client, shared, read_path, check, settings).await?;
     }
 
     let Some(index) = resolve_index(client, &check.index, settings).await? else {
@@ -432,11 +516,59 @@ async fn explain_runs(
     Ok((plans, last))
 }
 
-/// A setup statement may not end the transaction (`COMMIT`) or make it read-write
-/// (`SET TRANSACTION READ WRITE`): either would let the read path write for real. A savepoint
-/// fails outside a transaction block, so it proves the block is still open.
-async fn ensure_still_read_only(
+/// The transaction-control keyword a statement starts with, if any.
+fn transaction_control(statement: &str) -> Option<&'static str> {
+    // Skip leading whitespace and comments.
+    let mut rest = statement.trim_start();
+    loop {
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r
+                .split_once('\n')
+                .map(|(_, r)| r)
+                .unwrap_or("")
+                .trim_start();
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r
+                .split_once("*/")
+                .map(|(_, r)| r)
+                .unwrap_or("")
+                .trim_start();
+        } else {
+            break;
+        }
+    }
+    let words: Vec<String> = rest
+        .split(|c: char| c.is_whitespace() || c == ';' || c == '(')
+        .filter(|w| !w.is_empty())
+        .take(3)
+        .map(|w| w.to_ascii_uppercase())
+        .collect();
+    let first = words.first().map(String::as_str).unwrap_or("");
+    let second = words.get(1).map(String::as_str).unwrap_or("");
+    match (first, second) {
+        ("BEGIN", _) => Some("BEGIN"),
+        ("START", _) => Some("START TRANSACTION"),
+        ("COMMIT", _) => Some("COMMIT"),
+        ("END", _) => Some("END"),
+        ("ROLLBACK", _) => Some("ROLLBACK"),
+        ("ABORT", _) => Some("ABORT"),
+        ("SAVEPOINT", _) => Some("SAVEPOINT"),
+        ("RELEASE", _) => Some("RELEASE"),
+        ("PREPARE", "TRANSACTION") => Some("PREPARE TRANSACTION"),
+        ("SET", "TRANSACTION") => Some("SET TRANSACTION"),
+        ("SET", "SESSION") if words.get(2).map(String::as_str) == Some("CHARACTERISTICS") => {
+            Some("SET SESSION CHARACTERISTICS")
+        }
+        _ => None,
+    }
+}
+
+/// After the setup, the check's transaction must still be open and (in its own session) still
+/// read-only: a function called by the setup could have changed either. A savepoint fails
+/// outside a transaction block, so it proves the block is still open.
+async fn ensure_still_in_transaction(
     client: &Client,
+    shared: bool,
     read_path: &ReadPath,
     check: &ScopeCheck,
     settings: &Settings,
@@ -461,6 +593,9 @@ async fn ensure_still_read_only(
             });
         }
         return Err(refuse("ended the transaction"));
+    }
+    if shared {
+        return Ok(());
     }
     let row = client
         .query_one(
@@ -657,5 +792,33 @@ fn describe_db_error(e: &tokio_postgres::Error, settings: &Settings) -> String {
             },
             None => cause(e),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::transaction_control;
+
+    #[test]
+    fn transaction_control_is_recognised_behind_comments_and_case() {
+        assert_eq!(transaction_control("commit"), Some("COMMIT"));
+        assert_eq!(
+            transaction_control("  -- why\n/* x */ Rollback;"),
+            Some("ROLLBACK")
+        );
+        assert_eq!(
+            transaction_control("set transaction read write"),
+            Some("SET TRANSACTION")
+        );
+        assert_eq!(
+            transaction_control("SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE"),
+            Some("SET SESSION CHARACTERISTICS")
+        );
+        assert_eq!(transaction_control("SET ROLE member"), None);
+        assert_eq!(transaction_control("SET LOCAL search_path = app"), None);
+        assert_eq!(
+            transaction_control("SELECT set_config('a.b', 'c', true)"),
+            None
+        );
     }
 }

@@ -194,6 +194,11 @@ impl Server {
         )
     }
 
+    /// The postmaster's process id, while it runs (the fault tests kill it).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Stops the server (fast shutdown, then kill) and removes its folder.
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {

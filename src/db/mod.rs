@@ -3,78 +3,157 @@
 
 pub mod catalog;
 pub mod check;
+pub mod conninfo;
 pub mod ephemeral;
 pub mod fixtures;
+pub mod migrate;
 pub mod provider;
+pub mod tls;
 
-use std::time::Duration;
-
-use tokio_postgres::{Client, Config, NoTls, config::Host};
+use tokio_postgres::{Client, Config, config::Host as PgHost};
 
 use crate::errors::{BadInput, DatabaseFailure};
+use conninfo::{ConnInfo, Environment, Host, HostSpec, ProcessEnv, Secret, SslMode};
 
-/// How to reach the database, without ever printing the password.
+/// How to reach the database, resolved the libpq way (see [`conninfo`] for the precedence and
+/// [`tls`] for what each sslmode does). Neither `Debug` nor any error shows the password.
 #[derive(Clone)]
 pub struct Target {
-    config: Config,
+    info: ConnInfo,
 }
 
 impl std::fmt::Debug for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.describe())
+        write!(
+            f,
+            "Target({}, sslmode={})",
+            self.describe(),
+            self.info.sslmode
+        )
     }
 }
 
 impl Target {
-    /// Reads a URL (`postgresql://…`) or a key=value connection string.
+    /// Reads a URL (`postgresql://…`) or a key=value connection string, then applies the `PG*`
+    /// environment variables, the password file and libpq's defaults to what it leaves unset.
     pub fn parse(text: &str) -> Result<Target, BadInput> {
-        let config: Config = text.parse().map_err(|e: tokio_postgres::Error| {
-            // The parser's message never carries the string itself, so no password leaks here.
-            BadInput(format!("invalid --database-url: {e}"))
-        })?;
-        Ok(Target::from_config(config))
+        Target::resolve(Some(text))
     }
 
-    pub fn from_config(mut config: Config) -> Target {
-        if config.get_application_name().is_none() {
-            config.application_name("plancheck");
-        }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
-        }
-        Target { config }
+    /// As [`Target::parse`]; with no string, the environment and the defaults alone decide.
+    pub fn resolve(text: Option<&str>) -> Result<Target, BadInput> {
+        Target::resolve_with(text, &ProcessEnv)
     }
 
-    /// `host:port` (or the socket folder) and database, for messages.
-    pub fn describe(&self) -> String {
-        let host = match self.config.get_hosts().first() {
-            Some(Host::Tcp(h)) => h.clone(),
-            Some(Host::Unix(p)) => p.display().to_string(),
-            None => "localhost".to_string(),
+    /// As [`Target::resolve`], against a given environment instead of the process's.
+    pub fn resolve_with(text: Option<&str>, env: &dyn Environment) -> Result<Target, BadInput> {
+        Ok(Target {
+            info: conninfo::resolve(text, env)?,
+        })
+    }
+
+    /// Takes a tokio-postgres configuration as it is: no environment variable, password file or
+    /// home-folder certificate is consulted. Its `ssl_mode` maps to the sslmode of the same name;
+    /// application_name defaults to `plancheck` and connect_timeout to 10 s.
+    pub fn from_config(config: Config) -> Target {
+        let ports = config.get_ports();
+        let port_of = |i: usize| {
+            ports
+                .get(i)
+                .or(ports.first())
+                .copied()
+                .unwrap_or(conninfo::DEFAULT_PORT)
         };
-        let port = self.config.get_ports().first().copied().unwrap_or(5432);
-        let db = self
-            .config
-            .get_dbname()
-            .or(self.config.get_user())
-            .unwrap_or("postgres");
-        format!("{host}:{port}/{db}")
+        let password = config
+            .get_password()
+            .map(|p| Secret::new(String::from_utf8_lossy(p)));
+        let addrs = config.get_hostaddrs();
+        let count = config.get_hosts().len().max(addrs.len()).max(1);
+        let hosts = (0..count)
+            .map(|i| {
+                let hostaddr = addrs.get(i).copied();
+                let host = match config.get_hosts().get(i) {
+                    Some(PgHost::Tcp(name)) => Some(Host::Tcp(name.clone())),
+                    Some(PgHost::Unix(dir)) => Some(Host::Unix(dir.clone())),
+                    None if hostaddr.is_some() => None,
+                    None => Some(Host::Tcp("localhost".into())),
+                };
+                HostSpec {
+                    host,
+                    hostaddr,
+                    port: port_of(i),
+                    password: password.clone(),
+                }
+            })
+            .collect();
+        let user = config.get_user().unwrap_or("postgres").to_string();
+        let sslmode = match config.get_ssl_mode() {
+            tokio_postgres::config::SslMode::Disable => SslMode::Disable,
+            tokio_postgres::config::SslMode::Require => SslMode::Require,
+            _ => SslMode::Prefer,
+        };
+        Target {
+            info: ConnInfo {
+                hosts,
+                dbname: config.get_dbname().unwrap_or(&user).to_string(),
+                user,
+                sslmode,
+                sslrootcert: None,
+                sslrootcert_exists: false,
+                sslcert: None,
+                sslkey: None,
+                connect_timeout: Some(
+                    config
+                        .get_connect_timeout()
+                        .copied()
+                        .unwrap_or(conninfo::DEFAULT_CONNECT_TIMEOUT),
+                ),
+                application_name: config
+                    .get_application_name()
+                    .unwrap_or(conninfo::DEFAULT_APPLICATION_NAME)
+                    .to_string(),
+                options: config.get_options().map(str::to_string),
+            },
+        }
     }
 
-    /// Opens a session. Failure to connect is a [`DatabaseFailure`] naming host, port and cause.
+    /// Every resolved setting (`Debug` hides the password).
+    pub fn conninfo(&self) -> &ConnInfo {
+        &self.info
+    }
+
+    /// `host:port` (or the socket folder) and database, for messages. Never the password.
+    pub fn describe(&self) -> String {
+        let hosts: Vec<String> = self
+            .info
+            .hosts
+            .iter()
+            .map(|h| {
+                let host = match (&h.host, h.hostaddr) {
+                    (Some(Host::Tcp(name)), _) => name.clone(),
+                    (Some(Host::Unix(dir)), _) => dir.display().to_string(),
+                    (None, Some(addr)) => addr.to_string(),
+                    (None, None) => "localhost".to_string(),
+                };
+                format!("{host}:{}", h.port)
+            })
+            .collect();
+        format!("{}/{}", hosts.join(","), self.info.dbname)
+    }
+
+    /// Opens a session: each host in turn, with TLS as the sslmode says. Failure is a
+    /// [`DatabaseFailure`] naming each host and port tried and the cause.
     pub async fn connect(&self) -> Result<Client, DatabaseFailure> {
-        let (client, connection) = self.config.connect(NoTls).await.map_err(|e| {
-            DatabaseFailure(format!(
-                "could not connect to {}: {}",
-                self.describe(),
-                cause(&e)
-            ))
-        })?;
-        tokio::spawn(async move {
-            // Errors surface on the client's next call as a closed connection.
-            let _ = connection.await;
-        });
-        Ok(client)
+        let mut failures = Vec::new();
+        for host in &self.info.hosts {
+            match tls::connect_host(&self.info, host).await {
+                Ok(client) => return Ok(client),
+                Err(cause) => {
+                    failures.push(format!("could not connect to {}: {cause}", host.describe()))
+                }
+            }
+        }
+        Err(DatabaseFailure(failures.join("; ")))
     }
 }
 
