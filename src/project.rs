@@ -345,6 +345,8 @@ pub struct ScopeCheck {
     pub budget: Budget,
     /// Where each parameter value is written, for an error the server finds in one.
     param_places: Vec<Place>,
+    /// Where each setup statement is written.
+    setup_places: Vec<Place>,
 }
 
 /// A place in a file people write: the file's path and text, and a byte offset into it.
@@ -361,6 +363,14 @@ impl ScopeCheck {
     /// convert to the parameter's type). `None` when there is no such parameter.
     pub fn locate_param(&self, index: usize, message: &str) -> Option<String> {
         let p = self.param_places.get(index)?;
+        Some(located(&p.path, &p.text, p.offset, message))
+    }
+
+    /// `message` located at setup statement `index` (0 for the first) in the file that gives
+    /// it (the expectation, or plancheck.toml), with the line shown: for a statement the server
+    /// refuses. `None` when there is no such statement.
+    pub fn locate_setup(&self, index: usize, message: &str) -> Option<String> {
+        let p = self.setup_places.get(index)?;
         Some(located(&p.path, &p.text, p.offset, message))
     }
 
@@ -914,12 +924,28 @@ fn load_expectation(
                 )),
             });
         }
-        let setup = scope
+        // The scope's setup, else plancheck.toml's, each statement with its place.
+        let setup_from = scope
             .setup
             .as_ref()
-            .or(shared.and_then(|s| s.setup.as_ref()))
-            .map(setup_of)
-            .unwrap_or_default();
+            .map(|s| (here, s, &text_shared))
+            .or(shared
+                .and_then(|s| s.setup.as_ref())
+                .map(|s| (shared_file, s, &config_text)));
+        let (setup, setup_places) = match setup_from {
+            Some((f, s, f_text)) => (
+                setup_of(s),
+                s.get_ref()
+                    .iter()
+                    .map(|v| Place {
+                        path: f.path.to_string(),
+                        text: Arc::clone(f_text),
+                        offset: v.span().start,
+                    })
+                    .collect(),
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
         // A scope's own budget replaces the expectation's, figure by figure.
         let budget_file = scope.budget.as_ref().or(file.budget.as_ref());
         let mut budget = Budget::default();
@@ -973,6 +999,7 @@ fn load_expectation(
             setup,
             budget,
             param_places,
+            setup_places,
         });
     }
     Ok(ReadPath {
@@ -1339,6 +1366,30 @@ mod tests {
     }
 
     #[test]
+    fn a_fragment_marker_must_close_on_its_line() {
+        // Found by fuzzing: the name between a `{{` and a `}}` lines later was quoted whole,
+        // and the message spanned lines.
+        let e = render(
+            "plans/x.sql",
+            "select 1\nwhere {{vis\nand x = 1 -- }}",
+            &BTreeMap::new(),
+            "member",
+        )
+        .unwrap_err();
+        assert!(
+            e.0.starts_with("plans/x.sql:2:7: `{{` without a closing `}}` on its line\n"),
+            "{}",
+            e.0
+        );
+        let e = render("p", "{{a b}}", &BTreeMap::new(), "m").unwrap_err();
+        assert!(
+            e.0.starts_with("p:1:1: \"{{a b}}\" is not a fragment name"),
+            "{}",
+            e.0
+        );
+    }
+
+    #[test]
     fn parameters_become_sql_literals() {
         assert_eq!(to_sql_literal(&toml::Value::Integer(4711)).unwrap(), "4711");
         assert_eq!(
@@ -1583,5 +1634,20 @@ mod loading {
             "{e}"
         );
         assert_eq!(c.locate_param(2, "m"), None);
+    }
+
+    #[test]
+    fn a_setup_statement_the_server_refuses_is_located_in_the_file_that_gives_it() {
+        let p = load_texts(
+            "[scopes.member]\nindex = \"i\"\n",
+            Some("SELECT 1"),
+            Some("[scopes.member]\nsetup = [\"SET ROLE a\", \"SET ROLE b\"]\n"),
+        )
+        .unwrap();
+        let c = &p.read_paths[0].checks[0];
+        assert_eq!(c.setup, ["SET ROLE a", "SET ROLE b"]);
+        let e = c.locate_setup(1, "role \"b\" does not exist").unwrap();
+        assert!(e.starts_with("plancheck.toml:2:24: role"), "{e}");
+        assert_eq!(c.locate_setup(2, "m"), None);
     }
 }

@@ -486,6 +486,7 @@ pub fn judge_usability(
     chosen: &Explain,
     probes: &[Probe],
     rules: &Rules<'_>,
+    non_immutable: &[String],
 ) -> PlanVerdict {
     if verdict.verdict != Verdict::NotChosen {
         return verdict;
@@ -537,7 +538,7 @@ pub fn judge_usability(
                     };
                     let cause = predicate
                         .as_deref()
-                        .and_then(|p| recognise_cause(p, &conditions))
+                        .and_then(|p| recognise_cause(p, &conditions, non_immutable))
                         .map(|c| format!("Cause: {c}. "))
                         .unwrap_or_default();
                     PlanVerdict {
@@ -641,7 +642,14 @@ fn mentions(condition: &str, column: &str) -> bool {
 /// Names, where it is recognisable, why a query's conditions do not imply a partial index's
 /// predicate. The planner proves implication only from constants and operators it knows
 /// (`predtest.c`), so the usual causes show in the text of the conditions.
-pub fn recognise_cause(predicate: &str, conditions: &[String]) -> Option<String> {
+///
+/// `non_immutable` names the functions in the conditions that the catalog says are STABLE or
+/// VOLATILE (a user's `current_visibility()`): their values are not constants either.
+pub fn recognise_cause(
+    predicate: &str,
+    conditions: &[String],
+    non_immutable: &[String],
+) -> Option<String> {
     let all = conditions.join(" ");
     let has_parameter = all
         .match_indices('$')
@@ -659,6 +667,15 @@ pub fn recognise_cause(predicate: &str, conditions: &[String]) -> Option<String>
             "a value computed at run time ({}…) stands where the predicate needs a constant; the \
              planner can only match a partial index against constants",
             f.trim_end_matches(['(', ')'])
+        ));
+    }
+    if let Some(f) = non_immutable
+        .iter()
+        .find(|f| all.contains(&format!("{f}(")))
+    {
+        return Some(format!(
+            "{f}() is not IMMUTABLE: its value is computed at run time, where the predicate \
+             needs a constant; the planner can only match a partial index against constants"
         ));
     }
     // The column the predicate constrains, as it prints: `(visibility = 'visible'::text)`.
@@ -1119,7 +1136,7 @@ mod tests {
             allow_seq_scan: &[],
             reltuples: &reltuples,
         };
-        judge_usability(judge_plan(&plan, &rules), &plan, &probes, &rules)
+        judge_usability(judge_plan(&plan, &rules), &plan, &probes, &rules, &[])
     }
 
     fn seq_scan_plan(cost: f64) -> Value {
@@ -1182,7 +1199,7 @@ mod tests {
         let probes = vec![probe(json!([{ "Plan": { "Node Type": "Index Scan",
             "Index Name": "posts_thread_visible_idx", "Relation Name": "posts",
             "Schema": "public", "Total Cost": 8.0 }}]))];
-        let v = judge_usability(judge_plan(&plan, &rules), &plan, &probes, &rules);
+        let v = judge_usability(judge_plan(&plan, &rules), &plan, &probes, &rules, &[]);
         assert_eq!(v.verdict, Verdict::NotChosen, "{v:?}");
         assert!(v.message.contains("not settled"), "{}", v.message);
     }
@@ -1192,43 +1209,57 @@ mod tests {
         let pred = "(visibility = 'visible'::text)";
         let c = |s: &str| vec![s.to_string()];
         assert!(
-            recognise_cause(pred, &c("Filter: (p.visibility = $2)"))
+            recognise_cause(pred, &c("Filter: (p.visibility = $2)"), &[])
                 .unwrap()
                 .contains("constants")
         );
         assert!(
             recognise_cause(
                 pred,
-                &c("Filter: (p.visibility = current_setting('app.v'::text))")
+                &c("Filter: (p.visibility = current_setting('app.v'::text))"),
+                &[]
             )
             .unwrap()
             .contains("current_setting")
         );
         assert!(
-            recognise_cause(pred, &c("Filter: (p.visibility <> 'deleted'::text)"))
+            recognise_cause(pred, &c("Filter: (p.visibility <> 'deleted'::text)"), &[])
                 .unwrap()
                 .contains("`<>`")
         );
         assert!(
             recognise_cause(
                 pred,
-                &c("Filter: (p.visibility = ANY ('{visible,unapproved}'::text[]))")
+                &c("Filter: (p.visibility = ANY ('{visible,unapproved}'::text[]))"),
+                &[]
             )
             .unwrap()
             .contains("IN list")
         );
         assert!(
-            recognise_cause(pred, &c("Index Cond: (p.thread_id = 1)"))
+            recognise_cause(pred, &c("Index Cond: (p.thread_id = 1)"), &[])
                 .unwrap()
                 .contains("no condition on visibility")
         );
         assert!(
             recognise_cause(
                 pred,
-                &c("Filter: ((p.visibility)::bpchar = 'visible'::bpchar)")
+                &c("Filter: ((p.visibility)::bpchar = 'visible'::bpchar)"),
+                &[]
             )
             .unwrap()
             .contains("cast")
+        );
+    }
+
+    #[test]
+    fn a_stable_function_the_catalog_names_is_the_cause() {
+        let pred = "(visibility = 'visible'::text)";
+        let cond = vec!["Filter: (p.visibility = app.current_visibility())".to_string()];
+        assert!(
+            recognise_cause(pred, &cond, &["current_visibility".to_string()])
+                .unwrap()
+                .contains("current_visibility() is not IMMUTABLE")
         );
     }
 

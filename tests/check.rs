@@ -940,3 +940,31 @@ fn row_level_security_scopes_member_policy_and_moderator_policy() {
         "{guest:#}"
     );
 }
+
+#[test]
+fn a_visibility_from_a_stable_function_is_not_usable_and_the_function_is_named() {
+    let db = fresh_board("stablefn");
+    sql(
+        &db,
+        "CREATE FUNCTION current_visibility() RETURNS text STABLE LANGUAGE plpgsql \
+         AS $$ BEGIN RETURN 'visible'; END $$",
+    );
+    let dir = project(
+        "SELECT p.id FROM posts p\n\
+         WHERE p.thread_id = 1 AND p.visibility = current_visibility()\n\
+         ORDER BY p.created_at, p.id LIMIT 20",
+        "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(status, 1);
+    assert_eq!(
+        verdict_of(&report, "path", "member"),
+        "not-usable",
+        "{report:#}"
+    );
+    let message = report["checks"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("current_visibility() is not IMMUTABLE"),
+        "{message}"
+    );
+}

@@ -338,7 +338,9 @@ async fn run_in_transaction(
     if judged.verdict == Verdict::NotChosen && index.partitions.is_empty() {
         let mode = (!check.params.is_empty()).then_some("force_custom_plan");
         let probes = probe(client, check, mode, &index, settings).await?;
-        judged = verdict::judge_usability(judged, &custom[worst], &probes, &rules);
+        let non_immutable =
+            non_immutable_functions(client, &custom[worst], &index, settings).await?;
+        judged = verdict::judge_usability(judged, &custom[worst], &probes, &rules, &non_immutable);
         result.usable = Some(judged.verdict == Verdict::NotChosen);
     }
     result.plans.push(("custom".into(), custom_json));
@@ -349,7 +351,8 @@ async fn run_in_transaction(
             && index.partitions.is_empty()
         {
             let probes = probe(client, check, Some("force_generic_plan"), &index, settings).await?;
-            g = verdict::judge_usability(g, &generic, &probes, &rules);
+            let non_immutable = non_immutable_functions(client, &generic, &index, settings).await?;
+            g = verdict::judge_usability(g, &generic, &probes, &rules, &non_immutable);
             result.usable = Some(g.verdict == Verdict::NotChosen);
         }
         judged = verdict::judge_generic(judged, g, &index.name);
@@ -363,6 +366,45 @@ async fn run_in_transaction(
     result.planning_ms = Spread::of(&plan_ms);
     result.shared_buffers = Spread::of(&buffers).map(|s| s.p50);
     Ok(())
+}
+
+/// The functions called in the conditions a plan applies to the required index's table that the
+/// catalog says are not IMMUTABLE (STABLE or VOLATILE): a partial index's predicate can never be
+/// proved from their values.
+async fn non_immutable_functions(
+    client: &Client,
+    plan: &Explain,
+    index: &RequiredIndex,
+    settings: &Settings,
+) -> Result<Vec<String>, Failure> {
+    let text = verdict::conditions_on(plan, &index.table).join(" ");
+    let mut names: Vec<String> = Vec::new();
+    let b = text.as_bytes();
+    for (i, _) in text.match_indices('(') {
+        let mut start = i;
+        while start > 0 && (b[start - 1].is_ascii_alphanumeric() || b[start - 1] == b'_') {
+            start -= 1;
+        }
+        let name = &text[start..i];
+        if !name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit()) {
+            let name = name.to_string();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    if names.is_empty() {
+        return Ok(names);
+    }
+    let rows = client
+        .query(
+            "SELECT DISTINCT p.proname::text FROM pg_catalog.pg_proc p \
+             WHERE p.proname = ANY($1) AND p.provolatile <> 'i' ORDER BY 1",
+            &[&names],
+        )
+        .await
+        .map_err(|e| failure(&e, "could not read function volatility", settings))?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
 /// The rungs of the probe: each re-plans the statement with sequential scans and some
