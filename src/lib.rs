@@ -35,6 +35,7 @@ pub mod lint;
 pub mod migration;
 pub mod project;
 pub mod report;
+pub mod sql_text;
 pub mod stop;
 pub mod verdict;
 

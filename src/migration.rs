@@ -21,7 +21,10 @@ struct Statement<'a> {
 /// Reads and vets a migration's text.
 pub fn vet(path: &str, sql: &str) -> Result<Migration, BadInput> {
     let statements = split(sql);
-    if statements.iter().all(|s| words(s.text, 1).is_empty()) {
+    if statements
+        .iter()
+        .all(|s| crate::sql_text::words(s.text, 1).is_empty())
+    {
         return Err(BadInput(format!(
             "{path}: the migration holds no statement"
         )));
@@ -40,13 +43,13 @@ pub fn vet(path: &str, sql: &str) -> Result<Migration, BadInput> {
 
 /// Why a statement cannot be part of the check's transaction, with the form to use.
 fn refusal(statement: &str) -> Option<String> {
-    let trimmed = strip_comments(statement);
+    let trimmed = crate::sql_text::strip_leading_comments(statement);
     if trimmed.starts_with('\\') {
         return Some(
             "a psql meta-command is not SQL; give the migration as plain SQL statements".into(),
         );
     }
-    let w = words(statement, 12);
+    let w = crate::sql_text::words(statement, 12);
     let w: Vec<&str> = w.iter().map(String::as_str).collect();
     let first = w.first().copied().unwrap_or("");
     let has = |word: &str| w.contains(&word);
@@ -99,37 +102,6 @@ fn refusal(statement: &str) -> Option<String> {
              the checked migration"
         )
     })
-}
-
-fn strip_comments(s: &str) -> &str {
-    let mut rest = s.trim_start();
-    loop {
-        if let Some(r) = rest.strip_prefix("--") {
-            rest = r
-                .split_once('\n')
-                .map(|(_, r)| r)
-                .unwrap_or("")
-                .trim_start();
-        } else if let Some(r) = rest.strip_prefix("/*") {
-            rest = r
-                .split_once("*/")
-                .map(|(_, r)| r)
-                .unwrap_or("")
-                .trim_start();
-        } else {
-            return rest;
-        }
-    }
-}
-
-/// The first `n` words of a statement, upper-cased, comments skipped.
-fn words(statement: &str, n: usize) -> Vec<String> {
-    strip_comments(statement)
-        .split(|c: char| c.is_whitespace() || c == '(' || c == ';' || c == ',')
-        .filter(|w| !w.is_empty())
-        .take(n)
-        .map(|w| w.to_ascii_uppercase())
-        .collect()
 }
 
 /// Splits SQL at top-level semicolons, skipping string literals, quoted identifiers,

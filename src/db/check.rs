@@ -560,31 +560,7 @@ async fn explain_runs(
 
 /// The transaction-control keyword a statement starts with, if any.
 fn transaction_control(statement: &str) -> Option<&'static str> {
-    // Skip leading whitespace and comments.
-    let mut rest = statement.trim_start();
-    loop {
-        if let Some(r) = rest.strip_prefix("--") {
-            rest = r
-                .split_once('\n')
-                .map(|(_, r)| r)
-                .unwrap_or("")
-                .trim_start();
-        } else if let Some(r) = rest.strip_prefix("/*") {
-            rest = r
-                .split_once("*/")
-                .map(|(_, r)| r)
-                .unwrap_or("")
-                .trim_start();
-        } else {
-            break;
-        }
-    }
-    let words: Vec<String> = rest
-        .split(|c: char| c.is_whitespace() || c == ';' || c == '(')
-        .filter(|w| !w.is_empty())
-        .take(3)
-        .map(|w| w.to_ascii_uppercase())
-        .collect();
+    let words = crate::sql_text::words(statement, 3);
     let first = words.first().map(String::as_str).unwrap_or("");
     let second = words.get(1).map(String::as_str).unwrap_or("");
     match (first, second) {
