@@ -61,12 +61,14 @@ impl Source {
     }
 
     /// The names of the entries of folder `dir`, not recursing.
-    fn entries(&self, dir: &str) -> Result<Vec<String>, BadInput> {
+    /// The names of the entries of folder `dir`, not recursing. A name that is not UTF-8 is
+    /// given lossily, as an `Err`.
+    fn entries(&self, dir: &str) -> Result<Vec<Result<String, String>>, BadInput> {
         let prefix = format!("{dir}/");
         let in_dir = |p: &str| {
             p.strip_prefix(&prefix)
                 .filter(|n| !n.is_empty() && !n.contains('/'))
-                .map(str::to_owned)
+                .map(|n| Ok(n.to_owned()))
         };
         Ok(match self {
             Source::Embedded => embedded::FILES
@@ -86,18 +88,12 @@ impl Source {
                 for entry in entries {
                     let entry =
                         entry.map_err(|e| BadInput(format!("{}: {e}", self.display(dir))))?;
-                    match entry.file_name().into_string() {
-                        Ok(name) => names.push(name),
-                        Err(raw) => {
-                            let lossy = raw.to_string_lossy().into_owned();
-                            if !lossy.starts_with('.') {
-                                return Err(BadInput(format!(
-                                    "{}: the file name is not UTF-8; rename the file",
-                                    self.display(&format!("{dir}/{lossy}"))
-                                )));
-                            }
-                        }
-                    }
+                    names.push(
+                        entry
+                            .file_name()
+                            .into_string()
+                            .map_err(|raw| raw.to_string_lossy().into_owned()),
+                    );
                 }
                 names
             }
@@ -112,6 +108,21 @@ impl Source {
         let suffix = format!(".{ext}");
         let mut names: Vec<String> = Vec::new();
         for name in self.entries(dir)? {
+            let is_ours = |n: &str| {
+                n.len() > suffix.len()
+                    && n.is_char_boundary(n.len() - suffix.len())
+                    && n[n.len() - suffix.len()..].eq_ignore_ascii_case(&suffix)
+            };
+            let name = match name {
+                Ok(name) => name,
+                Err(lossy) if !lossy.starts_with('.') && is_ours(&lossy) => {
+                    return Err(BadInput(format!(
+                        "{}: the file name is not UTF-8; rename the file",
+                        self.display(&format!("{dir}/{lossy}"))
+                    )));
+                }
+                Err(_) => continue,
+            };
             if name.starts_with('.') {
                 continue;
             }
@@ -124,10 +135,7 @@ impl Source {
                     )));
                 }
                 names.push(stem.to_owned());
-            } else if name.len() > suffix.len()
-                && name.is_char_boundary(name.len() - suffix.len())
-                && name[name.len() - suffix.len()..].eq_ignore_ascii_case(&suffix)
-            {
+            } else if is_ours(&name) {
                 return Err(BadInput(format!(
                     "{}: not read: the extension must be `{suffix}`, in lower case; rename the file",
                     self.display(&rel)
@@ -769,6 +777,7 @@ fn load_expectation(
                 .entries("plans")
                 .unwrap_or_default()
                 .into_iter()
+                .flatten()
                 .find(|n| n.to_lowercase() == wanted)
             {
                 message.push_str(&format!(
