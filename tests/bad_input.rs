@@ -117,10 +117,15 @@ fn prepare(dir: &Path, expect: &Expect) -> tempfile::TempDir {
             text.push_str(&w.repeat);
         }
         text.push_str(&w.suffix);
-        fs::write(tmp.path().join(&w.path), text).unwrap();
+        // Git keeps no empty folders: make the generated file's folder here.
+        let path = tmp.path().join(&w.path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
     }
     for l in &expect.symlink {
-        std::os::unix::fs::symlink(&l.target, tmp.path().join(&l.path)).unwrap();
+        let path = tmp.path().join(&l.path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&l.target, path).unwrap();
     }
     tmp
 }
