@@ -104,6 +104,50 @@ impl std::fmt::Display for ExplainError {
 
 impl std::error::Error for ExplainError {}
 
+/// How deep a document may nest. Each plan level takes two (the node and its `Plans` array), so
+/// this admits plans 500 nodes deep, the limit [`PlanNode`] enforces; serde_json's own limit
+/// (128) would refuse real plans of 40 nested subqueries.
+const MAX_JSON_DEPTH: usize = 1002;
+
+/// Parses JSON text of bounded depth. The depth is measured before parsing, so the parser can
+/// run without its recursion limit and still never overflow the stack.
+pub fn parse_json(text: &str) -> Result<Value, ExplainError> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for b in text.bytes() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_JSON_DEPTH {
+                    return Err(ExplainError(format!(
+                        "JSON nested more than {MAX_JSON_DEPTH} levels"
+                    )));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = <Value as serde::Deserialize>::deserialize(&mut de)
+        .map_err(|e| ExplainError(format!("invalid JSON: {e}")))?;
+    de.end()
+        .map_err(|e| ExplainError(format!("invalid JSON: {e}")))?;
+    Ok(value)
+}
+
 impl Explain {
     /// Reads the value `EXPLAIN (FORMAT JSON)` returns: an array holding one object with `Plan`.
     pub fn from_json(value: &Value) -> Result<Explain, ExplainError> {
@@ -126,9 +170,7 @@ impl Explain {
 
     /// Parses the text of an EXPLAIN JSON document.
     pub fn parse(text: &str) -> Result<Explain, ExplainError> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| ExplainError(format!("invalid JSON: {e}")))?;
-        Explain::from_json(&value)
+        Explain::from_json(&parse_json(text)?)
     }
 
     /// Every node, depth first, root first.
@@ -433,7 +475,26 @@ mod tests {
         for _ in 0..600 {
             text = format!("{{\"Node Type\": \"Result\", \"Plans\": [{text}]}}");
         }
-        // serde_json itself refuses past 128 levels; either way it is an error, not a crash.
+        // 600 plan levels: past the node limit; an error, not a crash.
         assert!(Explain::parse(&format!("[{{\"Plan\": {text}}}]")).is_err());
+        // And JSON nested past the depth limit is refused before it is parsed.
+        let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+        assert!(
+            parse_json(&deep)
+                .unwrap_err()
+                .0
+                .contains("nested more than")
+        );
+    }
+
+    #[test]
+    fn a_plan_80_nodes_deep_is_read() {
+        // Past serde_json's default recursion limit of 128, which real plans reach.
+        let mut text = String::from("{\"Node Type\": \"Result\"}");
+        for _ in 0..80 {
+            text = format!("{{\"Node Type\": \"Subquery Scan\", \"Plans\": [{text}]}}");
+        }
+        let plan = Explain::parse(&format!("[{{\"Plan\": {text}}}]")).unwrap();
+        assert_eq!(plan.nodes().len(), 81);
     }
 }

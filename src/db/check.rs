@@ -70,6 +70,23 @@ pub async fn bound_session(
         })
 }
 
+/// A `json` column as text: EXPLAIN documents are parsed by [`crate::explain::parse_json`],
+/// whose depth limit fits plans, where the driver's serde_json would stop at 128 levels.
+struct RawJson(String);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for RawJson {
+    fn from_sql(
+        _: &tokio_postgres::types::Type,
+        raw: &'a [u8],
+    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(RawJson(std::str::from_utf8(raw)?.to_owned()))
+    }
+
+    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+        *ty == tokio_postgres::types::Type::JSON
+    }
+}
+
 const EXPLAIN: &str = "EXPLAIN (ANALYZE, BUFFERS, VERBOSE, FORMAT JSON) ";
 const STATEMENT: &str = "plancheck_read_path";
 
@@ -481,13 +498,17 @@ async fn probe(
         };
         client.batch_execute(&cleanup).await.map_err(|e| fail(&e))?;
         let rows = rows.map_err(|e| fail(&e))?;
-        let value: Value = rows
+        let RawJson(text) = rows
             .first()
-            .and_then(|r| r.try_get::<_, Value>(0).ok())
+            .and_then(|r| r.try_get::<_, RawJson>(0).ok())
             .ok_or_else(|| Failure {
                 message: "EXPLAIN returned no JSON document while re-planning".into(),
                 connection_lost: false,
             })?;
+        let value: Value = crate::explain::parse_json(&text).map_err(|e| Failure {
+            message: e.to_string(),
+            connection_lost: false,
+        })?;
         let plan = Explain::from_json(&value).map_err(|e| Failure {
             message: e.to_string(),
             connection_lost: false,
@@ -541,13 +562,17 @@ async fn explain_runs(
         if run < settings.warmup {
             continue;
         }
-        let value: Value = rows
+        let RawJson(text) = rows
             .first()
-            .and_then(|r| r.try_get::<_, Value>(0).ok())
+            .and_then(|r| r.try_get::<_, RawJson>(0).ok())
             .ok_or_else(|| Failure {
                 message: "EXPLAIN returned no JSON document".into(),
                 connection_lost: false,
             })?;
+        let value: Value = crate::explain::parse_json(&text).map_err(|e| Failure {
+            message: e.to_string(),
+            connection_lost: false,
+        })?;
         let plan = Explain::from_json(&value).map_err(|e| Failure {
             message: e.to_string(),
             connection_lost: false,
