@@ -107,75 +107,21 @@ fn refusal(statement: &str) -> Option<String> {
 /// Splits SQL at top-level semicolons, skipping string literals, quoted identifiers,
 /// dollar-quoted bodies and comments.
 fn split(sql: &str) -> Vec<Statement<'_>> {
-    let b = sql.as_bytes();
     let mut out = Vec::new();
     let mut start = 0;
     let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\'' | b'"' => {
-                let q = b[i];
-                i += 1;
-                while i < b.len() {
-                    if b[i] == q {
-                        if b.get(i + 1) == Some(&q) {
-                            i += 2;
-                            continue;
-                        }
-                        break;
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                let mut depth = 1;
-                i += 2;
-                while i < b.len() && depth > 0 {
-                    if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-                        depth += 1;
-                        i += 2;
-                    } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
-                        depth -= 1;
-                        i += 2;
-                    } else {
-                        i += 1;
-                    }
-                }
-            }
-            b'$' => {
-                let mut k = i + 1;
-                while k < b.len() && (b[k].is_ascii_alphanumeric() || b[k] == b'_') {
-                    k += 1;
-                }
-                let is_tag = k < b.len()
-                    && b[k] == b'$'
-                    && !b.get(i + 1).is_some_and(u8::is_ascii_digit)
-                    && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'));
-                if is_tag {
-                    let tag = &sql[i..=k];
-                    i = match sql[k + 1..].find(tag) {
-                        Some(end) => k + 1 + end + tag.len(),
-                        None => b.len(),
-                    };
-                } else {
-                    i += 1;
-                }
-            }
-            b';' => {
-                out.push(Statement {
-                    text: &sql[start..i],
-                    offset: start,
-                });
-                i += 1;
-                start = i;
-            }
-            _ => i += 1,
+    while i < sql.len() {
+        if let Some(next) = crate::sql_text::skip_literal(sql, i) {
+            i = next;
+        } else if sql.as_bytes()[i] == b';' {
+            out.push(Statement {
+                text: &sql[start..i],
+                offset: start,
+            });
+            i += 1;
+            start = i;
+        } else {
+            i += 1;
         }
     }
     if start < sql.len() {

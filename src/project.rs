@@ -1243,75 +1243,28 @@ fn highest_placeholder(sql: &str) -> (usize, usize) {
     let mut max = 0;
     let mut max_at = 0;
     while i < b.len() {
-        match b[i] {
-            b'\'' | b'"' => {
-                let q = b[i];
-                i += 1;
-                while i < b.len() {
-                    if b[i] == q {
-                        if i + 1 < b.len() && b[i + 1] == q {
-                            i += 2;
-                            continue;
-                        }
-                        break;
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                let mut depth = 1;
-                i += 2;
-                while i < b.len() && depth > 0 {
-                    if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-                        depth += 1;
-                        i += 2;
-                    } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
-                        depth -= 1;
-                        i += 2;
-                    } else {
-                        i += 1;
-                    }
-                }
-            }
-            b'$' => {
-                let start = i + 1;
-                let mut j = start;
-                while j < b.len() && b[j].is_ascii_digit() {
-                    j += 1;
-                }
-                if j > start && !(i > 0 && is_ident_byte(b[i - 1])) {
-                    if let Ok(n) = sql[start..j].parse::<usize>()
-                        && n > max
-                    {
-                        max = n;
-                        max_at = i;
-                    }
-                    i = j;
-                    continue;
-                }
-                // A dollar quote: $$ or $tag$ (the tag cannot start with a digit).
-                let mut k = start;
-                while k < b.len() && is_ident_byte(b[k]) {
-                    k += 1;
-                }
-                if k < b.len() && b[k] == b'$' && !(i > 0 && is_ident_byte(b[i - 1])) {
-                    let tag = &sql[i..=k];
-                    match sql[k + 1..].find(tag) {
-                        Some(end) => i = k + 1 + end + tag.len(),
-                        None => i = b.len(),
-                    }
-                    continue;
-                }
-                i += 1;
-            }
-            _ => i += 1,
+        if let Some(next) = crate::sql_text::skip_literal(sql, i) {
+            i = next;
+            continue;
         }
+        if b[i] == b'$' && !(i > 0 && is_ident_byte(b[i - 1])) {
+            let start = i + 1;
+            let mut j = start;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j > start {
+                if let Ok(n) = sql[start..j].parse::<usize>()
+                    && n > max
+                {
+                    max = n;
+                    max_at = i;
+                }
+                i = j;
+                continue;
+            }
+        }
+        i += 1;
     }
     (max, max_at)
 }

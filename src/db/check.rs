@@ -498,21 +498,7 @@ async fn probe(
         };
         client.batch_execute(&cleanup).await.map_err(|e| fail(&e))?;
         let rows = rows.map_err(|e| fail(&e))?;
-        let RawJson(text) = rows
-            .first()
-            .and_then(|r| r.try_get::<_, RawJson>(0).ok())
-            .ok_or_else(|| Failure {
-                message: "EXPLAIN returned no JSON document while re-planning".into(),
-                connection_lost: false,
-            })?;
-        let value: Value = crate::explain::parse_json(&text).map_err(|e| Failure {
-            message: e.to_string(),
-            connection_lost: false,
-        })?;
-        let plan = Explain::from_json(&value).map_err(|e| Failure {
-            message: e.to_string(),
-            connection_lost: false,
-        })?;
+        let (plan, _) = read_plan(&rows)?;
         let found = plan
             .scans()
             .iter()
@@ -562,25 +548,26 @@ async fn explain_runs(
         if run < settings.warmup {
             continue;
         }
-        let RawJson(text) = rows
-            .first()
-            .and_then(|r| r.try_get::<_, RawJson>(0).ok())
-            .ok_or_else(|| Failure {
-                message: "EXPLAIN returned no JSON document".into(),
-                connection_lost: false,
-            })?;
-        let value: Value = crate::explain::parse_json(&text).map_err(|e| Failure {
-            message: e.to_string(),
-            connection_lost: false,
-        })?;
-        let plan = Explain::from_json(&value).map_err(|e| Failure {
-            message: e.to_string(),
-            connection_lost: false,
-        })?;
+        let (plan, value) = read_plan(&rows)?;
         plans.push(plan);
         last = value;
     }
     Ok((plans, last))
+}
+
+/// The plan an `EXPLAIN (FORMAT JSON)` returned, and its document.
+fn read_plan(rows: &[tokio_postgres::Row]) -> Result<(Explain, Value), Failure> {
+    let unreadable = |message: String| Failure {
+        message,
+        connection_lost: false,
+    };
+    let RawJson(text) = rows
+        .first()
+        .and_then(|r| r.try_get::<_, RawJson>(0).ok())
+        .ok_or_else(|| unreadable("EXPLAIN returned no JSON document".into()))?;
+    let value = crate::explain::parse_json(&text).map_err(|e| unreadable(e.to_string()))?;
+    let plan = Explain::from_json(&value).map_err(|e| unreadable(e.to_string()))?;
+    Ok((plan, value))
 }
 
 /// The transaction-control keyword a statement starts with, if any.
