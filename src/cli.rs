@@ -153,6 +153,27 @@ mod tests {
     use std::time::Duration;
 
     #[test]
+    fn the_flags_defaults_are_the_check_settings_defaults() {
+        use clap::Parser;
+        // `lint` runs with Settings::default(); `check` with these flags: one set of bounds.
+        let cli = super::Cli::try_parse_from(["plancheck", "check"]).unwrap();
+        let super::Command::Check(args) = cli.command else {
+            panic!("not check")
+        };
+        let d = crate::db::check::Settings::default();
+        assert_eq!(args.run.statement_timeout, d.statement_timeout);
+        assert_eq!(args.run.lock_timeout, d.lock_timeout);
+        assert_eq!(
+            args.run.idle_in_transaction_timeout,
+            d.idle_in_transaction_timeout
+        );
+        assert_eq!(
+            (args.run.warmup, args.run.iterations),
+            (d.warmup, d.iterations)
+        );
+    }
+
+    #[test]
     fn durations_read_as_postgresql_writes_them() {
         assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));

@@ -342,10 +342,6 @@ async fn run_all(
             if progress {
                 say_part!("checking {} [{}] …", read_path.name, scope_check.scope);
             }
-            let session = match &session {
-                db::check::Session::Own(t) => db::check::Session::Own(t),
-                db::check::Session::Savepoint(c) => db::check::Session::Savepoint(c),
-            };
             let result = db::check::run(session, read_path, scope_check, settings, stop).await;
             if progress {
                 say!(" {}", result.verdict);

@@ -91,6 +91,7 @@ const EXPLAIN: &str = "EXPLAIN (ANALYZE, BUFFERS, VERBOSE, FORMAT JSON) ";
 const STATEMENT: &str = "plancheck_read_path";
 
 /// Where a check runs.
+#[derive(Clone, Copy)]
 pub enum Session<'a> {
     /// Its own session and its own `READ ONLY` transaction, rolled back: the normal case.
     Own(&'a Target),

@@ -12,7 +12,7 @@ use testcontainers_modules::testcontainers::{ContainerAsync, ImageExt};
 use tokio_postgres::Config;
 
 use super::Target;
-use super::ephemeral::{Server, find_bin_dir};
+use super::ephemeral::Server;
 use crate::errors::DatabaseFailure;
 
 /// The image the Docker provider runs: pinned, never the module's end-of-life default.
@@ -61,12 +61,9 @@ impl Throwaway {
                 Err(e) => crate::say!("{e}; using local server binaries instead"),
             }
         }
-        let bin = find_bin_dir()?;
         let server = Server::start().await?;
-        Ok((
-            Throwaway::Local(server),
-            format!("a throwaway PostgreSQL from {}", bin.display()),
-        ))
+        let origin = format!("a throwaway PostgreSQL from {}", server.bin.display());
+        Ok((Throwaway::Local(server), origin))
     }
 
     /// A connection target for a database on the server.
