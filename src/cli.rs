@@ -40,6 +40,14 @@ pub struct CheckArgs {
     /// Check before and after this migration, applied in a transaction that is rolled back
     #[arg(long, value_name = "FILE.sql")]
     pub migration: Option<PathBuf>,
+    /// With --migration: also ANALYZE the existing tables it alters (resets their autovacuum
+    /// counters, which the rollback does not restore)
+    #[arg(long, requires = "migration")]
+    pub analyze: bool,
+    /// Refuse to run (exit 2) when the role's rights reach outside the rolled-back transaction
+    /// (superuser, pg_signal_backend, COPY … PROGRAM, dblink, …)
+    #[arg(long)]
+    pub strict_role: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -109,7 +117,7 @@ pub struct RunArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum FixturesCommand {
-    /// Load the reference board into a database, replacing a board already there
+    /// Load the reference board into a database (over a board already there only with --replace)
     Load(LoadArgs),
 }
 
@@ -121,6 +129,9 @@ pub struct LoadArgs {
     /// Size of the board, as a fraction of the full one (1 = 2,343,847 posts)
     #[arg(long, default_value_t = 1.0, value_name = "S")]
     pub scale: f64,
+    /// Reload the board over one plancheck loaded before (never over tables it did not create)
+    #[arg(long)]
+    pub replace: bool,
 }
 
 /// A duration as PostgreSQL writes one: a number and a unit (`ms`, `s`, `min`, `h`); a bare

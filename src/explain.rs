@@ -74,7 +74,10 @@ pub struct Scan<'a> {
 impl ScanKind {
     fn of(node_type: &str) -> ScanKind {
         match node_type {
-            "Seq Scan" => ScanKind::Seq,
+            // A TABLESAMPLE scan and a TID range scan read a relation's pages in order, without
+            // an index: what a reader of the plan must treat as a seq scan (a sample of 100
+            // percent, a range from the first page, are the whole table).
+            "Seq Scan" | "Sample Scan" | "Tid Range Scan" => ScanKind::Seq,
             "Index Scan" => ScanKind::Index,
             "Index Only Scan" => ScanKind::IndexOnly,
             "Bitmap Index Scan" => ScanKind::BitmapIndex,

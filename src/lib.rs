@@ -35,7 +35,8 @@ pub mod lint;
 pub mod migration;
 pub mod project;
 pub mod report;
-pub mod sql_text;
+pub mod safety;
+pub mod sql;
 pub mod stop;
 pub mod verdict;
 
@@ -156,6 +157,7 @@ fn settings(run: &RunArgs) -> Settings {
         statement_timeout: run.statement_timeout,
         lock_timeout: run.lock_timeout,
         idle_in_transaction_timeout: run.idle_in_transaction_timeout,
+        watched: db::guard::Watched::default(),
     }
 }
 
@@ -178,7 +180,13 @@ async fn check(args: CheckArgs, stop: stop::Stop) -> anyhow::Result<i32> {
         None => None,
     };
     let target = target(args.database_url)?;
-    run_checks(&target, &project, &args.run, migration.as_ref(), stop).await
+    let options = RunOptions {
+        migration: migration.as_ref(),
+        analyze: args.analyze,
+        own_server: false,
+        strict_role: args.strict_role,
+    };
+    run_checks(&target, &project, &args.run, &options, stop).await
 }
 
 async fn lint_command(args: LintArgs) -> anyhow::Result<i32> {
@@ -223,7 +231,7 @@ async fn fixtures_load(args: LoadArgs) -> anyhow::Result<i32> {
     let scale = db::fixtures::validate_scale(args.scale)?;
     let target = target(args.database_url)?;
     let client = target.connect().await?;
-    db::fixtures::load(&client, scale, false).await?;
+    db::fixtures::load_into(&client, scale, false, args.replace).await?;
     Ok(exit_codes::PASS)
 }
 
@@ -243,11 +251,60 @@ async fn demo(args: DemoArgs, mut stop: stop::Stop) -> anyhow::Result<i32> {
             Ok(())
         })
         .await?;
-        run_checks(&target, &project, &args.run, None, stop.clone()).await
+        let options = RunOptions {
+            own_server: true,
+            ..RunOptions::default()
+        };
+        run_checks(&target, &project, &args.run, &options, stop.clone()).await
     }
     .await;
     server.stop().await;
     status
+}
+
+/// How a run treats its database, beyond the flags `check` and `demo` share.
+#[derive(Debug, Default)]
+pub struct RunOptions<'a> {
+    /// `--migration`: check before and after it.
+    pub migration: Option<&'a migration::Migration>,
+    /// `--analyze`: analyse the existing tables the migration alters too.
+    pub analyze: bool,
+    /// The server is plancheck's own throwaway: nobody else's data is on it.
+    pub own_server: bool,
+    /// `--strict-role`: refuse to run with a role whose rights reach outside the transaction.
+    pub strict_role: bool,
+}
+
+/// The rights of the connecting role that let a project's SQL act outside the rolled-back
+/// transaction, said on stderr; with `--strict-role` they stop the run (bad input, exit 2).
+async fn role_warnings(
+    client: &tokio_postgres::Client,
+    options: &RunOptions<'_>,
+) -> anyhow::Result<Vec<db::role::RoleRisk>> {
+    if options.own_server {
+        return Ok(Vec::new());
+    }
+    let (role, risks) = db::role::risks(client).await?;
+    if risks.is_empty() {
+        return Ok(risks);
+    }
+    let rights: Vec<&str> = risks.iter().map(|r| r.right.as_str()).collect();
+    if options.strict_role {
+        return Err(BadInput(format!(
+            "--strict-role: role {role} has rights that reach outside the rolled-back \
+             transaction ({}); connect as a least-privilege role (see the README)",
+            rights.join(", ")
+        ))
+        .into());
+    }
+    for r in &risks {
+        say!("warning: role {role} has {}: {}", r.right, r.what);
+    }
+    say!(
+        "warning: the project's files run with these rights; connect as a least-privilege role \
+         (see the README), or --strict-role to refuse"
+    );
+    Ok(risks)
 }
 
 /// Runs every check of the project, prints the report, returns the exit status. With a
@@ -257,17 +314,25 @@ pub async fn run_checks(
     target: &Target,
     project: &Project,
     run: &RunArgs,
-    migration: Option<&migration::Migration>,
+    options: &RunOptions<'_>,
     mut stop: stop::Stop,
 ) -> anyhow::Result<i32> {
+    let migration = options.migration;
+    let mut settings = settings(run);
     let client = target.connect().await?;
-    db::check::bound_session(&client, &settings(run)).await?;
+    db::check::bound_session(&client, &settings).await?;
     let server_version = db::server_version(&client).await?;
+    let role_warnings = role_warnings(&client, options).await?;
+    settings.watched = db::guard::Watched::read(&client).await.map_err(|e| {
+        DatabaseFailure(format!(
+            "could not read the server's planner settings: {}",
+            db::cause(&e)
+        ))
+    })?;
     // Twin drift and invalid indexes, cheaply, before any check. A missing index is left to the
     // checks, whose `missing-index` verdict says it.
     let mut lint = lint_findings(&client, project).await?;
     drop(client);
-    let settings = settings(run);
 
     let mut checks = run_all(
         db::check::Session::Own(target),
@@ -279,7 +344,12 @@ pub async fn run_checks(
     let mut before = None;
     if let (Some(m), None) = (migration, stop.requested()) {
         let session = target.connect().await?;
-        db::migrate::apply(&session, m, &settings).await?;
+        let m = &for_server(&session, m).await?;
+        let sequences = db::migrate::sequence_values(&session).await.ok();
+        let applied = db::migrate::apply(&session, m, &settings, options.analyze).await?;
+        for note in &applied.notes {
+            say!("note: {note}");
+        }
         // The lint and the checks now see the migrated catalog.
         lint = lint_findings(&session, project).await?;
         let after = run_all(
@@ -291,6 +361,9 @@ pub async fn run_checks(
         .await;
         let _ = session.batch_execute("ROLLBACK").await;
         before = Some(std::mem::replace(&mut checks, after));
+        if let Some(was) = sequences {
+            warn_advanced_sequences(target, &was).await;
+        }
     }
     if let Some(before) = before.as_mut() {
         verdict::judge_budgets(before);
@@ -306,6 +379,7 @@ pub async fn run_checks(
         lint,
         explain: run.explain,
         before,
+        role_warnings,
     };
     write_stdout(&report::render(&report, run.format))?;
     Ok(stop.requested().unwrap_or_else(|| status(&report)))
@@ -325,6 +399,61 @@ async fn lint_findings(
     )
 }
 
+/// The migration as this server reads it: split again when its `standard_conforming_strings`
+/// is off, so that a backslash in a plain string is read as the server reads it.
+async fn for_server(
+    client: &tokio_postgres::Client,
+    m: &migration::Migration,
+) -> anyhow::Result<migration::Migration> {
+    let row = client
+        .query_one(
+            "SELECT pg_catalog.current_setting('standard_conforming_strings')",
+            &[],
+        )
+        .await
+        .map_err(|e| {
+            DatabaseFailure(format!(
+                "could not read the server's settings: {}",
+                db::cause(&e)
+            ))
+        })?;
+    let standard_conforming_strings = row.get::<_, String>(0) != "off";
+    if standard_conforming_strings {
+        return Ok(m.clone());
+    }
+    Ok(migration::vet_with(
+        &m.path,
+        &m.sql,
+        sql::Dialect {
+            standard_conforming_strings,
+        },
+    )?)
+}
+
+/// Sequences are not transactional: what the migration took from one stays taken after the
+/// rollback. Says which ones moved (another session may have moved them too, so "may").
+async fn warn_advanced_sequences(target: &Target, was: &[(String, Option<i64>)]) {
+    let Ok(client) = target.connect().await else {
+        return;
+    };
+    let Ok(now) = db::migrate::sequence_values(&client).await else {
+        return;
+    };
+    for (name, value) in now {
+        if let Some((_, before)) = was.iter().find(|(n, _)| *n == name)
+            && *before != value
+        {
+            let show = |v: Option<i64>| v.map_or("unused".to_string(), |v| v.to_string());
+            say!(
+                "warning: sequence {name} moved from {} to {} during the run (a migration's \
+                 INSERT or nextval takes values a rollback does not give back)",
+                show(*before),
+                show(value)
+            );
+        }
+    }
+}
+
 /// Every check in order; after a stop, the ones not yet run are left out of the report.
 async fn run_all(
     session: db::check::Session<'_>,
@@ -334,6 +463,7 @@ async fn run_all(
 ) -> Vec<verdict::CheckResult> {
     let progress = std::io::stderr().is_terminal();
     let mut checks = Vec::new();
+    let mut shared_lost = false;
     for read_path in &project.read_paths {
         for scope_check in &read_path.checks {
             if stop.requested().is_some() {
@@ -342,10 +472,22 @@ async fn run_all(
             if progress {
                 say_part!("checking {} [{}] …", read_path.name, scope_check.scope);
             }
+            if shared_lost {
+                checks.push(db::check::not_run(
+                    read_path,
+                    scope_check,
+                    "not run: the migration's session was lost before this check",
+                ));
+                continue;
+            }
             let result = db::check::run(session, read_path, scope_check, settings, stop).await;
             if progress {
                 say!(" {}", result.verdict);
             }
+            // Every check after a migration shares its session: once that is lost (or given up
+            // for not answering), nothing more is sent on it.
+            shared_lost |=
+                result.connection_lost && matches!(session, db::check::Session::Savepoint(_));
             checks.push(result);
         }
     }

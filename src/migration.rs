@@ -4,68 +4,105 @@
 //! runs, with the form to use for the check. Pure: text in, a verdict on the text out.
 
 use crate::errors::{BadInput, located};
+use crate::sql::{Dialect, Kind};
 
 /// A migration file, vetted.
 #[derive(Debug, Clone)]
 pub struct Migration {
     pub path: String,
     pub sql: String,
+    /// Its statements, one by one: the byte offset where each starts in `sql`, and its text.
+    pub statements: Vec<(usize, String)>,
 }
 
-/// One statement of the file: its text and where it starts.
-struct Statement<'a> {
-    text: &'a str,
-    offset: usize,
-}
-
-/// Reads and vets a migration's text.
+/// Reads and vets a migration's text, as a server with `standard_conforming_strings` on (the
+/// default since PostgreSQL 9.1) reads it.
 pub fn vet(path: &str, sql: &str) -> Result<Migration, BadInput> {
-    let statements = split(sql);
-    if statements
-        .iter()
-        .all(|s| crate::sql_text::words(s.text, 1).is_empty())
-    {
+    vet_with(path, sql, Dialect::default())
+}
+
+/// Reads and vets a migration's text as a server with these settings reads it: split where psql
+/// would split it, each statement classified by a lexer that reads comments, strings and dollar
+/// quotes as PostgreSQL's does.
+pub fn vet_with(path: &str, sql: &str, dialect: Dialect) -> Result<Migration, BadInput> {
+    let statements = crate::sql::split(sql, dialect);
+    if statements.is_empty() {
         return Err(BadInput(format!(
             "{path}: the migration holds no statement"
         )));
     }
     for st in &statements {
-        if let Some(why) = refusal(st.text) {
-            let lead = st.text.len() - st.text.trim_start().len();
-            return Err(BadInput(located(path, sql, st.offset + lead, &why)));
+        if let Some((at, why)) = refusal(st.text, dialect) {
+            return Err(BadInput(located(path, sql, st.offset + at, &why)));
         }
     }
     Ok(Migration {
         path: path.to_string(),
         sql: sql.to_string(),
+        statements: statements
+            .iter()
+            .map(|s| (s.offset, s.text.to_string()))
+            .collect(),
     })
 }
 
-/// Why a statement cannot be part of the check's transaction, with the form to use.
-fn refusal(statement: &str) -> Option<String> {
-    let trimmed = crate::sql_text::strip_leading_comments(statement);
-    if trimmed.starts_with('\\') {
-        return Some(
+/// Why a statement cannot be part of the check's transaction, with the form to use, and the
+/// byte offset in the statement to point at.
+fn refusal(statement: &str, dialect: Dialect) -> Option<(usize, String)> {
+    let tokens = crate::sql::significant(statement, dialect);
+    let start = tokens.first().map_or(0, |t| t.start);
+    if tokens.first().is_some_and(|t| t.text.starts_with('\\')) {
+        return Some((
+            start,
             "a psql meta-command is not SQL; give the migration as plain SQL statements".into(),
-        );
+        ));
     }
-    let w = crate::sql_text::words(statement, 12);
+    let control = "a migration is checked inside one transaction that is rolled back at the \
+                   end; remove the transaction control (it would end that transaction)";
+    let why = match crate::sql::classify(statement, dialect) {
+        Kind::TransactionControl(words) => format!("{words}: {control}"),
+        Kind::Set { name, .. } | Kind::Reset { name: Some(name) } => crate::safety::refusal(&name)?,
+        Kind::Reset { name: None } => {
+            "`RESET ALL` would undo the bounds and settings plancheck set".to_string()
+        }
+        Kind::Query | Kind::Other(_) => {
+            if let Some((at, why)) = crate::sql::set_config_calls(statement, dialect)
+                .into_iter()
+                .find_map(|c| Some((c.offset, crate::safety::refusal(c.name.as_deref()?)?)))
+            {
+                return Some((at, format!("set_config: {why}")));
+            }
+            let words: Vec<String> = tokens
+                .iter()
+                .take(12)
+                .map(|t| t.keyword().unwrap_or_default())
+                .collect();
+            statement_refusal(&words)?
+        }
+    };
+    Some((start, why))
+}
+
+/// Statements that cannot run inside the check's transaction, or that would change what other
+/// sessions see, from their leading words (upper-cased; "" for a token that is not a word).
+fn statement_refusal(w: &[String]) -> Option<String> {
     let w: Vec<&str> = w.iter().map(String::as_str).collect();
     let first = w.first().copied().unwrap_or("");
     let has = |word: &str| w.contains(&word);
-    let control = "a migration is checked inside one transaction that is rolled back at the \
-                   end; remove the transaction control (it would end that transaction)";
     match first {
-        "BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK" | "ABORT" | "SAVEPOINT" | "RELEASE" => {
-            return Some(format!("{first}: {control}"));
-        }
-        "PREPARE" if w.get(1) == Some(&"TRANSACTION") => {
-            return Some(format!("PREPARE TRANSACTION: {control}"));
-        }
         "VACUUM" => {
             return Some(
                 "VACUUM cannot run inside a transaction; leave it out of the checked migration: \
-                 plancheck runs ANALYZE on every table the migration creates or alters"
+                 plancheck runs ANALYZE on every table the migration creates"
+                    .into(),
+            );
+        }
+        "ANALYZE" | "ANALYSE" => {
+            return Some(
+                "ANALYZE in a checked migration would reset the counters autovacuum reads \
+                 (n_mod_since_analyze, last_analyze), which the rollback does not restore; \
+                 leave it out: plancheck analyses the tables the migration creates, and with \
+                 --analyze the ones it alters"
                     .into(),
             );
         }
@@ -102,35 +139,6 @@ fn refusal(statement: &str) -> Option<String> {
              the checked migration"
         )
     })
-}
-
-/// Splits SQL at top-level semicolons, skipping string literals, quoted identifiers,
-/// dollar-quoted bodies and comments.
-fn split(sql: &str) -> Vec<Statement<'_>> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
-    while i < sql.len() {
-        if let Some(next) = crate::sql_text::skip_literal(sql, i) {
-            i = next;
-        } else if sql.as_bytes()[i] == b';' {
-            out.push(Statement {
-                text: &sql[start..i],
-                offset: start,
-            });
-            i += 1;
-            start = i;
-        } else {
-            i += 1;
-        }
-    }
-    if start < sql.len() {
-        out.push(Statement {
-            text: &sql[start..],
-            offset: start,
-        });
-    }
-    out
 }
 
 #[cfg(test)]
@@ -183,6 +191,63 @@ mod tests {
              CREATE FUNCTION f() RETURNS void LANGUAGE sql AS $body$ SELECT 1; $body$;",
         )
         .unwrap();
+    }
+
+    #[test]
+    fn transaction_control_hidden_from_a_naive_reader_is_refused() {
+        // Regression: each of these slipped past the old guard, and the COMMIT committed.
+        for (sql, what) in [
+            (
+                "COMMENT ON TABLE posts IS E'Don\\'t'; BEGIN; DROP INDEX i; COMMIT;",
+                "BEGIN",
+            ),
+            ("/* a /* b */ c */ COMMIT;", "COMMIT"),
+            ("SELECT 1; -- x\rCOMMIT;", "COMMIT"),
+            ("SELECT $q$ ' $q$; COMMIT", "COMMIT"),
+            ("SELECT U&'\\'; COMMIT", "COMMIT"),
+        ] {
+            let e = refused(sql);
+            assert!(
+                e.contains(what) && e.contains("transaction control"),
+                "{sql}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn lifting_a_bound_tilting_the_planner_or_analysing_is_refused() {
+        for (sql, what) in [
+            ("SET statement_timeout = 0;", "statement_timeout"),
+            ("SET lock_timeout = 0;", "lock_timeout"),
+            (
+                "SELECT pg_catalog.set_config('lock_timeout', '0', false);",
+                "lock_timeout",
+            ),
+            ("RESET ALL;", "RESET ALL"),
+            ("SET enable_seqscan = off;", "enable_seqscan"),
+            ("ANALYZE posts;", "ANALYZE"),
+        ] {
+            let e = refused(sql);
+            assert!(e.contains(what), "{sql}: {e}");
+        }
+    }
+
+    #[test]
+    fn statements_are_split_where_the_server_would() {
+        let m = vet("m.sql", "CREATE INDEX a ON t (x);\n-- done\nDROP INDEX b;").unwrap();
+        assert_eq!(m.statements.len(), 2);
+        assert!(m.statements[1].1.contains("DROP INDEX b"));
+        let off = vet_with(
+            "m.sql",
+            "COMMENT ON TABLE t IS 'it\\'s; COMMIT';",
+            Dialect {
+                standard_conforming_strings: false,
+            },
+        );
+        assert!(
+            off.is_ok(),
+            "with standard_conforming_strings off the COMMIT is in a string"
+        );
     }
 
     #[test]

@@ -123,15 +123,25 @@ impl Source {
                 }
                 Err(_) => continue,
             };
+            let rel = format!("{dir}/{name}");
             if name.starts_with('.') {
+                // A hidden `.x.toml` / `..x.sql` would be a read path silently left unchecked
+                // (or a name that steers a path); other hidden files (.gitkeep) are not ours.
+                if is_ours(&name) {
+                    return Err(BadInput(format!(
+                        "{:?}: not read: a read path's name starts with a letter or digit \
+                         ({SAFE_NAME}); rename the file",
+                        self.display(&rel)
+                    )));
+                }
                 continue;
             }
-            let rel = format!("{dir}/{name}");
             if let Some(stem) = name.strip_suffix(&suffix) {
-                if stem.chars().any(char::is_control) {
+                if !is_safe_name(stem) {
                     return Err(BadInput(format!(
-                        "{:?}: a read path's name cannot hold control characters; rename the file",
-                        self.display(&rel)
+                        "{:?}: {:?} is not a read path's name: {SAFE_NAME}; rename the file",
+                        self.display(&rel),
+                        stem
                     )));
                 }
                 names.push(stem.to_owned());
@@ -220,7 +230,14 @@ type Params = Spanned<Vec<Spanned<toml::Value>>>;
 struct ProjectFile {
     #[serde(default)]
     scopes: BTreeMap<String, Spanned<ProjectScope>>,
+    /// Planner settings production runs with, for every scope.
+    #[serde(default)]
+    settings: Settings,
 }
+
+/// `settings = { random_page_cost = 1.1 }`: planner settings plancheck applies (`SET LOCAL`)
+/// and reports; each value with its place, for the refusal of a name that is not one.
+type Settings = BTreeMap<String, Spanned<toml::Value>>;
 
 #[derive(Debug, Deserialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
@@ -229,6 +246,8 @@ struct ProjectScope {
     fragments: BTreeMap<String, Spanned<String>>,
     params: Option<Params>,
     setup: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    settings: Settings,
 }
 
 #[derive(Debug, Deserialize)]
@@ -251,6 +270,8 @@ struct ExpectationScope {
     fragments: BTreeMap<String, Spanned<String>>,
     params: Option<Params>,
     setup: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    settings: Settings,
     budget: Option<Spanned<BudgetFile>>,
     relative: Option<Spanned<RelativeFile>>,
 }
@@ -350,6 +371,8 @@ pub struct ScopeCheck {
     /// Parameter values as SQL literals, for `$1`, `$2`, ….
     pub params: Vec<String>,
     pub setup: Vec<String>,
+    /// Declared planner settings (`settings = { … }`), name and value, applied before the setup.
+    pub settings: Vec<(String, String)>,
     pub budget: Budget,
     /// Where each parameter value is written, for an error the server finds in one.
     param_places: Vec<Place>,
@@ -625,11 +648,13 @@ fn deepest_line(text: &str) -> usize {
 /// even where every expectation overrides them.
 fn check_project_file(config: &ProjectConfig) -> Result<(), BadInput> {
     let file = config.file();
+    settings_of(file, &config.file.settings)?;
     for (name, scope) in &config.file.scopes {
         check_scope_name(file, name, scope.span())?;
         let s = scope.get_ref();
         check_fragments(file, &s.fragments)?;
         check_setup(file, s.setup.as_ref())?;
+        settings_of(file, &s.settings)?;
         if let Some(params) = &s.params {
             literals(file, params)?;
         }
@@ -638,17 +663,56 @@ fn check_project_file(config: &ProjectConfig) -> Result<(), BadInput> {
 }
 
 fn check_scope_name(file: File<'_>, name: &str, span: Range<usize>) -> Result<(), BadInput> {
-    if name.trim().is_empty() || name.chars().any(char::is_control) {
+    if !is_safe_name(name) {
         return Err(file.at(
             span.start,
-            &format!(
-                "{} is not a scope name: a scope's name cannot be empty or hold control \
-                 characters",
-                shown(name)
-            ),
+            &format!("{} is not a scope name: {SAFE_NAME}", shown(name)),
         ));
     }
     Ok(())
+}
+
+/// What a read path's or a scope's name may hold, in words.
+const SAFE_NAME: &str = "a name holds letters, digits, `-`, `_` and `.` (not first), because it \
+                         becomes part of file names (--save-plans) and reports";
+
+/// Whether `name` is a safe read-path or scope name: ASCII letters and digits, `-`, `_`, and `.`
+/// anywhere but first. Names become file names (`--save-plans`), so nothing in one may steer a
+/// path (`..`, `/`) or hide in a terminal.
+pub fn is_safe_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// A declared `settings` table, checked: planner settings only, `enable_*` and the bounds
+/// refused where they are written; values as the server reads them (`1.1`, `'4MB'`, `on`).
+fn settings_of(file: File<'_>, settings: &Settings) -> Result<Vec<(String, String)>, BadInput> {
+    let mut out = Vec::new();
+    for (name, value) in settings {
+        if let Some(why) = crate::safety::declared_refusal(name) {
+            return Err(file.at(value.span().start, &format!("settings: {why}")));
+        }
+        let text = match value.get_ref() {
+            toml::Value::String(s) if !s.contains('\0') => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) if f.is_finite() => f.to_string(),
+            toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+            _ => {
+                return Err(file.at(
+                    value.span().start,
+                    &format!(
+                        "settings: `{}` must be a number, a string or a boolean",
+                        cut(name)
+                    ),
+                ));
+            }
+        };
+        out.push((name.to_ascii_lowercase(), text));
+    }
+    Ok(out)
 }
 
 fn check_fragments(
@@ -693,6 +757,12 @@ fn check_setup(
                     "setup statement {} holds a NUL character, which SQL text cannot",
                     i + 1
                 ),
+            ));
+        }
+        if let Some((at, why)) = crate::safety::setup_refusal(text) {
+            return Err(file.at(
+                file.inside(statement.span(), text, at),
+                &format!("setup statement {}: {why}", i + 1),
             ));
         }
     }
@@ -745,11 +815,7 @@ fn load_expectation(
     let plan_name = match &file.plan {
         Some(p) => {
             let value = p.get_ref();
-            if value.is_empty()
-                || value.contains(['/', '\\'])
-                || value.starts_with('.')
-                || value.chars().any(char::is_control)
-            {
+            if !is_safe_name(value) {
                 return Err(here.at(
                     p.span().start,
                     "`plan` must be a read-path name (plans/NAME.sql), not a path",
@@ -877,6 +943,15 @@ fn load_expectation(
                 .map(|(k, v)| (k.clone(), v.get_ref().clone())),
         );
         let sql = render(&plan_path, &plan_sql, &fragments, scope_name)?;
+        check_one_query(&plan_path, &plan_sql, &sql, scope_name)?;
+        // Declared settings merge key by key: plancheck.toml's, its scope's, the expectation's
+        // scope's, the last one written winning.
+        let mut declared: BTreeMap<String, String> = BTreeMap::new();
+        declared.extend(settings_of(shared_file, &config.file.settings)?);
+        if let Some(s) = shared {
+            declared.extend(settings_of(shared_file, &s.settings)?);
+        }
+        declared.extend(settings_of(here, &scope.settings)?);
 
         // The scope's params, else the expectation's, else plancheck.toml's: each located in
         // the file it came from.
@@ -1006,6 +1081,7 @@ fn load_expectation(
             sql,
             params: literals,
             setup,
+            settings: declared.into_iter().collect(),
             budget,
             param_places,
             setup_places,
@@ -1020,6 +1096,53 @@ fn load_expectation(
         expectation_text: text,
         relatives,
     })
+}
+
+/// A read path is one query. Parse on the server refuses a second statement too; refusing it
+/// here says where, before anything runs. With fragments filled in, so a fragment's value
+/// cannot add one either.
+fn check_one_query(
+    plan_path: &str,
+    plan_sql: &str,
+    sql: &RenderedSql,
+    scope: &str,
+) -> Result<(), BadInput> {
+    use crate::sql::{Dialect, Kind};
+    let dialect = Dialect::default();
+    let at = |text: &str, offset: usize| {
+        let lead = crate::sql::significant(text, dialect)
+            .first()
+            .map_or(0, |t| t.start);
+        sql.source_offset(offset + lead)
+    };
+    let statements = crate::sql::split(&sql.text, dialect);
+    if let Some(second) = statements.get(1) {
+        return Err(BadInput(located(
+            plan_path,
+            plan_sql,
+            at(second.text, second.offset),
+            &format!(
+                "a plan file holds one statement, the read path; a second one starts here \
+                 (in scope `{scope}`, with its fragments filled in)"
+            ),
+        )));
+    }
+    let why = match crate::sql::classify(&sql.text, dialect) {
+        Kind::Query => return Ok(()),
+        Kind::Other(word) if word == "EXPLAIN" => {
+            "the read path is the query alone: plancheck adds EXPLAIN itself".to_string()
+        }
+        Kind::TransactionControl(w) | Kind::Other(w) if !w.is_empty() => {
+            format!("a read path is a query (SELECT, WITH … SELECT, VALUES or TABLE), not `{w}`")
+        }
+        _ => "a read path is a query (SELECT, WITH … SELECT, VALUES or TABLE)".to_string(),
+    };
+    Err(BadInput(located(
+        plan_path,
+        plan_sql,
+        at(&sql.text, 0),
+        &why,
+    )))
 }
 
 /// What is wrong with a required index's name, as PostgreSQL's `to_regclass` reads it, with
@@ -1230,7 +1353,7 @@ fn quote_literal(s: &str) -> Result<String, String> {
 }
 
 /// The highest `$n` placeholder in the SQL, skipping string literals, quoted identifiers,
-/// dollar-quoted strings and comments.
+/// dollar-quoted strings and comments as PostgreSQL's lexer does.
 pub fn max_placeholder(sql: &str) -> usize {
     highest_placeholder(sql).0
 }
@@ -1238,39 +1361,7 @@ pub fn max_placeholder(sql: &str) -> usize {
 /// The highest `$n` placeholder in the SQL and the byte offset of its first occurrence
 /// (0 when there is none).
 fn highest_placeholder(sql: &str) -> (usize, usize) {
-    let b = sql.as_bytes();
-    let mut i = 0;
-    let mut max = 0;
-    let mut max_at = 0;
-    while i < b.len() {
-        if let Some(next) = crate::sql_text::skip_literal(sql, i) {
-            i = next;
-            continue;
-        }
-        if b[i] == b'$' && !(i > 0 && is_ident_byte(b[i - 1])) {
-            let start = i + 1;
-            let mut j = start;
-            while j < b.len() && b[j].is_ascii_digit() {
-                j += 1;
-            }
-            if j > start {
-                if let Ok(n) = sql[start..j].parse::<usize>()
-                    && n > max
-                {
-                    max = n;
-                    max_at = i;
-                }
-                i = j;
-                continue;
-            }
-        }
-        i += 1;
-    }
-    (max, max_at)
-}
-
-fn is_ident_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
+    crate::sql::highest_param(sql, crate::sql::Dialect::default())
 }
 
 #[cfg(test)]

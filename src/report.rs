@@ -20,6 +20,9 @@ pub struct Report {
     pub explain: bool,
     /// With `--migration`: the checks as the database was before it (`checks` are after).
     pub before: Option<Vec<CheckResult>>,
+    /// Rights of the connecting role that let a project's SQL act outside the rolled-back
+    /// transaction (empty on plancheck's own throwaway server).
+    pub role_warnings: Vec<crate::db::role::RoleRisk>,
 }
 
 impl Report {
@@ -223,6 +226,7 @@ pub fn table(report: &Report) -> String {
             }
         }
     }
+    out.push_str(&declared_settings(report));
     out.push_str(&format!(
         "\n{} checks on PostgreSQL {}: {} passed, {} failed, {} errors{}\n",
         report.checks.len(),
@@ -246,9 +250,35 @@ pub fn table(report: &Report) -> String {
     out
 }
 
+/// The declared planner settings the checks ran with, a line per scope that has any: a reader
+/// must see what the plans were made under.
+fn declared_settings(report: &Report) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for c in report.checks.iter().filter(|c| !c.settings.is_empty()) {
+        let set: Vec<String> = c
+            .settings
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect();
+        let line = format!("  [{}] {}\n", c.scope, set.join(", "));
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nplanner settings applied (settings = {{…}}):\n{}",
+        lines.concat()
+    )
+}
+
 #[derive(Serialize)]
 struct JsonReport<'a> {
     server_version: &'a str,
+    /// Rights of the connecting role that let SQL act outside the rolled-back transaction.
+    role_warnings: &'a [crate::db::role::RoleRisk],
     checks: Vec<JsonCheck<'a>>,
     /// Twin drift and invalid indexes (`plancheck lint`), found before the checks ran.
     lint: &'a [crate::lint::Finding],
@@ -282,6 +312,8 @@ struct JsonCheck<'a> {
     /// With `--migration`: the same check before the migration.
     #[serde(skip_serializing_if = "Option::is_none")]
     before: Option<JsonBefore<'a>>,
+    /// The declared planner settings the check ran with (`settings = { … }`).
+    settings: std::collections::BTreeMap<&'a str, &'a str>,
     /// The budgets set for the check (absent figures left out), and the share of each used.
     budget: &'a Budget,
     budget_used: Option<&'a BudgetUsed>,
@@ -292,6 +324,7 @@ struct JsonCheck<'a> {
 pub fn json(report: &Report) -> String {
     let doc = JsonReport {
         server_version: &report.server_version,
+        role_warnings: &report.role_warnings,
         lint: &report.lint,
         checks: report
             .checks
@@ -314,6 +347,11 @@ pub fn json(report: &Report) -> String {
                     used: &b.used,
                     message: &b.message,
                 }),
+                settings: c
+                    .settings
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect(),
                 budget: &c.budget,
                 budget_used: c.budget_used.as_ref(),
                 message: &c.message,

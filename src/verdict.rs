@@ -239,6 +239,8 @@ pub struct CheckResult {
     pub usable: Option<bool>,
     /// The plans behind the verdict, labelled (`custom`, `generic`), for `--save-plans`.
     pub plans: Vec<(String, serde_json::Value)>,
+    /// The declared planner settings the check ran with (`settings = { … }`).
+    pub settings: Vec<(String, String)>,
 }
 
 impl CheckResult {
@@ -1006,6 +1008,24 @@ mod tests {
     }
 
     #[test]
+    fn tablesample_and_tid_range_scans_beside_the_index_are_seq_scans() {
+        // Regression: a whole-table read through TABLESAMPLE or a ctid range passed.
+        for node in ["Sample Scan", "Tid Range Scan"] {
+            let v = fails(
+                json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                    index_scan("posts_thread_visible_idx", "posts"),
+                    { "Node Type": node, "Relation Name": "members", "Schema": "public",
+                      "Actual Rows": 5000, "Actual Loops": 1 }]}}]),
+                &[],
+                &[],
+            );
+            assert_eq!(v.verdict, Verdict::SeqScan, "{node}");
+            assert_eq!(v.seq_scans, vec!["members".to_string()], "{node}");
+            assert!(v.message.contains(node), "{}", v.message);
+        }
+    }
+
+    #[test]
     fn allowed_seq_scan_passes_by_plain_or_qualified_name() {
         let doc = json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
             { "Node Type": "Seq Scan", "Relation Name": "forums", "Schema": "public",
@@ -1288,6 +1308,7 @@ mod tests {
             usable: None,
             notes: vec![],
             plans: vec![],
+            settings: vec![],
         }
     }
 

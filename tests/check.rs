@@ -183,13 +183,25 @@ fn a_write_in_a_read_path_is_an_error_and_persists_nothing() {
     assert!(message.contains("read-only"), "{message}");
     assert_eq!(query_text(&db, "SELECT count(*) FROM posts"), before);
 
-    // Two statements cannot smuggle a COMMIT past the read-only transaction.
+    // Two statements cannot smuggle a COMMIT past the read-only transaction: the plan file is
+    // refused before anything runs (exit 2), naming where the second statement starts.
     let dir = project(
         "SELECT 1; COMMIT; DELETE FROM posts WHERE thread_id = 1",
         "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
     );
-    let (_, report) = check_json(&db, dir.path(), &[]);
-    assert_eq!(verdict_of(&report, "path", "member"), "error", "{report:#}");
+    let out = plancheck(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("plans/path.sql:1:11:"), "{stderr}");
+    assert!(stderr.contains("one statement"), "{stderr}");
     assert_eq!(query_text(&db, "SELECT count(*) FROM posts"), before);
 
     // Nothing is left behind in the session or the server: no prepared statement of ours.
@@ -444,29 +456,52 @@ fn table_report_shape_is_stable() {
 fn setup_that_ends_the_transaction_or_makes_it_read_write_is_refused_and_nothing_persists() {
     let db = fresh_board("setupescape");
     let before = query_text(&db, "SELECT count(*) FROM posts");
+    let writer = "WITH gone AS (DELETE FROM posts WHERE thread_id = 1 RETURNING id)\n\
+                  SELECT count(*) FROM gone";
+    // What the vetting can read is refused before anything runs: exit 2, at the setup's line.
     for setup in [
         "[\"COMMIT\"]",
         "[\"SET TRANSACTION READ WRITE\"]",
         "[\"SET ROLE plancheck; COMMIT\"]",
+        "[\"SET LOCAL transaction_read_only = off\"]",
     ] {
         let dir = project(
-            "WITH gone AS (DELETE FROM posts WHERE thread_id = 1 RETURNING id)\n\
-             SELECT count(*) FROM gone",
+            writer,
             &format!("[scopes.member]\nindex = \"posts_thread_visible_idx\"\nsetup = {setup}\n"),
         );
-        let (status, report) = check_json(&db, dir.path(), &[]);
-        assert_eq!(
-            verdict_of(&report, "path", "member"),
-            "error",
-            "{setup}: {report:#}"
+        let out = plancheck(&[
+            "check",
+            "--database-url",
+            &db,
+            "--project",
+            dir.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{setup}: {stderr}");
+        assert!(
+            stderr.contains("expectations/path.toml:3:"),
+            "{setup}: {stderr}"
         );
-        assert_eq!(status, 1, "{setup}");
         assert_eq!(
             query_text(&db, "SELECT count(*) FROM posts"),
             before,
             "{setup}"
         );
     }
+    // What only the server can see fails safe: a computed setting name cannot make the
+    // transaction read-write (PostgreSQL refuses once the first query ran), and the check is an
+    // error.
+    let dir = project(
+        writer,
+        "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n\
+         setup = [\"SELECT set_config('transaction_read' || '_only', 'off', true)\"]\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_eq!(verdict_of(&report, "path", "member"), "error", "{report:#}");
+    assert_eq!(status, 1);
+    assert_eq!(query_text(&db, "SELECT count(*) FROM posts"), before);
 }
 
 #[test]

@@ -2,21 +2,32 @@
 //!
 //! The transaction is `READ ONLY` and always rolled back, with `statement_timeout`,
 //! `lock_timeout` and `idle_in_transaction_session_timeout` set locally, so a check cannot write,
-//! cannot wait forever and leaves nothing behind. The scope's setup runs inside it, so a
-//! `SET ROLE` ends with the rollback too.
+//! cannot wait forever and leaves nothing behind. The scope's declared planner `settings` are
+//! applied, then its setup statements run inside it one at a time (so a `SET ROLE` ends with the
+//! rollback too), each followed by the guard ([`super::guard`]) before the next one.
 //!
-//! A read path without parameters is explained as it is. One with parameters is checked the way
-//! a driver with prepared statements runs it: `PREPARE`, then the custom plan (what the first
-//! five executions get) under `plan_cache_mode = force_custom_plan`, then the generic plan (what
-//! every later execution may get) under `force_generic_plan`.
+//! SQL from files reaches the server only through the extended protocol's Parse, which refuses
+//! a second statement: a read path without parameters is explained as it is; one with
+//! parameters is prepared at the protocol level (Parse of the file's text alone) and checked the
+//! way a driver with prepared statements runs it: the custom plan (what the first five
+//! executions get) under `plan_cache_mode = force_custom_plan`, then the generic plan (what every
+//! later execution may get) under `force_generic_plan`, both through `EXPLAIN … EXECUTE` of that
+//! protocol-level statement.
+//!
+//! Every request also runs against plancheck's own clock ([`Sess::clocked`]): a statement that
+//! outlives `--statement-timeout` plus a grace is cancelled and the session given up, so no
+//! setting on the server can make a run hang.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio_postgres::Client;
 use tokio_postgres::error::{ErrorPosition, SqlState};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Row, Statement};
 
+use super::guard::{self, Span, Watched};
 use super::{Target, cause};
 use crate::errors::located;
 use crate::explain::Explain;
@@ -34,6 +45,8 @@ pub struct Settings {
     pub statement_timeout: Duration,
     pub lock_timeout: Duration,
     pub idle_in_transaction_timeout: Duration,
+    /// The settings the guard compares between statements (read from the server once a run).
+    pub watched: Watched,
 }
 
 impl Default for Settings {
@@ -45,9 +58,25 @@ impl Default for Settings {
             statement_timeout: Duration::from_secs(30),
             lock_timeout: Duration::from_secs(2),
             idle_in_transaction_timeout: Duration::from_secs(60),
+            watched: Watched::default(),
         }
     }
 }
+
+impl Settings {
+    /// How long plancheck waits for any one answer before it cancels the statement itself: the
+    /// statement timeout plus a grace (a tenth of it, between 1 and 10 seconds) for the server's
+    /// own timeout to fire first and its error to arrive.
+    pub fn client_limit(&self) -> Duration {
+        let grace =
+            (self.statement_timeout / 10).clamp(Duration::from_secs(1), Duration::from_secs(10));
+        self.statement_timeout + grace
+    }
+}
+
+/// How long plancheck waits for the server to act on a cancel request before it gives the
+/// session up.
+const CANCEL_WAIT: Duration = Duration::from_secs(2);
 
 /// Bounds a session that runs outside any check's transaction (the catalog reads before the
 /// checks): the same statement and lock timeouts, so another session's lock cannot hang a run.
@@ -70,6 +99,19 @@ pub async fn bound_session(
         })
 }
 
+/// The `SET LOCAL` statements of plancheck's bounds, for the start of a transaction (and again
+/// after a migration).
+pub fn local_bounds(settings: &Settings) -> String {
+    let ms = |d: Duration| d.as_millis().max(1);
+    format!(
+        "SET LOCAL statement_timeout = {}; SET LOCAL lock_timeout = {}; \
+         SET LOCAL idle_in_transaction_session_timeout = {}",
+        ms(settings.statement_timeout),
+        ms(settings.lock_timeout),
+        ms(settings.idle_in_transaction_timeout),
+    )
+}
+
 /// A `json` column as text: EXPLAIN documents are parsed by [`crate::explain::parse_json`],
 /// whose depth limit fits plans, where the driver's serde_json would stop at 128 levels.
 struct RawJson(String);
@@ -88,16 +130,125 @@ impl<'a> tokio_postgres::types::FromSql<'a> for RawJson {
 }
 
 const EXPLAIN: &str = "EXPLAIN (ANALYZE, BUFFERS, VERBOSE, FORMAT JSON) ";
-const STATEMENT: &str = "plancheck_read_path";
 
 /// Where a check runs.
 #[derive(Clone, Copy)]
 pub enum Session<'a> {
     /// Its own session and its own `READ ONLY` transaction, rolled back: the normal case.
     Own(&'a Target),
-    /// A savepoint of a transaction that is already open and will be rolled back whole: the
-    /// migration's, for `check --migration`. Rolled back to after the check.
+    /// A savepoint of a transaction that is already open, read-only since the migration was
+    /// applied, and will be rolled back whole: the migration's, for `check --migration`. Rolled
+    /// back to after the check.
     Savepoint(&'a Client),
+}
+
+/// A request that did not succeed: the server's error, or no answer in time.
+pub enum Fail {
+    Db(tokio_postgres::Error),
+    Hung(Duration),
+}
+
+impl Fail {
+    /// The failure to report: `f` makes it from the server's error.
+    fn or(self, f: impl FnOnce(&tokio_postgres::Error) -> Failure) -> Failure {
+        match self {
+            Fail::Db(e) => f(&e),
+            Fail::Hung(limit) => Failure {
+                message: hung_message(limit),
+                connection_lost: true,
+            },
+        }
+    }
+}
+
+/// What a session that stopped answering is reported as.
+pub fn hung_message(limit: Duration) -> String {
+    format!(
+        "the server did not answer within {} ms (--statement-timeout and a grace), and not \
+         after a cancel request either: plancheck gave the session up",
+        limit.as_millis()
+    )
+}
+
+/// Runs `request` on `client` against plancheck's own clock. When the server has not answered
+/// within [`Settings::client_limit`], whatever its settings say, a cancel request is sent and
+/// the answer awaited a little longer; then the session is given up ([`Fail::Hung`]), and the
+/// caller sends nothing more on it.
+pub async fn clocked<T>(
+    client: &Client,
+    settings: &Settings,
+    request: impl Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, Fail> {
+    tokio::pin!(request);
+    let limit = settings.client_limit();
+    if let Ok(answer) = tokio::time::timeout(limit, &mut request).await {
+        return answer.map_err(Fail::Db);
+    }
+    let cancel = client.cancel_token();
+    let _ = tokio::time::timeout(CANCEL_WAIT, cancel.cancel_query(tokio_postgres::NoTls)).await;
+    match tokio::time::timeout(CANCEL_WAIT, &mut request).await {
+        Ok(answer) => answer.map_err(Fail::Db),
+        Err(_) => Err(Fail::Hung(limit + 2 * CANCEL_WAIT)),
+    }
+}
+
+/// The check's session, every request on plancheck's clock.
+#[derive(Clone, Copy)]
+struct Sess<'a> {
+    client: &'a Client,
+    settings: &'a Settings,
+}
+
+impl Sess<'_> {
+    /// plancheck's own statements, never text from a file.
+    async fn exec(&self, sql: &str) -> Result<(), Fail> {
+        clocked(self.client, self.settings, self.client.batch_execute(sql)).await
+    }
+
+    async fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Fail> {
+        clocked(self.client, self.settings, self.client.query(sql, params)).await
+    }
+
+    async fn execute(&self, sql: &str) -> Result<u64, Fail> {
+        clocked(self.client, self.settings, self.client.execute(sql, &[])).await
+    }
+
+    async fn prepare(&self, sql: &str) -> Result<Statement, Fail> {
+        clocked(self.client, self.settings, self.client.prepare(sql)).await
+    }
+
+    async fn snapshot(&self) -> Result<guard::Snapshot, Failure> {
+        clocked(
+            self.client,
+            self.settings,
+            guard::snapshot(self.client, &self.settings.watched),
+        )
+        .await
+        .map_err(|f| f.or(|e| failure(e, "could not read the session's settings", self.settings)))
+    }
+}
+
+/// The result of a check that was not run, an `error` with `why`.
+pub fn not_run(read_path: &ReadPath, check: &ScopeCheck, why: &str) -> CheckResult {
+    CheckResult {
+        read_path: read_path.name.clone(),
+        scope: check.scope.clone(),
+        required_index: check.index.clone(),
+        verdict: Verdict::Error,
+        used: Vec::new(),
+        seq_scans: Vec::new(),
+        message: why.to_string(),
+        warm_ms: None,
+        planning_ms: None,
+        shared_buffers: None,
+        connection_lost: true,
+        usable: None,
+        notes: Vec::new(),
+        budget: check.budget.clone(),
+        budget_used: None,
+        plans: Vec::new(),
+        settings: check.settings.clone(),
+    }
 }
 
 /// Runs the check and judges it. Never fails: every problem becomes an `error` verdict. A stop
@@ -109,24 +260,8 @@ pub async fn run(
     settings: &Settings,
     stop: &mut Stop,
 ) -> CheckResult {
-    let mut result = CheckResult {
-        read_path: read_path.name.clone(),
-        scope: check.scope.clone(),
-        required_index: check.index.clone(),
-        verdict: Verdict::Error,
-        used: Vec::new(),
-        seq_scans: Vec::new(),
-        message: String::new(),
-        warm_ms: None,
-        planning_ms: None,
-        shared_buffers: None,
-        connection_lost: false,
-        usable: None,
-        notes: Vec::new(),
-        budget: check.budget.clone(),
-        budget_used: None,
-        plans: Vec::new(),
-    };
+    let mut result = not_run(read_path, check, "");
+    result.connection_lost = false;
     let owned;
     let (client, shared) = match session {
         Session::Own(target) => match target.connect().await {
@@ -142,8 +277,9 @@ pub async fn run(
         },
         Session::Savepoint(client) => (client, true),
     };
+    let sess = Sess { client, settings };
     let outcome = tokio::select! {
-        outcome = run_in_transaction(client, shared, read_path, check, settings, &mut result) => outcome,
+        outcome = run_in_transaction(sess, shared, read_path, check, &mut result) => outcome,
         _ = stop.wait() => {
             // Stop the statement now rather than when it next talks to us; the rollback below
             // (or the end of the session) undoes the rest.
@@ -156,102 +292,78 @@ pub async fn run(
             })
         }
     };
+    let mut lost = false;
     if let Err(failure) = outcome {
         result.verdict = Verdict::Error;
         result.used.clear();
         result.seq_scans.clear();
         result.connection_lost = failure.connection_lost;
         result.message = failure.message;
+        lost = failure.connection_lost;
     }
-    // An own session ends here, and the prepared statement and every setting with it. Clean up
-    // explicitly all the same, so a pooled or proxied session is left as it was found.
-    if !client.is_closed() {
+    // An own session ends here, and every setting and prepared statement with it. Clean up
+    // explicitly all the same, so a pooled or proxied session is left as it was found; a
+    // session given up is sent nothing more.
+    if !client.is_closed() && !lost {
         let end = if shared {
             "ROLLBACK TO SAVEPOINT plancheck_check; RELEASE SAVEPOINT plancheck_check"
         } else {
             "ROLLBACK"
         };
-        let _ = client.batch_execute(end).await;
-        if !check.params.is_empty() {
-            let _ = client
-                .batch_execute(&format!("DEALLOCATE {STATEMENT}"))
-                .await;
+        if sess.exec(end).await.is_err() && shared {
+            result.connection_lost = true;
         }
     }
     result
 }
 
-struct Failure {
-    message: String,
-    connection_lost: bool,
+pub struct Failure {
+    pub message: String,
+    pub connection_lost: bool,
 }
 
 async fn run_in_transaction(
-    client: &Client,
+    sess: Sess<'_>,
     shared: bool,
     read_path: &ReadPath,
     check: &ScopeCheck,
-    settings: &Settings,
     result: &mut CheckResult,
 ) -> Result<(), Failure> {
-    let ms = |d: Duration| d.as_millis().max(1);
+    let settings = sess.settings;
     let begin = if shared {
         "SAVEPOINT plancheck_check"
     } else {
         "BEGIN READ ONLY"
     };
-    client
-        .batch_execute(&format!(
-            "{begin}; \
-             SET LOCAL statement_timeout = {}; \
-             SET LOCAL lock_timeout = {}; \
-             SET LOCAL idle_in_transaction_session_timeout = {};",
-            ms(settings.statement_timeout),
-            ms(settings.lock_timeout),
-            ms(settings.idle_in_transaction_timeout),
-        ))
+    sess.exec(&format!("{begin}; {}", local_bounds(settings)))
         .await
-        .map_err(|e| failure(&e, "could not start the check's transaction", settings))?;
-    // Refused before they run: in a shared transaction a COMMIT would make the migration
-    // permanent, and in an own one it would let the read path write.
-    if let Some((i, keyword)) = check
-        .setup
-        .iter()
-        .enumerate()
-        .find_map(|(i, st)| transaction_control(st).map(|k| (i, k)))
-    {
-        return Err(Failure {
-            message: format!(
-                "{}: scope `{}` setup statement {} is transaction control ({keyword}), which a \
-                 check cannot allow; the read path was not run",
-                read_path.expectation_path,
-                check.scope,
-                i + 1
-            ),
-            connection_lost: false,
-        });
+        .map_err(|f| f.or(|e| failure(e, "could not start the check's transaction", settings)))?;
+    for (name, value) in &check.settings {
+        sess.query("SELECT pg_catalog.set_config($1, $2, true)", &[name, value])
+            .await
+            .map_err(|f| {
+                f.or(|e| {
+                    failure(
+                        e,
+                        &format!(
+                            "{}: scope `{}`: setting `{name} = {value}`",
+                            read_path.expectation_path, check.scope
+                        ),
+                        settings,
+                    )
+                })
+            })?;
     }
-    for (i, statement) in check.setup.iter().enumerate() {
-        // One statement each, over the extended protocol, which refuses several in one string.
-        client.execute(statement.as_str(), &[]).await.map_err(|e| {
-            failure(
-                &e,
-                &format!(
-                    "{}: scope `{}` setup statement {} failed",
-                    read_path.expectation_path,
-                    check.scope,
-                    i + 1
-                ),
-                settings,
-            )
-        })?;
-    }
-
+    // The first query takes the transaction's snapshot, after which PostgreSQL itself refuses to
+    // make the transaction read-write.
+    let mut before = sess.snapshot().await?;
+    run_setup(sess, read_path, check, &before).await?;
     if !check.setup.is_empty() {
-        ensure_still_in_transaction(client, shared, read_path, check, settings).await?;
+        // From here on the setup's search path and role are part of what must hold.
+        before = sess.snapshot().await?;
     }
 
-    let Some(index) = resolve_index(client, &check.index, settings).await? else {
+    let Some(index) = resolve_index(sess, &check.index).await? else {
         result.verdict = Verdict::MissingIndex;
         result.message = format!(
             "index {} does not exist in the database (dropped by a migration?)",
@@ -260,61 +372,56 @@ async fn run_in_transaction(
         return Ok(());
     };
 
-    let mut reltuples = HashMap::new();
     let mut exec_ms = Vec::new();
     let mut plan_ms = Vec::new();
     let mut buffers = Vec::new();
 
     let (custom, custom_json, generic) = if check.params.is_empty() {
         let statement = format!("{EXPLAIN}{}", check.sql.text);
-        let (plans, json) = explain_runs(client, &statement, settings, &|e| {
-            sql_failure(e, read_path, check, EXPLAIN.len(), settings)
-        })
-        .await?;
+        let runs = Runs {
+            statement: &statement,
+            prefix_len: EXPLAIN.len(),
+            count: (settings.warmup, settings.iterations),
+        };
+        let (plans, json) = explain_runs(sess, read_path, check, &runs, &before).await?;
         (plans, json, None)
     } else {
-        let prepare = format!("PREPARE {STATEMENT} AS ");
-        client
-            .batch_execute(&format!("{prepare}{}", check.sql.text))
+        // Parse of the file's text alone: one statement, or the server refuses it.
+        let statement = sess
+            .prepare(&check.sql.text)
             .await
-            .map_err(|e| sql_failure(&e, read_path, check, prepare.len(), settings))?;
-        let execute = format!("{EXPLAIN}EXECUTE {STATEMENT}({})", check.params.join(", "));
-        let on_error = |e: &tokio_postgres::Error| {
-            let mut f = failure(
-                e,
-                &format!(
-                    "{}: scope `{}`: the parameter values",
-                    read_path.expectation_path, check.scope
-                ),
-                settings,
-            );
-            if e.as_db_error().is_some_and(|d| d.position().is_none()) {
-                // An error while executing (not converting the values): point at the plan.
-                f = sql_failure(e, read_path, check, 0, settings);
-            }
-            f
+            .map_err(|f| f.or(|e| sql_failure(e, read_path, check, 0, settings)))?;
+        let name = protocol_name(sess, &check.sql.text).await?;
+        let execute = format!("{EXPLAIN}EXECUTE {name}({})", check.params.join(", "));
+        let custom_runs = Runs {
+            statement: &execute,
+            prefix_len: usize::MAX,
+            count: (settings.warmup, settings.iterations),
         };
-        set_plan_cache_mode(client, "force_custom_plan", settings).await?;
-        let (plans, json) = explain_runs(client, &execute, settings, &on_error).await?;
-        set_plan_cache_mode(client, "force_generic_plan", settings).await?;
-        let generic_settings = Settings {
-            warmup: 0,
-            iterations: 1,
-            ..settings.clone()
+        set_plan_cache_mode(sess, "force_custom_plan").await?;
+        let before = sess.snapshot().await?;
+        let (plans, json) = explain_runs(sess, read_path, check, &custom_runs, &before).await?;
+        set_plan_cache_mode(sess, "force_generic_plan").await?;
+        let before = sess.snapshot().await?;
+        let generic_runs = Runs {
+            count: (0, 1),
+            ..custom_runs
         };
         let (generic, generic_json) =
-            explain_runs(client, &execute, &generic_settings, &on_error).await?;
+            explain_runs(sess, read_path, check, &generic_runs, &before).await?;
+        drop(statement);
         let generic_plan = generic.into_iter().next().map(|p| (p, generic_json));
         (plans, json, generic_plan)
     };
 
+    let mut reltuples = HashMap::new();
     for plan in custom.iter().chain(generic.iter().map(|(p, _)| p)) {
         for scan in plan.scans() {
             if let Some(rel) = scan.relation {
                 let key = format!("{}.{}", scan.schema.unwrap_or("public"), rel);
                 if let std::collections::hash_map::Entry::Vacant(e) = reltuples.entry(key) {
                     let schema = scan.schema.unwrap_or("public");
-                    let stats = relation_stats(client, schema, rel, settings).await?;
+                    let stats = relation_stats(sess, schema, rel).await?;
                     e.insert(stats.reltuples);
                     if let Some(note) = stats.note(schema, rel) {
                         result.notes.push(note);
@@ -355,9 +462,8 @@ async fn run_in_transaction(
     // partition, and its message names the partition read another way.
     if judged.verdict == Verdict::NotChosen && index.partitions.is_empty() {
         let mode = (!check.params.is_empty()).then_some("force_custom_plan");
-        let probes = probe(client, check, mode, &index, settings).await?;
-        let non_immutable =
-            non_immutable_functions(client, &custom[worst], &index, settings).await?;
+        let probes = probe(sess, check, mode, &index).await?;
+        let non_immutable = non_immutable_functions(sess, &custom[worst], &index).await?;
         judged = verdict::judge_usability(judged, &custom[worst], &probes, &rules, &non_immutable);
         result.usable = Some(judged.verdict == Verdict::NotChosen);
     }
@@ -368,8 +474,8 @@ async fn run_in_transaction(
             && g.verdict == Verdict::NotChosen
             && index.partitions.is_empty()
         {
-            let probes = probe(client, check, Some("force_generic_plan"), &index, settings).await?;
-            let non_immutable = non_immutable_functions(client, &generic, &index, settings).await?;
+            let probes = probe(sess, check, Some("force_generic_plan"), &index).await?;
+            let non_immutable = non_immutable_functions(sess, &generic, &index).await?;
             g = verdict::judge_usability(g, &generic, &probes, &rules, &non_immutable);
             result.usable = Some(g.verdict == Verdict::NotChosen);
         }
@@ -386,14 +492,95 @@ async fn run_in_transaction(
     Ok(())
 }
 
+/// The scope's setup statements, one at a time, each through Parse (which refuses a second
+/// statement) and each followed by the guard, so nothing a statement changed is there when the
+/// next one runs. What the vetting could read was refused before the run; this stops what it
+/// could not (a setting named at run time, a function that changes one).
+async fn run_setup(
+    sess: Sess<'_>,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+    before: &guard::Snapshot,
+) -> Result<(), Failure> {
+    let settings = sess.settings;
+    let here = |i: usize, message: String| {
+        check
+            .locate_setup(i, &message)
+            .unwrap_or_else(|| format!("{}: {message}", read_path.expectation_path))
+    };
+    for (i, statement) in check.setup.iter().enumerate() {
+        sess.execute(statement).await.map_err(|f| {
+            f.or(|e| {
+                let mut f = failure(e, "", settings);
+                if !f.connection_lost {
+                    f.message = here(
+                        i,
+                        format!(
+                            "scope `{}` setup statement {} failed: {}",
+                            check.scope,
+                            i + 1,
+                            describe_db_error(e, settings)
+                        ),
+                    );
+                }
+                f
+            })
+        })?;
+        let now = sess.snapshot().await?;
+        if let Some(what) = guard::changed(&settings.watched, before, &now, Span::Fixed, true) {
+            return Err(Failure {
+                message: here(
+                    i,
+                    format!(
+                        "scope `{}` setup statement {} {what}, which a project's files may not \
+                         do; the check was stopped before its read path ran",
+                        check.scope,
+                        i + 1
+                    ),
+                ),
+                connection_lost: false,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The server's name for the protocol-level statement just prepared from `text` (the driver
+/// names its statements itself): its `EXPLAIN … EXECUTE` runs exactly that statement.
+async fn protocol_name(sess: Sess<'_>, text: &str) -> Result<String, Failure> {
+    let rows = sess
+        .query(
+            "SELECT s.name::pg_catalog.text, s.statement FROM pg_catalog.pg_prepared_statements s \
+             WHERE NOT s.from_sql ORDER BY s.prepare_time DESC",
+            &[],
+        )
+        .await
+        .map_err(|f| {
+            f.or(|e| failure(e, "could not read the prepared statements", sess.settings))
+        })?;
+    rows.iter()
+        .map(|r| (r.get::<_, String>(0), r.get::<_, Option<String>>(1)))
+        .find(|(name, statement)| {
+            statement.as_deref() == Some(text)
+                && !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        })
+        .map(|(name, _)| name)
+        .ok_or_else(|| Failure {
+            message: "the server does not list the read path's prepared statement".into(),
+            connection_lost: false,
+        })
+}
+
 /// The functions called in the conditions a plan applies to the required index's table that the
 /// catalog says are not IMMUTABLE (STABLE or VOLATILE): a partial index's predicate can never be
 /// proved from their values.
 async fn non_immutable_functions(
-    client: &Client,
+    sess: Sess<'_>,
     plan: &Explain,
     index: &RequiredIndex,
-    settings: &Settings,
 ) -> Result<Vec<String>, Failure> {
     let text = verdict::conditions_on(plan, &index.table).join(" ");
     let mut names: Vec<String> = Vec::new();
@@ -414,14 +601,15 @@ async fn non_immutable_functions(
     if names.is_empty() {
         return Ok(names);
     }
-    let rows = client
+    let rows = sess
         .query(
             "SELECT DISTINCT p.proname::text FROM pg_catalog.pg_proc p \
-             WHERE p.proname = ANY($1) AND p.provolatile <> 'i' ORDER BY 1",
+             WHERE p.proname OPERATOR(pg_catalog.=) ANY($1) \
+               AND p.provolatile OPERATOR(pg_catalog.<>) 'i' ORDER BY 1",
             &[&names],
         )
         .await
-        .map_err(|e| failure(&e, "could not read function volatility", settings))?;
+        .map_err(|f| f.or(|e| failure(e, "could not read function volatility", sess.settings)))?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
@@ -438,18 +626,17 @@ const PROBE_RUNGS: [&[&str]; 4] = [
     ],
 ];
 
-const PROBE_STATEMENT: &str = "plancheck_probe";
-
 /// Re-plans the statement (EXPLAIN without ANALYZE: nothing runs) rung by rung, in a savepoint
 /// that takes the settings back after each. A prepared statement keeps its cached generic plan
-/// whatever the settings, so with parameters each rung prepares afresh.
+/// whatever the settings, so with parameters each rung prepares afresh, at the protocol level.
 async fn probe(
-    client: &Client,
+    sess: Sess<'_>,
     check: &ScopeCheck,
     plan_cache_mode: Option<&str>,
     index: &RequiredIndex,
-    settings: &Settings,
 ) -> Result<Vec<verdict::Probe>, Failure> {
+    let settings = sess.settings;
+    let fail = |f: Fail| f.or(|e| failure(e, "re-planning to test the index", settings));
     let mut probes = Vec::new();
     for rung in PROBE_RUNGS {
         let disabled = rung
@@ -457,49 +644,40 @@ async fn probe(
             .map(|g| format!("{g} = off"))
             .collect::<Vec<_>>()
             .join(", ");
-        let sets: String = rung
+        let mut sets: String = rung
             .iter()
             .map(|g| format!("SET LOCAL {g} = off; "))
             .collect();
-        let fail =
-            |e: &tokio_postgres::Error| failure(e, "re-planning to test the index", settings);
-        client
-            .batch_execute(&format!("SAVEPOINT plancheck_probe; {sets}"))
+        if let Some(mode) = plan_cache_mode {
+            sets.push_str(&format!("SET LOCAL plan_cache_mode = {mode}; "));
+        }
+        sess.exec(&format!("SAVEPOINT plancheck_probe; {sets}"))
             .await
-            .map_err(|e| fail(&e))?;
-        let statement = match plan_cache_mode {
-            None => format!("EXPLAIN (VERBOSE, FORMAT JSON) {}", check.sql.text),
-            Some(mode) => {
-                let prepared = client
-                    .batch_execute(&format!(
-                        "SET LOCAL plan_cache_mode = {mode}; PREPARE {PROBE_STATEMENT} AS {}",
-                        check.sql.text
-                    ))
-                    .await;
-                if let Err(e) = prepared {
-                    let _ = client
-                        .batch_execute("ROLLBACK TO SAVEPOINT plancheck_probe")
-                        .await;
-                    return Err(fail(&e));
+            .map_err(fail)?;
+        let planned = async {
+            match plan_cache_mode {
+                None => {
+                    let statement = format!("EXPLAIN (VERBOSE, FORMAT JSON) {}", check.sql.text);
+                    sess.query(&statement, &[]).await.map_err(fail)
                 }
-                format!(
-                    "EXPLAIN (VERBOSE, FORMAT JSON) EXECUTE {PROBE_STATEMENT}({})",
-                    check.params.join(", ")
-                )
+                Some(_) => {
+                    let prepared = sess.prepare(&check.sql.text).await.map_err(fail)?;
+                    let name = protocol_name(sess, &check.sql.text).await?;
+                    let statement = format!(
+                        "EXPLAIN (VERBOSE, FORMAT JSON) EXECUTE {name}({})",
+                        check.params.join(", ")
+                    );
+                    let rows = sess.query(&statement, &[]).await.map_err(fail);
+                    drop(prepared);
+                    rows
+                }
             }
-        };
-        let rows = client.query(statement.as_str(), &[]).await;
-        let cleanup = match plan_cache_mode {
-            Some(_) => format!(
-                "ROLLBACK TO SAVEPOINT plancheck_probe; DEALLOCATE {PROBE_STATEMENT}; \
-                 RELEASE SAVEPOINT plancheck_probe"
-            ),
-            None => "ROLLBACK TO SAVEPOINT plancheck_probe; RELEASE SAVEPOINT plancheck_probe"
-                .to_string(),
-        };
-        client.batch_execute(&cleanup).await.map_err(|e| fail(&e))?;
-        let rows = rows.map_err(|e| fail(&e))?;
-        let (plan, _) = read_plan(&rows)?;
+        }
+        .await;
+        sess.exec("ROLLBACK TO SAVEPOINT plancheck_probe; RELEASE SAVEPOINT plancheck_probe")
+            .await
+            .map_err(fail)?;
+        let (plan, _) = read_plan(&planned?)?;
         let found = plan
             .scans()
             .iter()
@@ -512,41 +690,65 @@ async fn probe(
     Ok(probes)
 }
 
-async fn set_plan_cache_mode(
-    client: &Client,
-    mode: &str,
-    settings: &Settings,
-) -> Result<(), Failure> {
-    client
-        .batch_execute(&format!("SET LOCAL plan_cache_mode = {mode}"))
+/// plancheck's own change of `plan_cache_mode`; the guard's snapshot is taken after it.
+async fn set_plan_cache_mode(sess: Sess<'_>, mode: &str) -> Result<(), Failure> {
+    sess.exec(&format!("SET LOCAL plan_cache_mode = {mode}"))
         .await
-        .map_err(|e| {
-            failure(
-                &e,
-                "could not set plan_cache_mode (PostgreSQL 12 or later is needed)",
-                settings,
-            )
+        .map_err(|f| {
+            f.or(|e| {
+                failure(
+                    e,
+                    "could not set plan_cache_mode (PostgreSQL 12 or later is needed)",
+                    sess.settings,
+                )
+            })
         })
 }
 
-/// Warm-up runs (discarded), then measured runs, each parsed. Returns the measured plans and
-/// the last one's raw document.
+/// The runs of one EXPLAIN statement.
+#[derive(Clone, Copy)]
+struct Runs<'a> {
+    statement: &'a str,
+    /// Characters sent before the read path's own text; `usize::MAX` when the statement
+    /// executes the prepared read path (its parameter values are what an error points at).
+    prefix_len: usize,
+    /// (discarded warm-up runs, measured runs)
+    count: (u32, u32),
+}
+
+/// Warm-up runs (discarded), then measured runs, each parsed and each followed by the guard (a
+/// function the read path calls could change a setting for the runs after it). Returns the
+/// measured plans and the last one's raw document.
 async fn explain_runs(
-    client: &Client,
-    statement: &str,
-    settings: &Settings,
-    on_error: &dyn Fn(&tokio_postgres::Error) -> Failure,
+    sess: Sess<'_>,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+    runs: &Runs<'_>,
+    before: &guard::Snapshot,
 ) -> Result<(Vec<Explain>, Value), Failure> {
+    let settings = sess.settings;
     let mut plans = Vec::new();
     let mut last = Value::Null;
-    for run in 0..settings.warmup + settings.iterations {
+    let (warmup, iterations) = runs.count;
+    for run in 0..warmup + iterations {
         // The extended protocol refuses several statements in one string, so a plan file cannot
         // smuggle a `COMMIT` past the read-only transaction.
-        let rows = client
-            .query(statement, &[])
+        let rows = sess
+            .query(runs.statement, &[])
             .await
-            .map_err(|e| on_error(&e))?;
-        if run < settings.warmup {
+            .map_err(|f| f.or(|e| run_failure(e, read_path, check, runs, settings)))?;
+        let now = sess.snapshot().await?;
+        if let Some(what) = guard::changed(&settings.watched, before, &now, Span::All, true) {
+            return Err(Failure {
+                message: format!(
+                    "{}: a run of the read path {what} (through a function it calls), which a \
+                     read path may not do; the check was stopped",
+                    read_path.plan_path
+                ),
+                connection_lost: false,
+            });
+        }
+        if run < warmup {
             continue;
         }
         let (plan, value) = read_plan(&rows)?;
@@ -554,6 +756,60 @@ async fn explain_runs(
         last = value;
     }
     Ok((plans, last))
+}
+
+/// An error from a run of the read path: in its SQL (located in the plan file), or, for a
+/// prepared read path, in a parameter value (located where the value is written).
+fn run_failure(
+    e: &tokio_postgres::Error,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+    runs: &Runs<'_>,
+    settings: &Settings,
+) -> Failure {
+    if runs.prefix_len != usize::MAX {
+        return sql_failure(e, read_path, check, runs.prefix_len, settings);
+    }
+    if let Some(db) = e.as_db_error()
+        && let Some(ErrorPosition::Original(pos)) = db.position()
+    {
+        // A position points into `EXPLAIN … EXECUTE name(values)`: at a value the server
+        // cannot convert to its parameter's type.
+        let open = runs
+            .statement
+            .find(" EXECUTE ")
+            .and_then(|i| runs.statement[i..].find('(').map(|j| i + j + 1))
+            .unwrap_or(0);
+        let byte = runs
+            .statement
+            .char_indices()
+            .nth((*pos as usize).saturating_sub(1))
+            .map_or(runs.statement.len(), |(b, _)| b);
+        let at = byte.saturating_sub(open);
+        let message = format!(
+            "scope `{}`: parameter value: {}",
+            check.scope,
+            describe_db_error(e, settings)
+        );
+        if let Some(located) = check
+            .param_at(at)
+            .and_then(|i| check.locate_param(i, &message))
+        {
+            return Failure {
+                message: located,
+                connection_lost: false,
+            };
+        }
+        return failure(
+            e,
+            &format!(
+                "{}: scope `{}`: the parameter values",
+                read_path.expectation_path, check.scope
+            ),
+            settings,
+        );
+    }
+    sql_failure(e, read_path, check, 0, settings)
 }
 
 /// The plan an `EXPLAIN (FORMAT JSON)` returned, and its document.
@@ -570,97 +826,25 @@ fn read_plan(rows: &[tokio_postgres::Row]) -> Result<(Explain, Value), Failure> 
     let plan = Explain::from_json(&value).map_err(|e| unreadable(e.to_string()))?;
     Ok((plan, value))
 }
-
-/// The transaction-control keyword a statement starts with, if any.
-fn transaction_control(statement: &str) -> Option<&'static str> {
-    let words = crate::sql_text::words(statement, 3);
-    let first = words.first().map(String::as_str).unwrap_or("");
-    let second = words.get(1).map(String::as_str).unwrap_or("");
-    match (first, second) {
-        ("BEGIN", _) => Some("BEGIN"),
-        ("START", _) => Some("START TRANSACTION"),
-        ("COMMIT", _) => Some("COMMIT"),
-        ("END", _) => Some("END"),
-        ("ROLLBACK", _) => Some("ROLLBACK"),
-        ("ABORT", _) => Some("ABORT"),
-        ("SAVEPOINT", _) => Some("SAVEPOINT"),
-        ("RELEASE", _) => Some("RELEASE"),
-        ("PREPARE", "TRANSACTION") => Some("PREPARE TRANSACTION"),
-        ("SET", "TRANSACTION") => Some("SET TRANSACTION"),
-        ("SET", "SESSION") if words.get(2).map(String::as_str) == Some("CHARACTERISTICS") => {
-            Some("SET SESSION CHARACTERISTICS")
-        }
-        _ => None,
-    }
-}
-
-/// After the setup, the check's transaction must still be open and (in its own session) still
-/// read-only: a function called by the setup could have changed either. A savepoint fails
-/// outside a transaction block, so it proves the block is still open.
-async fn ensure_still_in_transaction(
-    client: &Client,
-    shared: bool,
-    read_path: &ReadPath,
-    check: &ScopeCheck,
-    settings: &Settings,
-) -> Result<(), Failure> {
-    let refuse = |why: &str| Failure {
-        message: format!(
-            "{}: scope `{}`: the setup statements {why}; a check must run in its read-only \
-             transaction, so the read path was not run",
-            read_path.expectation_path, check.scope
-        ),
-        connection_lost: false,
-    };
-    if client
-        .batch_execute("SAVEPOINT plancheck_setup_done")
-        .await
-        .is_err()
-    {
-        if client.is_closed() {
-            return Err(Failure {
-                message: "the connection was lost after the setup statements".into(),
-                connection_lost: true,
-            });
-        }
-        return Err(refuse("ended the transaction"));
-    }
-    if shared {
-        return Ok(());
-    }
-    let row = client
-        .query_one(
-            "SELECT pg_catalog.current_setting('transaction_read_only')",
-            &[],
-        )
-        .await
-        .map_err(|e| failure(&e, "could not read transaction_read_only", settings))?;
-    if row.get::<_, String>(0) != "on" {
-        return Err(refuse("made the transaction read-write"));
-    }
-    Ok(())
-}
-
 /// Looks the required index up as the session sees it (search_path, quoting).
-async fn resolve_index(
-    client: &Client,
-    name: &str,
-    settings: &Settings,
-) -> Result<Option<RequiredIndex>, Failure> {
-    let info = super::catalog::index_info(client, name)
+async fn resolve_index(sess: Sess<'_>, name: &str) -> Result<Option<RequiredIndex>, Failure> {
+    let (client, settings) = (sess.client, sess.settings);
+    let info = clocked(client, settings, super::catalog::index_info(client, name))
         .await
-        .map_err(|e| failure(&e, &format!("could not look up index {name}"), settings))?;
+        .map_err(|f| f.or(|e| failure(e, &format!("could not look up index {name}"), settings)))?;
     let Some(info) = info else {
         return Ok(None);
     };
-    let partitions = super::catalog::partitions(client, &info)
+    let partitions = clocked(client, settings, super::catalog::partitions(client, &info))
         .await
-        .map_err(|e| {
-            failure(
-                &e,
-                &format!("could not read the partitions of {name}"),
-                settings,
-            )
+        .map_err(|f| {
+            f.or(|e| {
+                failure(
+                    e,
+                    &format!("could not read the partitions of {name}"),
+                    settings,
+                )
+            })
         })?;
     Ok(Some(RequiredIndex {
         schema: info.schema,
@@ -710,13 +894,12 @@ impl RelationStats {
 }
 
 async fn relation_stats(
-    client: &Client,
+    sess: Sess<'_>,
     schema: &str,
     relation: &str,
-    settings: &Settings,
 ) -> Result<RelationStats, Failure> {
-    let row = client
-        .query_opt(
+    let rows = sess
+        .query(
             "SELECT c.reltuples::float8, \
                     EXISTS (SELECT 1 FROM pg_catalog.pg_stats s \
                             WHERE s.schemaname = n.nspname AND s.tablename = c.relname), \
@@ -725,12 +908,13 @@ async fn relation_stats(
                      WHERE st.relid = c.oid) \
              FROM pg_catalog.pg_class c \
              JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
-             WHERE n.nspname = $1 AND c.relname = $2",
+             WHERE n.nspname OPERATOR(pg_catalog.=) $1 \
+               AND c.relname OPERATOR(pg_catalog.=) $2",
             &[&schema, &relation],
         )
         .await
-        .map_err(|e| failure(&e, "could not read relation statistics", settings))?;
-    Ok(match row {
+        .map_err(|f| f.or(|e| failure(e, "could not read relation statistics", sess.settings)))?;
+    Ok(match rows.first() {
         Some(r) => RelationStats {
             reltuples: r.get(0),
             has_statistics: r.get(1),
@@ -756,6 +940,23 @@ fn sql_failure(
 ) -> Failure {
     let mut f = failure(e, &read_path.plan_path, settings);
     if f.connection_lost {
+        return f;
+    }
+    // PostgreSQL names the top statement (`cannot execute SELECT in a read-only transaction`)
+    // when the write is a data-modifying statement inside WITH: name the write instead.
+    if e.code() == Some(&SqlState::READ_ONLY_SQL_TRANSACTION)
+        && let Some((write, at)) = nested_write(&check.sql.text)
+    {
+        f.message = located(
+            &read_path.plan_path,
+            check.sql.source(),
+            check.sql.source_offset(at),
+            &format!(
+                "the read path writes: {write} inside WITH, which its read-only transaction \
+                 refused (scope `{}`); a read path must not write, and nothing was written",
+                check.scope
+            ),
+        );
         return f;
     }
     if let Some(db) = e.as_db_error()
@@ -789,8 +990,34 @@ fn sql_failure(
     f
 }
 
+/// The first data-modifying statement nested in a query (`INSERT`, `UPDATE`, `DELETE`, `MERGE`
+/// as a statement, not `FOR UPDATE`), and its byte offset.
+fn nested_write(sql: &str) -> Option<(String, usize)> {
+    let tokens = crate::sql::significant(sql, crate::sql::Dialect::default());
+    let mut previous: Option<String> = None;
+    for t in &tokens {
+        let word = t.keyword();
+        if let Some(w) = &word
+            && matches!(w.as_str(), "INSERT" | "UPDATE" | "DELETE" | "MERGE")
+            && !matches!(previous.as_deref(), Some("FOR" | "KEY" | "NO"))
+        {
+            return Some((w.clone(), t.start));
+        }
+        previous = word;
+    }
+    None
+}
+
 fn failure(e: &tokio_postgres::Error, context: &str, settings: &Settings) -> Failure {
-    let lost = e.is_closed() || e.as_db_error().is_none() && e.code().is_none();
+    // A FATAL error ends the session, whoever sent it (`pg_terminate_backend` from the read
+    // path itself, an administrator, a shutdown): the connection is lost.
+    let fatal = e.as_db_error().is_some_and(|d| {
+        matches!(
+            d.parsed_severity(),
+            Some(tokio_postgres::error::Severity::Fatal | tokio_postgres::error::Severity::Panic)
+        )
+    });
+    let lost = fatal || e.is_closed() || e.as_db_error().is_none() && e.code().is_none();
     let message = if lost {
         format!("{context}: the connection was lost: {}", cause(e))
     } else {
@@ -823,33 +1050,5 @@ fn describe_db_error(e: &tokio_postgres::Error, settings: &Settings) -> String {
             },
             None => cause(e),
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::transaction_control;
-
-    #[test]
-    fn transaction_control_is_recognised_behind_comments_and_case() {
-        assert_eq!(transaction_control("commit"), Some("COMMIT"));
-        assert_eq!(
-            transaction_control("  -- why\n/* x */ Rollback;"),
-            Some("ROLLBACK")
-        );
-        assert_eq!(
-            transaction_control("set transaction read write"),
-            Some("SET TRANSACTION")
-        );
-        assert_eq!(
-            transaction_control("SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE"),
-            Some("SET SESSION CHARACTERISTICS")
-        );
-        assert_eq!(transaction_control("SET ROLE member"), None);
-        assert_eq!(transaction_control("SET LOCAL search_path = app"), None);
-        assert_eq!(
-            transaction_control("SELECT set_config('a.b', 'c', true)"),
-            None
-        );
     }
 }

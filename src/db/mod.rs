@@ -6,8 +6,10 @@ pub mod check;
 pub mod conninfo;
 pub mod ephemeral;
 pub mod fixtures;
+pub mod guard;
 pub mod migrate;
 pub mod provider;
+pub mod role;
 pub mod tls;
 
 use tokio_postgres::{Client, Config, config::Host as PgHost};

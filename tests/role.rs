@@ -1,0 +1,333 @@
+//! The connecting role is part of the threat model: `risks` names every right that lets SQL act
+//! outside the rolled-back transaction, the least-privilege SQL of the README creates roles that
+//! have none, and those roles are enough to run the reference project's checks and a migration.
+
+mod common;
+
+use common::*;
+use plancheck::db::role::{LEAST_PRIVILEGE_SQL, risks};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// The user a key=value connection string names.
+fn user_of(conn: &str) -> &str {
+    conn.split_whitespace()
+        .find_map(|kv| kv.strip_prefix("user="))
+        .expect("the test server's connection string names its user")
+}
+
+/// The connection string of `conn` with another user (the test server trusts every local user).
+fn as_user(conn: &str, user: &str) -> String {
+    conn.split_whitespace()
+        .map(|kv| match kv.strip_prefix("user=") {
+            Some(_) => format!("user={user}"),
+            None => kv.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The role name and the rights `risks` reports for a session opened with `conn`.
+fn risks_of(conn: &str) -> (String, Vec<String>) {
+    runtime().block_on(async {
+        let client = plancheck::db::Target::parse(conn)
+            .expect("a connection string")
+            .connect()
+            .await
+            .expect("connect");
+        let (role, found) = risks(&client).await.expect("the role's rights");
+        for r in &found {
+            assert!(!r.what.is_empty(), "{r:?}");
+        }
+        (role, found.into_iter().map(|r| r.right).collect())
+    })
+}
+
+/// The least-privilege roles of one test, on its own fresh board: roles are shared by every
+/// database of the server, so each test names its own.
+struct Roles {
+    /// The superuser's connection string to the test's database.
+    admin: String,
+    check: String,
+    migrate: String,
+    prefix: String,
+}
+
+/// A fresh board whose tables belong to a non-superuser owner role, and the roles that
+/// [`LEAST_PRIVILEGE_SQL`] creates, with its psql variables substituted as psql does
+/// (`:"name"` becomes a quoted identifier) and the role names made unique to the test.
+fn least_privilege(prefix: &str) -> Roles {
+    let admin = fresh_board(prefix);
+    let owner = format!("{prefix}_owner");
+    sql(
+        &admin,
+        &format!(
+            "CREATE ROLE {owner} NOLOGIN;
+             DO $$ DECLARE t record; BEGIN
+               FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = 'public' LOOP
+                 EXECUTE format('ALTER TABLE public.%I OWNER TO {owner}', t.tablename);
+               END LOOP;
+             END $$;"
+        ),
+    );
+    let adapted = LEAST_PRIVILEGE_SQL
+        .replace("plancheck_check", &format!("{prefix}_check"))
+        .replace("plancheck_migrate", &format!("{prefix}_migrate"))
+        .replace(":\"dbname\"", &format!("\"{prefix}\""))
+        .replace(":\"app_schema\"", "\"public\"")
+        .replace(":\"app_owner\"", &format!("\"{owner}\""));
+    sql(&admin, &adapted);
+    Roles {
+        check: as_user(&admin, &format!("{prefix}_check")),
+        migrate: as_user(&admin, &format!("{prefix}_migrate")),
+        admin,
+        prefix: prefix.to_string(),
+    }
+}
+
+fn available(conn: &str, extension: &str) -> bool {
+    let count = query_text(
+        conn,
+        &format!("SELECT count(*) FROM pg_available_extensions WHERE name = '{extension}'"),
+    );
+    if count != "1" {
+        eprintln!("note: the {extension} extension is not available on the test server; skipped");
+    }
+    count == "1"
+}
+
+/// Runs `check --format json` with one measured run and returns (status, report, stderr).
+fn check_as(conn: &str, extra: &[&str]) -> (i32, serde_json::Value, String) {
+    let root = reference_project();
+    let mut args = vec![
+        "check",
+        "--database-url",
+        conn,
+        "--project",
+        root.to_str().expect("a UTF-8 path"),
+        "--format",
+        "json",
+        "--warmup",
+        "0",
+        "--iterations",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    let out = plancheck(&args).output().expect("run plancheck");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not a JSON report ({e})\nstdout: {stdout}\nstderr: {stderr}"));
+    (out.status.code().expect("an exit status"), report, stderr)
+}
+
+#[test]
+fn the_superuser_is_reported_as_superuser() {
+    let db = fresh_board("role_superuser");
+    assert_eq!(
+        risks_of(&db),
+        (user_of(&db).to_string(), vec!["superuser".to_string()])
+    );
+}
+
+#[test]
+fn the_least_privilege_roles_have_no_risky_right() {
+    let roles = least_privilege("role_plain");
+    assert_eq!(
+        risks_of(&roles.check),
+        (format!("{}_check", roles.prefix), vec![])
+    );
+    // The migration role owns the tables through membership, which is no risk while the
+    // owner is not a superuser.
+    assert_eq!(risks_of(&roles.migrate).1, Vec::<String>::new());
+}
+
+#[test]
+fn pg_signal_backend_is_reported_granted_directly_or_through_a_role() {
+    let roles = least_privilege("role_signal");
+    let p = &roles.prefix;
+    sql(
+        &roles.admin,
+        &format!("GRANT pg_signal_backend TO {p}_check"),
+    );
+    assert_eq!(risks_of(&roles.check).1, ["pg_signal_backend"]);
+    // Through a role it may SET ROLE to.
+    sql(
+        &roles.admin,
+        &format!(
+            "REVOKE pg_signal_backend FROM {p}_check; CREATE ROLE {p}_ops NOLOGIN; \
+             GRANT pg_signal_backend TO {p}_ops; GRANT {p}_ops TO {p}_check"
+        ),
+    );
+    assert_eq!(risks_of(&roles.check).1, ["pg_signal_backend"]);
+}
+
+#[test]
+fn membership_in_a_superuser_role_is_superuser() {
+    let roles = least_privilege("role_super_member");
+    let p = &roles.prefix;
+    sql(
+        &roles.admin,
+        &format!("CREATE ROLE {p}_admin NOLOGIN SUPERUSER; GRANT {p}_admin TO {p}_check"),
+    );
+    assert_eq!(risks_of(&roles.check).1, ["superuser"]);
+}
+
+#[test]
+fn pg_write_server_files_is_reported_and_writes_a_file_from_a_read_only_transaction() {
+    let roles = least_privilege("role_write_files");
+    let p = &roles.prefix;
+    sql(
+        &roles.admin,
+        &format!("GRANT pg_write_server_files TO {p}_check"),
+    );
+    assert_eq!(risks_of(&roles.check).1, ["pg_write_server_files"]);
+    // The claim, shown: the file outlives the rollback.
+    let data = query_text(&roles.admin, "SHOW data_directory");
+    let file = format!("{data}/{p}.txt");
+    sql(
+        &roles.check,
+        &format!("BEGIN READ ONLY; COPY (SELECT 'outside') TO '{file}'; ROLLBACK"),
+    );
+    let written = query_text(&roles.admin, &format!("SELECT pg_read_file('{file}')"));
+    assert_eq!(written, "outside\n");
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
+fn replication_is_reported_and_its_slot_outlives_the_rollback() {
+    let roles = least_privilege("role_replication");
+    let p = &roles.prefix;
+    sql(&roles.admin, &format!("ALTER ROLE {p}_check REPLICATION"));
+    assert_eq!(risks_of(&roles.check).1, ["replication"]);
+    sql(
+        &roles.check,
+        &format!(
+            "BEGIN READ ONLY; SELECT pg_create_physical_replication_slot('{p}_slot'); ROLLBACK"
+        ),
+    );
+    let slots = format!("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{p}_slot'");
+    assert_eq!(query_text(&roles.admin, &slots), "1");
+    // The attribute is not inherited, but SET ROLE to a role that has it is enough to create
+    // a slot, so membership counts.
+    sql(
+        &roles.admin,
+        &format!(
+            "SELECT pg_drop_replication_slot('{p}_slot'); ALTER ROLE {p}_check NOREPLICATION; \
+             CREATE ROLE {p}_replicator NOLOGIN REPLICATION; GRANT {p}_replicator TO {p}_check"
+        ),
+    );
+    assert_eq!(risks_of(&roles.check).1, ["replication"]);
+    sql(
+        &roles.check,
+        &format!(
+            "BEGIN READ ONLY; SET ROLE {p}_replicator; \
+             SELECT pg_create_physical_replication_slot('{p}_slot'); ROLLBACK"
+        ),
+    );
+    assert_eq!(query_text(&roles.admin, &slots), "1");
+    sql(
+        &roles.admin,
+        &format!("SELECT pg_drop_replication_slot('{p}_slot')"),
+    );
+}
+
+#[test]
+fn dblink_is_reported_where_the_role_may_call_a_connecting_function() {
+    let roles = least_privilege("role_dblink");
+    if !available(&roles.admin, "dblink") {
+        return;
+    }
+    let p = &roles.prefix;
+    sql(
+        &roles.admin,
+        "CREATE SCHEMA ext; CREATE EXTENSION dblink SCHEMA ext",
+    );
+    // Without USAGE on its schema no function of it can be called.
+    assert_eq!(risks_of(&roles.check).1, Vec::<String>::new());
+    // PUBLIC may EXECUTE every dblink function but dblink_connect_u: USAGE is all it takes.
+    sql(
+        &roles.admin,
+        &format!("GRANT USAGE ON SCHEMA ext TO {p}_check"),
+    );
+    assert_eq!(risks_of(&roles.check).1, ["dblink"]);
+    sql(
+        &roles.admin,
+        "REVOKE EXECUTE ON FUNCTION ext.dblink_connect(text), ext.dblink_connect(text, text), \
+         ext.dblink(text, text), ext.dblink(text, text, boolean), \
+         ext.dblink_exec(text, text), ext.dblink_exec(text, text, boolean) FROM PUBLIC",
+    );
+    assert_eq!(risks_of(&roles.check).1, Vec::<String>::new());
+}
+
+#[test]
+fn postgres_fdw_is_reported_with_usage_on_the_wrapper_or_a_server() {
+    let roles = least_privilege("role_fdw");
+    if !available(&roles.admin, "postgres_fdw") {
+        return;
+    }
+    let p = &roles.prefix;
+    sql(&roles.admin, "CREATE EXTENSION postgres_fdw");
+    // PUBLIC has no USAGE on the wrapper.
+    assert_eq!(risks_of(&roles.check).1, Vec::<String>::new());
+    sql(
+        &roles.admin,
+        &format!("GRANT USAGE ON FOREIGN DATA WRAPPER postgres_fdw TO {p}_check"),
+    );
+    assert_eq!(risks_of(&roles.check).1, ["postgres_fdw"]);
+    sql(
+        &roles.admin,
+        &format!(
+            "REVOKE USAGE ON FOREIGN DATA WRAPPER postgres_fdw FROM {p}_check; \
+             CREATE SERVER {p}_elsewhere FOREIGN DATA WRAPPER postgres_fdw; \
+             GRANT USAGE ON FOREIGN SERVER {p}_elsewhere TO {p}_check"
+        ),
+    );
+    assert_eq!(risks_of(&roles.check).1, ["postgres_fdw"]);
+}
+
+#[test]
+fn the_check_role_is_enough_for_every_check_of_the_reference_project() {
+    let roles = least_privilege("role_check_run");
+    let (status, report, stderr) = check_as(&roles.check, &[]);
+    let verdicts = verdicts(&report);
+    assert!(!verdicts.is_empty(), "{report:#}");
+    for (read_path, scope, verdict) in &verdicts {
+        assert_eq!(
+            verdict, "pass",
+            "{read_path} [{scope}]\n{stderr}\n{report:#}"
+        );
+    }
+    assert_eq!(status, 0, "{stderr}\n{report:#}");
+}
+
+#[test]
+fn the_migrate_role_is_enough_to_check_a_migration() {
+    let roles = least_privilege("role_migrate_run");
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let migration = dir.path().join("0001_nickname.sql");
+    // ALTER TABLE and CREATE INDEX both need the table's owner.
+    std::fs::write(
+        &migration,
+        "ALTER TABLE members ADD COLUMN nickname text;\n\
+         CREATE INDEX members_nickname_idx ON members (nickname);\n",
+    )
+    .expect("write the migration");
+    let path = migration.to_str().expect("a UTF-8 path");
+    let (status, report, stderr) = check_as(&roles.migrate, &["--migration", path]);
+    let checks = report["checks"].as_array().expect("checks");
+    assert!(!checks.is_empty(), "{report:#}");
+    for check in checks {
+        assert_eq!(check["verdict"], "pass", "{check:#}\n{stderr}");
+        assert_eq!(check["before"]["verdict"], "pass", "{check:#}\n{stderr}");
+    }
+    assert_eq!(status, 0, "{stderr}\n{report:#}");
+    let column = "SELECT count(*) FROM information_schema.columns \
+                  WHERE table_name = 'members' AND column_name = 'nickname'";
+    assert_eq!(query_text(&roles.admin, column), "0");
+}
