@@ -322,6 +322,8 @@ pub struct Failure {
     pub connection_lost: bool,
 }
 
+// Long because it is the whole check in order (begin, settings, setup, index, runs, probes,
+// judging); the judging part is to move out to `verdict` as a pure step over a measurement.
 async fn run_in_transaction(
     sess: Sess<'_>,
     shared: bool,
@@ -511,7 +513,11 @@ async fn run_setup(
     for (i, statement) in check.setup.iter().enumerate() {
         sess.execute(statement).await.map_err(|f| {
             f.or(|e| {
-                let mut f = failure(e, "", settings);
+                let mut f = failure(
+                    e,
+                    &format!("scope `{}` setup statement {}", check.scope, i + 1),
+                    settings,
+                );
                 if !f.connection_lost {
                     f.message = here(
                         i,

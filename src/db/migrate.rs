@@ -64,59 +64,11 @@ pub async fn apply(
         .await
         .map_err(|f| db("could not read the session's settings", f))?;
     for (offset, statement) in &migration.statements {
-        // Parse of the statement alone proves it is one statement (the split and PostgreSQL's
-        // grammar could disagree, and EXECUTE would run two), without running it. What Parse
-        // refuses, running it would too.
-        match clocked(client, settings, client.prepare(statement)).await {
-            Ok(_) => {}
-            Err(Fail::Db(e)) => {
-                let _ = client.batch_execute("ROLLBACK").await;
-                let message = statement_error(&e, migration, *offset, statement, settings);
-                return Err(BadInput(message).into());
-            }
-            Err(Fail::Hung(limit)) => {
-                return Err(DatabaseFailure(hung_message(limit)).into());
-            }
-        }
-        let outcome = clocked(
-            client,
-            settings,
-            client.execute("SELECT pg_temp.plancheck_apply($1)", &[statement]),
-        )
-        .await;
-        let refusal = match outcome {
-            Ok(_) => {
-                let now = clocked(client, settings, guard::snapshot(client, &settings.watched))
-                    .await
-                    .map_err(|f| db("could not read the session's settings", f))?;
-                guard::changed(&settings.watched, &before, &now, Span::Fixed, false).map(|what| {
-                    located(
-                        &migration.path,
-                        &migration.sql,
-                        *offset + leading_space(statement),
-                        &format!(
-                            "this statement {what}, which a checked migration may not do; \
-                             nothing was kept"
-                        ),
-                    )
-                })
-            }
-            Err(Fail::Hung(limit)) => {
-                return Err(DatabaseFailure(format!(
-                    "applying {}: {}",
-                    migration.path,
-                    hung_message(limit)
-                ))
-                .into());
-            }
-            Err(Fail::Db(e)) => Some(statement_error(&e, migration, *offset, statement, settings)),
-        };
-        if let Some(message) = refusal {
+        if let Err(e) =
+            apply_statement(client, migration, settings, *offset, statement, &before).await
+        {
             let _ = client.batch_execute("ROLLBACK").await;
-            if client.is_closed() {
-                return Err(DatabaseFailure(message).into());
-            }
-            return Err(BadInput(message).into());
+            return Err(e);
         }
     }
     let notes = analyse(client, settings, &existing, analyze).await?;
@@ -130,6 +82,78 @@ pub async fn apply(
     .await
     .map_err(|f| db("could not make the migrated transaction read-only", f))?;
     Ok(Applied { notes })
+}
+
+/// Applies one statement of the migration, then checks with the guard what it changed. An error
+/// leaves the transaction for the caller to roll back.
+async fn apply_statement(
+    client: &Client,
+    migration: &Migration,
+    settings: &Settings,
+    offset: usize,
+    statement: &str,
+    before: &guard::Snapshot,
+) -> anyhow::Result<()> {
+    let hung = |limit| -> anyhow::Error {
+        DatabaseFailure(format!(
+            "applying {}: {}",
+            migration.path,
+            hung_message(limit)
+        ))
+        .into()
+    };
+    // Parse of the statement alone proves it is one statement (the split and PostgreSQL's
+    // grammar could disagree, and EXECUTE would run two), without running it. What Parse
+    // refuses, running it would too.
+    match clocked(client, settings, client.prepare(statement)).await {
+        Ok(_) => {}
+        Err(Fail::Db(e)) => {
+            return Err(
+                BadInput(statement_error(&e, migration, offset, statement, settings)).into(),
+            );
+        }
+        Err(Fail::Hung(limit)) => return Err(hung(limit)),
+    }
+    let outcome = clocked(
+        client,
+        settings,
+        client.execute("SELECT pg_temp.plancheck_apply($1)", &[&statement]),
+    )
+    .await;
+    let message = match outcome {
+        Ok(_) => {
+            let now =
+                match clocked(client, settings, guard::snapshot(client, &settings.watched)).await {
+                    Ok(now) => now,
+                    Err(Fail::Db(e)) => {
+                        return Err(DatabaseFailure(format!(
+                            "could not read the session's settings: {}",
+                            cause(&e)
+                        ))
+                        .into());
+                    }
+                    Err(Fail::Hung(limit)) => return Err(hung(limit)),
+                };
+            let Some(what) = guard::changed(&settings.watched, before, &now, Span::Fixed, false)
+            else {
+                return Ok(());
+            };
+            located(
+                &migration.path,
+                &migration.sql,
+                offset + leading_space(statement),
+                &format!(
+                    "this statement {what}, which a checked migration may not do; nothing was kept"
+                ),
+            )
+        }
+        Err(Fail::Hung(limit)) => return Err(hung(limit)),
+        Err(Fail::Db(e)) => statement_error(&e, migration, offset, statement, settings),
+    };
+    if client.is_closed() {
+        return Err(DatabaseFailure(message).into());
+    }
+    Err(BadInput(message).into())
 }
 
 /// The bytes of whitespace and comments a statement starts with, so a message points at its
