@@ -33,6 +33,7 @@ pub mod exit_codes;
 pub mod explain;
 pub mod lint;
 pub mod migration;
+pub mod model;
 pub mod project;
 pub mod report;
 pub mod safety;

@@ -5,23 +5,7 @@
 
 use serde::Serialize;
 
-/// An index as the catalog describes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexInfo {
-    pub schema: String,
-    pub name: String,
-    pub table: String,
-    /// Access method: `btree`, `gin`, ….
-    pub method: String,
-    /// Key columns or expressions, in order, as `pg_get_indexdef(oid, k, true)` prints them.
-    pub keys: Vec<String>,
-    /// `pg_get_expr(indpred, indrelid)`, `None` for a full index.
-    pub predicate: Option<String>,
-    pub valid: bool,
-    pub ready: bool,
-    /// `pg_get_indexdef(oid)`: the whole definition, to show side by side.
-    pub definition: String,
-}
+pub use crate::model::IndexInfo;
 
 /// The indexes one read path requires, by scope, as the catalog found them (`None`: missing).
 #[derive(Debug, Clone)]
@@ -221,6 +205,7 @@ mod tests {
             table: "posts".into(),
             method: "btree".into(),
             keys: keys.iter().map(|k| k.to_string()).collect(),
+            orders: keys.iter().map(|_| String::new()).collect(),
             predicate: predicate.map(str::to_owned),
             valid: true,
             ready: true,

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::errors::{BadInput, located};
-use crate::verdict::{Budget, Relative};
+use crate::model::{Budget, Relative};
 
 /// Where the project's files come from: a folder, the reference project built into the binary,
 /// or files held in memory (path relative to the project root, contents) for tests and fuzzing,
@@ -1070,6 +1070,7 @@ fn load_expectation(
                 ));
             }
             budget.relative = Some(Relative {
+                scope: None,
                 to: to.clone(),
                 max_ratio,
             });

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::explain::{Explain, Scan, ScanKind};
+pub use crate::model::{Budget, Partition, Relative};
 
 /// The verdict of one check. Kebab-case everywhere: TOML, flags, JSON and the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -56,26 +57,6 @@ pub enum Require {
     Usable,
 }
 
-/// The budgets of one check: absolute figures, and a ratio to another read path's buffers.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Budget {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub warm_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub buffers: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub relative: Option<Relative>,
-}
-
-/// "A deep page must not cost more than a first page": this check's shared buffers over those
-/// of read path `to` in the same scope. Buffers, not milliseconds: they do not depend on the
-/// machine.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Relative {
-    pub to: String,
-    pub max_ratio: f64,
-}
-
 /// How much of each budget a check used: 1.0 is all of it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct BudgetUsed {
@@ -86,12 +67,6 @@ pub struct BudgetUsed {
     /// This check's buffers over the other read path's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ratio: Option<f64>,
-}
-
-impl Budget {
-    pub fn is_empty(&self) -> bool {
-        self.warm_ms.is_none() && self.buffers.is_none() && self.relative.is_none()
-    }
 }
 
 /// Judges every check's budgets once all have run (a relative budget needs its comparison's
@@ -266,14 +241,6 @@ pub struct RequiredIndex {
     /// For an index on a partitioned table: every leaf partition of the table, with the leaf
     /// index of this index on it (`None` where the partition lacks one). Empty otherwise.
     pub partitions: Vec<Partition>,
-}
-
-/// A leaf partition of the required index's table, and its leaf of the required index.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Partition {
-    pub schema: String,
-    pub table: String,
-    pub leaf_index: Option<String>,
 }
 
 /// What a plan must satisfy.
@@ -1319,6 +1286,7 @@ mod tests {
         first.budget.buffers = Some(400.0);
         let mut deep = measured("deep", Verdict::Pass, 3.0, 250.0);
         deep.budget.relative = Some(Relative {
+            scope: None,
             to: "first".into(),
             max_ratio: 2.0,
         });
@@ -1343,6 +1311,7 @@ mod tests {
     fn a_budget_that_cannot_be_measured_is_an_error_not_a_pass() {
         let mut deep = measured("deep", Verdict::Pass, 3.0, 250.0);
         deep.budget.relative = Some(Relative {
+            scope: None,
             to: "first".into(),
             max_ratio: 2.0,
         });

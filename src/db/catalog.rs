@@ -2,7 +2,7 @@
 
 use tokio_postgres::Client;
 
-use crate::lint::IndexInfo;
+use crate::model::{IndexInfo, Partition};
 
 /// The index named `name` (`name`, `schema.name`, quoted parts allowed), or `None`.
 pub async fn index_info(
@@ -15,7 +15,11 @@ pub async fn index_info(
                     ARRAY(SELECT pg_catalog.pg_get_indexdef(i.indexrelid, k, true) \
                           FROM pg_catalog.generate_series(1, i.indnkeyatts) AS k ORDER BY k), \
                     pg_catalog.pg_get_expr(i.indpred, i.indrelid), \
-                    i.indisvalid, i.indisready, pg_catalog.pg_get_indexdef(i.indexrelid) \
+                    i.indisvalid, i.indisready, pg_catalog.pg_get_indexdef(i.indexrelid), \
+                    ARRAY(SELECT CASE i.indoption[k - 1] & 3 \
+                                   WHEN 0 THEN '' WHEN 1 THEN 'DESC NULLS LAST' \
+                                   WHEN 2 THEN 'NULLS FIRST' ELSE 'DESC' END \
+                          FROM pg_catalog.generate_series(1, i.indnkeyatts) AS k ORDER BY k) \
              FROM pg_catalog.pg_index i \
              JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid \
              JOIN pg_catalog.pg_class t ON t.oid = i.indrelid \
@@ -35,6 +39,7 @@ pub async fn index_info(
         valid: r.get(6),
         ready: r.get(7),
         definition: r.get(8),
+        orders: r.get(9),
     }))
 }
 
@@ -90,7 +95,7 @@ pub async fn required_indexes(
 pub async fn partitions(
     client: &Client,
     index: &IndexInfo,
-) -> Result<Vec<crate::verdict::Partition>, tokio_postgres::Error> {
+) -> Result<Vec<Partition>, tokio_postgres::Error> {
     let rows = client
         .query(
             "WITH idx AS (SELECT pg_catalog.to_regclass(pg_catalog.quote_ident($1) || '.' || \
@@ -114,7 +119,7 @@ pub async fn partitions(
         .await?;
     Ok(rows
         .iter()
-        .map(|r| crate::verdict::Partition {
+        .map(|r| Partition {
             schema: r.get(0),
             table: r.get(1),
             leaf_index: r.get(2),

@@ -1,0 +1,63 @@
+//! The small vocabulary both the files people write (`project`) and the judge (`verdict`)
+//! speak, and what the catalog says of an index: plain data, no behaviour beyond a test or two.
+
+use serde::{Deserialize, Serialize};
+
+/// The budgets of one check: absolute figures, and a ratio to another read path's buffers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffers: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relative: Option<Relative>,
+}
+
+/// "A deep page must not cost more than a first page": this check's shared buffers over those
+/// of read path `to` in the same scope (or in `scope`). Buffers, not milliseconds: they do not
+/// depend on the machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Relative {
+    pub to: String,
+    /// The other read path's scope, when it is not this check's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    pub max_ratio: f64,
+}
+
+impl Budget {
+    pub fn is_empty(&self) -> bool {
+        self.warm_ms.is_none() && self.buffers.is_none() && self.relative.is_none()
+    }
+}
+
+/// An index as the catalog describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexInfo {
+    pub schema: String,
+    pub name: String,
+    pub table: String,
+    /// Access method: `btree`, `gin`, ….
+    pub method: String,
+    /// Key columns or expressions, in order, as `pg_get_indexdef(oid, k, true)` prints them.
+    pub keys: Vec<String>,
+    /// Each key's order as `CREATE INDEX` writes it: `""` (ascending, nulls last), `DESC`
+    /// (nulls first), `NULLS FIRST`, `DESC NULLS LAST`. One per key.
+    #[serde(default)]
+    pub orders: Vec<String>,
+    /// `pg_get_expr(indpred, indrelid)`, `None` for a full index.
+    pub predicate: Option<String>,
+    pub valid: bool,
+    pub ready: bool,
+    /// `pg_get_indexdef(oid)`: the whole definition, to show side by side.
+    pub definition: String,
+}
+
+/// A leaf partition of the required index's table, and its leaf of the required index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Partition {
+    pub schema: String,
+    pub table: String,
+    pub leaf_index: Option<String>,
+}
