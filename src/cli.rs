@@ -22,6 +22,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Check that each partial index and its unfiltered twin still match, and are valid.
     Lint(LintArgs),
+    /// Judge the measurements a run saved with --save-plans, with no database at all.
+    Judge(JudgeArgs),
     /// Start a throwaway PostgreSQL, load the reference board, run every check, remove it all.
     Demo(DemoArgs),
     /// The reference board.
@@ -66,6 +68,49 @@ pub struct LintArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// A folder written by `check --save-plans`
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub verdict: VerdictArgs,
+}
+
+/// How checks are judged and reported: what `check`, `demo` and `judge` share.
+#[derive(Debug, Args)]
+pub struct VerdictArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// What a check must show: the index chosen, or only usable (not-chosen then warns)
+    #[arg(long, value_enum, default_value = "chosen")]
+    pub require: RequireArg,
+    /// A relation of at least this many rows (the planner's estimate) read whole fails the
+    /// check under every --require
+    #[arg(long, default_value_t = 10_000.0, value_name = "ROWS")]
+    pub large_rows: f64,
+    /// Print the plan of every failing check as a compact tree
+    #[arg(long)]
+    pub explain: bool,
+}
+
+/// `--require`, as the command line spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RequireArg {
+    Chosen,
+    Usable,
+}
+
+impl From<RequireArg> for crate::verdict::Require {
+    fn from(r: RequireArg) -> Self {
+        match r {
+            RequireArg::Chosen => crate::verdict::Require::Chosen,
+            RequireArg::Usable => crate::verdict::Require::Usable,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
 pub struct DemoArgs {
     /// Size of the board, as a fraction of the full one (1 = 2,343,847 posts)
     #[arg(long, default_value_t = crate::DEMO_SCALE, value_name = "S")]
@@ -86,18 +131,14 @@ pub struct RunArgs {
     /// Check only in this scope (repeatable)
     #[arg(long, value_name = "NAME")]
     pub scope: Vec<String>,
-    /// Output format
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
+    #[command(flatten)]
+    pub verdict: VerdictArgs,
     /// Discarded runs before measuring each check
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub warmup: u32,
     /// Measured runs per check
     #[arg(long, default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub iterations: u32,
-    /// What a check must show: the index chosen, or only usable (not-chosen then warns)
-    #[arg(long, value_enum, default_value = "chosen")]
-    pub require: crate::verdict::Require,
     /// Longest a statement may run: 30s, 500ms, 2min
     #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
     pub statement_timeout: Duration,
@@ -107,10 +148,8 @@ pub struct RunArgs {
     /// Longest the check's transaction may sit idle
     #[arg(long = "idle-timeout", default_value = "60s", value_name = "DURATION", value_parser = parse_duration)]
     pub idle_in_transaction_timeout: Duration,
-    /// Print the plan of every failing check as a compact tree
-    #[arg(long)]
-    pub explain: bool,
-    /// Write each check's EXPLAIN documents into this folder
+    /// Write each check's measurement (EXPLAIN documents, re-plans, catalog facts) into this
+    /// folder, for `plancheck judge`
     #[arg(long, value_name = "DIR")]
     pub save_plans: Option<PathBuf>,
 }

@@ -33,6 +33,10 @@ pub struct PlanNode {
     pub alias: Option<String>,
     pub index_name: Option<String>,
     pub scan_direction: Option<String>,
+    /// `Join Type` of a join node: `Inner`, `Left`, `Anti`, ….
+    pub join_type: Option<String>,
+    /// `Sort Key` of a Sort (or Incremental Sort) node, as printed: `p.created_at DESC`.
+    pub sort_key: Vec<String>,
     pub index_cond: Option<String>,
     pub recheck_cond: Option<String>,
     pub filter: Option<String>,
@@ -227,6 +231,31 @@ impl Explain {
         out
     }
 
+    /// The conditions the plan applied to `table`, as EXPLAIN prints them: `Index Cond: (…)`,
+    /// `Recheck Cond: (…)`, `Filter: (…)`, in plan order, without repeats.
+    pub fn conditions_on(&self, table: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in self.scans() {
+            if s.relation != Some(table) {
+                continue;
+            }
+            let n = s.node;
+            for (label, cond) in [
+                ("Index Cond", &n.index_cond),
+                ("Recheck Cond", &n.recheck_cond),
+                ("Filter", &n.filter),
+            ] {
+                if let Some(c) = cond {
+                    let text = format!("{label}: {c}");
+                    if !out.contains(&text) {
+                        out.push(text);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Shared buffers touched by the whole statement (hit + read), read from the root, whose
     /// figures include every child's.
     pub fn shared_buffers(&self) -> f64 {
@@ -265,6 +294,16 @@ impl PlanNode {
             alias: s("Alias"),
             index_name: s("Index Name"),
             scan_direction: s("Scan Direction"),
+            join_type: s("Join Type"),
+            sort_key: obj
+                .get("Sort Key")
+                .and_then(Value::as_array)
+                .map(|keys| {
+                    keys.iter()
+                        .filter_map(|k| k.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
             index_cond: s("Index Cond"),
             recheck_cond: s("Recheck Cond"),
             filter: s("Filter"),
@@ -291,7 +330,14 @@ impl PlanNode {
         if self.parallel_aware {
             label.push_str("Parallel ");
         }
-        label.push_str(&self.node_type);
+        match self.join_type.as_deref() {
+            // As EXPLAIN's text format names joins: `Nested Loop Anti Join`, `Hash Left Join`.
+            Some(join) if join != "Inner" => {
+                label.push_str(self.node_type.trim_end_matches(" Join"));
+                label.push_str(&format!(" {join} Join"));
+            }
+            _ => label.push_str(&self.node_type),
+        }
         if self.scan_direction.as_deref() == Some("Backward") {
             label.push_str(" Backward");
         }

@@ -1,7 +1,13 @@
 //! plancheck makes one planner decision a test: that each read path, in each scope, still uses
 //! the index it needs. The stages, in the order data flows through them:
 //!
-//! `cli` → `project` → `db` → `explain` → `verdict` → `report`
+//! `cli` → `project` → `db` → [`measure::Measurement`] → `verdict` (over `explain`) → `report`
+//!
+//! `project` reads the files people write into the checks to run. `db` runs each check in its
+//! own bounded, read-only, rolled-back transaction and returns a measurement: plain data (the
+//! EXPLAIN documents, re-plans, catalog facts), no verdict. `verdict` is pure: a measurement and
+//! what the expectation requires in, the check's result out. `report` renders. `saved` writes
+//! and reads measurements, so `plancheck judge` re-judges a run with no database.
 //!
 //! This module holds the orchestration: it runs the stages and maps failures to exit statuses.
 
@@ -32,21 +38,25 @@ pub mod errors;
 pub mod exit_codes;
 pub mod explain;
 pub mod lint;
+pub mod measure;
 pub mod migration;
 pub mod model;
 pub mod project;
 pub mod report;
 pub mod safety;
+pub mod saved;
 pub mod sql;
 pub mod stop;
 pub mod verdict;
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 
 use anyhow::Context;
 
-use crate::cli::{CheckArgs, Cli, Command, DemoArgs, FixturesCommand, LintArgs, LoadArgs, RunArgs};
+use crate::cli::{
+    CheckArgs, Cli, Command, DemoArgs, FixturesCommand, JudgeArgs, LintArgs, LoadArgs, RunArgs,
+    VerdictArgs,
+};
 use crate::db::Target;
 use crate::db::check::Settings;
 use crate::errors::{BadInput, DatabaseFailure};
@@ -138,6 +148,7 @@ async fn run(cli: Cli, mut stop: stop::Stop) -> anyhow::Result<i32> {
     match cli.command {
         Command::Check(args) => check(args, stop).await,
         Command::Lint(args) => stop::unless_stopped(&mut stop, lint_command(args)).await,
+        Command::Judge(args) => judge_command(args),
         Command::Demo(args) => demo(args, stop).await,
         Command::Fixtures(FixturesCommand::Load(args)) => {
             stop::unless_stopped(&mut stop, fixtures_load(args)).await
@@ -335,10 +346,12 @@ pub async fn run_checks(
     let mut lint = lint_findings(&client, project).await?;
     drop(client);
 
-    let mut checks = run_all(
+    let judging = judging(&run.verdict);
+    let mut measured = run_all(
         db::check::Session::Own(target),
         project,
         &settings,
+        &judging,
         &mut stop,
     )
     .await;
@@ -357,33 +370,67 @@ pub async fn run_checks(
             db::check::Session::Savepoint(&session),
             project,
             &settings,
+            &judging,
             &mut stop,
         )
         .await;
         let _ = session.batch_execute("ROLLBACK").await;
-        before = Some(std::mem::replace(&mut checks, after));
+        before = Some(std::mem::replace(&mut measured, after));
         if let Some(was) = sequences {
             warn_advanced_sequences(target, &was).await;
         }
     }
-    if let Some(before) = before.as_mut() {
-        verdict::judge_budgets(before);
-    }
-    verdict::judge_budgets(&mut checks);
-    if let Some(dir) = &run.save_plans {
-        save_plans(dir, &checks)?;
-    }
-    let report = Report {
+    let saved = saved::Run {
+        format: saved::RUN_FORMAT.into(),
+        version: measure::VERSION,
         server_version,
-        checks,
-        require: run.require,
-        lint,
-        explain: run.explain,
-        before,
         role_warnings,
+        lint,
+        checks: measured,
+        before,
     };
-    write_stdout(&report::render(&report, run.format))?;
+    if let Some(dir) = &run.save_plans {
+        saved::write(dir, &saved)?;
+    }
+    let report = judge_run(saved, &run.verdict);
+    write_stdout(&report::render(&report, run.verdict.format))?;
     Ok(stop.requested().unwrap_or_else(|| status(&report)))
+}
+
+fn judging(args: &VerdictArgs) -> verdict::Judging {
+    verdict::Judging {
+        large_rows: args.large_rows,
+    }
+}
+
+/// Judges a run's measurements into the report: every check, then the budgets across them.
+fn judge_run(run: saved::Run, args: &VerdictArgs) -> Report {
+    let judging = judging(args);
+    let judge_all = |measured: &[measure::Measurement]| {
+        let mut checks: Vec<verdict::CheckResult> = measured
+            .iter()
+            .map(|m| verdict::judge(m, &judging))
+            .collect();
+        verdict::judge_budgets(&mut checks);
+        checks
+    };
+    Report {
+        server_version: run.server_version,
+        checks: judge_all(&run.checks),
+        require: args.require.into(),
+        lint: run.lint,
+        explain: args.explain,
+        before: run.before.as_deref().map(judge_all),
+        role_warnings: run.role_warnings,
+    }
+}
+
+/// `plancheck judge DIR`: the saved run judged again, as the live run would have been.
+fn judge_command(args: JudgeArgs) -> anyhow::Result<i32> {
+    let run = saved::read(&args.dir)?;
+    let report = judge_run(run, &args.verdict);
+    write_stdout(&report::render(&report, args.verdict.format))?;
+    Ok(status(&report))
 }
 
 async fn lint_findings(
@@ -455,13 +502,14 @@ async fn warn_advanced_sequences(target: &Target, was: &[(String, Option<i64>)])
     }
 }
 
-/// Every check in order; after a stop, the ones not yet run are left out of the report.
+/// Every check in order, measured; after a stop, the ones not yet run are left out.
 async fn run_all(
     session: db::check::Session<'_>,
     project: &Project,
     settings: &Settings,
+    judging: &verdict::Judging,
     stop: &mut stop::Stop,
-) -> Vec<verdict::CheckResult> {
+) -> Vec<measure::Measurement> {
     let progress = std::io::stderr().is_terminal();
     let mut checks = Vec::new();
     let mut shared_lost = false;
@@ -481,15 +529,16 @@ async fn run_all(
                 ));
                 continue;
             }
-            let result = db::check::run(session, read_path, scope_check, settings, stop).await;
+            let measured = db::check::run(session, read_path, scope_check, settings, stop).await;
             if progress {
-                say!(" {}", result.verdict);
+                say!(" {}", verdict::judge(&measured, judging).verdict);
             }
             // Every check after a migration shares its session: once that is lost (or given up
             // for not answering), nothing more is sent on it.
-            shared_lost |=
-                result.connection_lost && matches!(session, db::check::Session::Savepoint(_));
-            checks.push(result);
+            let lost =
+                matches!(&measured.outcome, measure::Outcome::Failed(f) if f.connection_lost);
+            shared_lost |= lost && matches!(session, db::check::Session::Savepoint(_));
+            checks.push(measured);
         }
     }
     checks
@@ -509,18 +558,4 @@ pub fn status(report: &Report) -> i32 {
     } else {
         exit_codes::CHECK_FAILED
     }
-}
-
-fn save_plans(dir: &Path, checks: &[verdict::CheckResult]) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| BadInput(format!("--save-plans {}: {e}", dir.display())))?;
-    for c in checks {
-        for (label, plan) in &c.plans {
-            let path = dir.join(format!("{}.{}.{label}.json", c.read_path, c.scope));
-            let text = serde_json::to_string_pretty(plan).context("serialising a plan")?;
-            std::fs::write(&path, text)
-                .map_err(|e| BadInput(format!("--save-plans {}: {e}", path.display())))?;
-        }
-    }
-    Ok(())
 }

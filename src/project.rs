@@ -4,9 +4,11 @@
 //! Precedence, written down once: a scope's settings come from the expectation's
 //! `[scopes.NAME]` table first, then (for params) the expectation's top-level `params`, then the
 //! project's `[scopes.NAME]` in `plancheck.toml`. Fragments merge key by key, the expectation's
-//! value winning; `params` and `setup` are replaced whole, never merged.
+//! value winning; `params` and `setup` are replaced whole, never merged. A fragment an
+//! expectation gives must fill a placeholder of its plan; one from `plancheck.toml` serves many
+//! read paths and need not.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -225,6 +227,10 @@ fn decode(path: &str, mut bytes: Vec<u8>) -> Result<String, BadInput> {
 /// `[1, "visible"]`: parameter values, each with its place in the file.
 type Params = Spanned<Vec<Spanned<toml::Value>>>;
 
+/// `fragments = { vis = "p.visibility = 'visible'" }`: each name and value with its place, the
+/// name's for a fragment that fills nothing.
+type Fragments = BTreeMap<Spanned<String>, Spanned<String>>;
+
 #[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct ProjectFile {
@@ -243,7 +249,7 @@ type Settings = BTreeMap<String, Spanned<toml::Value>>;
 #[serde(deny_unknown_fields)]
 struct ProjectScope {
     #[serde(default)]
-    fragments: BTreeMap<String, Spanned<String>>,
+    fragments: Fragments,
     params: Option<Params>,
     setup: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
@@ -267,7 +273,7 @@ struct ExpectationFile {
 struct ExpectationScope {
     index: Option<Spanned<String>>,
     #[serde(default)]
-    fragments: BTreeMap<String, Spanned<String>>,
+    fragments: Fragments,
     params: Option<Params>,
     setup: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
@@ -284,11 +290,13 @@ struct BudgetFile {
     buffers: Option<Spanned<f64>>,
 }
 
-/// `relative = { to = "thread-page-first", max_ratio = 2 }`
+/// `relative = { to = "thread-page-first", max_ratio = 2 }`, with `scope = "all"` to compare
+/// with that scope of `to` rather than the check's own.
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 struct RelativeFile {
     to: Spanned<String>,
+    scope: Option<Spanned<String>>,
     max_ratio: Spanned<f64>,
 }
 
@@ -356,9 +364,20 @@ pub struct ReadPath {
     pub checks: Vec<ScopeCheck>,
     /// The expectation file's text, for errors found once every expectation is read.
     expectation_text: String,
-    /// (scope, target read path, offset) of each relative budget, checked once every
-    /// expectation is read.
-    relatives: Vec<(String, String, usize)>,
+    /// Each relative budget's comparison, checked once every expectation is read.
+    relatives: Vec<RelativeTarget>,
+}
+
+/// The check a relative budget compares with, and where the budget says so.
+#[derive(Debug, Clone)]
+struct RelativeTarget {
+    to: String,
+    /// The scope compared with: the budget's `scope`, else the check's own.
+    scope: String,
+    /// The offset of the `relative` table.
+    at: usize,
+    /// The offset of its `scope` value, when it has one.
+    scope_at: Option<usize>,
 }
 
 /// One read path in one scope: what a check runs.
@@ -441,7 +460,9 @@ impl RenderedSql {
     /// fragment's value, the offset of the `{{` that placed it.
     pub fn source_offset(&self, offset: usize) -> usize {
         for s in &self.segments {
-            if offset >= s.out_start && offset < s.out_start + s.len.max(1) {
+            // An empty segment (a fragment whose value is "") holds no byte: the byte there is
+            // the next segment's.
+            if offset >= s.out_start && offset < s.out_start + s.len {
                 return if s.literal {
                     s.src_start + (offset - s.out_start)
                 } else {
@@ -540,56 +561,83 @@ pub fn load(source: &Source, filter: &Filter) -> Result<Project, BadInput> {
             )));
         }
     }
-    // A relative budget names another read path checked in the same scope.
+    // A relative budget names another read path checked in the same scope, or in the scope it
+    // names.
     for r in &read_paths {
-        for (scope, to, offset) in &r.relatives {
-            let target = read_paths.iter().find(|t| &t.name == to);
-            let message = match target {
-                None => format!(
-                    "relative budget: no read path `{}` (there are: {})",
-                    cut(to),
-                    names.join(", ")
-                ),
-                Some(t) if !t.checks.iter().any(|c| &c.scope == scope) => {
+        for rel in &r.relatives {
+            let target = read_paths.iter().find(|t| t.name == rel.to);
+            let (message, offset) = match target {
+                None => (
                     format!(
-                        "relative budget: {} is not checked in scope `{scope}`",
-                        shown(to)
-                    )
-                }
+                        "relative budget: no read path `{}` (there are: {})",
+                        cut(&rel.to),
+                        names.join(", ")
+                    ),
+                    rel.at,
+                ),
+                Some(t) if !t.checks.iter().any(|c| c.scope == rel.scope) => (
+                    format!(
+                        "relative budget: {} is not checked in scope {} (its scopes: {})",
+                        shown(&rel.to),
+                        shown(&rel.scope),
+                        t.checks
+                            .iter()
+                            .map(|c| c.scope.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    rel.scope_at.unwrap_or(rel.at),
+                ),
                 Some(_) => continue,
             };
             return Err(BadInput(located(
                 &r.expectation_path,
                 &r.expectation_text,
-                *offset,
+                offset,
                 &message,
             )));
         }
     }
-    // The read paths a relative budget compares against run too, even when --only leaves them
-    // out: a ratio needs both sides.
-    let mut wanted: Vec<String> = filter.only.clone();
-    if !wanted.is_empty() {
-        let mut i = 0;
-        while i < wanted.len() {
-            if let Some(r) = read_paths.iter().find(|r| r.name == wanted[i]) {
-                for c in &r.checks {
-                    if let Some(rel) = &c.budget.relative
-                        && !wanted.contains(&rel.to)
-                    {
-                        wanted.push(rel.to.clone());
-                    }
-                }
-            }
-            i += 1;
+    // The checks to run: those of the read paths and scopes the filter names, then the checks
+    // their relative budgets compare with, even where --only or --scope leaves them out: a ratio
+    // needs both sides.
+    let relative_of: HashMap<(&str, &str), (&str, &str)> = read_paths
+        .iter()
+        .flat_map(|r| r.checks.iter().map(move |c| (r, c)))
+        .filter_map(|(r, c)| {
+            let rel = c.budget.relative.as_ref()?;
+            let scope = rel.scope.as_deref().unwrap_or(&c.scope);
+            Some((
+                (r.name.as_str(), c.scope.as_str()),
+                (rel.to.as_str(), scope),
+            ))
+        })
+        .collect();
+    let mut run: Vec<(&str, &str)> = read_paths
+        .iter()
+        .filter(|r| filter.only.is_empty() || filter.only.contains(&r.name))
+        .flat_map(|r| r.checks.iter().map(|c| (r.name.as_str(), c.scope.as_str())))
+        .filter(|(_, scope)| filter.scopes.is_empty() || filter.scopes.iter().any(|s| s == scope))
+        .collect();
+    let mut running: HashSet<(&str, &str)> = run.iter().copied().collect();
+    let mut i = 0;
+    while let Some(check) = run.get(i) {
+        if let Some(&other) = relative_of.get(check)
+            && running.insert(other)
+        {
+            run.push(other);
         }
+        i += 1;
     }
+    let running: HashSet<(String, String)> = running
+        .into_iter()
+        .map(|(n, s)| (n.to_string(), s.to_string()))
+        .collect();
     let read_paths = read_paths
         .into_iter()
-        .filter(|r| wanted.is_empty() || wanted.contains(&r.name))
         .map(|mut r| {
             r.checks
-                .retain(|c| filter.scopes.is_empty() || filter.scopes.contains(&c.scope));
+                .retain(|c| running.contains(&(r.name.clone(), c.scope.clone())));
             r
         })
         .filter(|r| !r.checks.is_empty())
@@ -715,17 +763,14 @@ fn settings_of(file: File<'_>, settings: &Settings) -> Result<Vec<(String, Strin
     Ok(out)
 }
 
-fn check_fragments(
-    file: File<'_>,
-    fragments: &BTreeMap<String, Spanned<String>>,
-) -> Result<(), BadInput> {
+fn check_fragments(file: File<'_>, fragments: &Fragments) -> Result<(), BadInput> {
     for (name, value) in fragments {
         if let Some(at) = value.get_ref().find('\0') {
             return Err(file.at(
                 file.inside(value.span(), value.get_ref(), at),
                 &format!(
                     "fragment `{}` holds a NUL character, which SQL text cannot",
-                    cut(name)
+                    cut(name.get_ref())
                 ),
             ));
         }
@@ -865,6 +910,7 @@ fn load_expectation(
             "the plan file is empty: it must hold the read path's SQL",
         )));
     }
+    let template = PlanTemplate::read(&plan_path, &plan_sql)?;
 
     let mut allow_seq_scan = Vec::new();
     for a in &file.allow_seq_scan {
@@ -893,7 +939,7 @@ fn load_expectation(
         }
     };
 
-    let mut relatives: Vec<(String, String, usize)> = Vec::new();
+    let mut relatives: Vec<RelativeTarget> = Vec::new();
     let mut checks = Vec::new();
     for (scope_name, scope) in scopes {
         let scope_span = scope.span();
@@ -928,21 +974,27 @@ fn load_expectation(
         };
         check_fragments(here, &scope.fragments)?;
         check_setup(here, scope.setup.as_ref())?;
-        let mut fragments: BTreeMap<String, String> = shared
-            .map(|s| {
-                s.fragments
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.get_ref().clone()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        fragments.extend(
-            scope
-                .fragments
-                .iter()
-                .map(|(k, v)| (k.clone(), v.get_ref().clone())),
-        );
-        let sql = render(&plan_path, &plan_sql, &fragments, scope_name)?;
+        // A fragment given here, for this read path alone, must fill a placeholder of its plan;
+        // one from plancheck.toml serves every read path checked in the scope, and a plan that
+        // has no use for it is no mistake.
+        for key in scope.fragments.keys() {
+            if !template.uses(key.get_ref()) {
+                return Err(here.at(
+                    key.span().start,
+                    &template.unused(&plan_path, &plan_sql, key.get_ref()),
+                ));
+            }
+        }
+        let mut fragments: BTreeMap<String, String> = BTreeMap::new();
+        for (k, v) in shared
+            .map(|s| &s.fragments)
+            .into_iter()
+            .flatten()
+            .chain(&scope.fragments)
+        {
+            fragments.insert(k.get_ref().clone(), v.get_ref().clone());
+        }
+        let sql = template.render(&plan_path, &plan_sql, &fragments, scope_name)?;
         check_one_query(&plan_path, &plan_sql, &sql, scope_name)?;
         // Declared settings merge key by key: plancheck.toml's, its scope's, the expectation's
         // scope's, the last one written winning.
@@ -1063,18 +1115,36 @@ fn load_expectation(
                 ));
             }
             let to = rel.to.get_ref();
-            if to == name {
-                return Err(here.at(
-                    rel.to.span().start,
-                    "a read path cannot be relative to itself",
-                ));
+            let compared = rel.scope.as_ref().map_or(scope_name, |s| s.get_ref());
+            if to == name && compared == scope_name {
+                return Err(match &rel.scope {
+                    None => here.at(
+                        rel.to.span().start,
+                        "a read path cannot be relative to itself in the same scope; \
+                         `scope = \"NAME\"` compares with another of its scopes",
+                    ),
+                    Some(s) => here.at(
+                        s.span().start,
+                        &format!(
+                            "a read path cannot be relative to itself in the same scope \
+                             (`{scope_name}`); put this `relative` under the scopes that compare \
+                             with `{scope_name}`"
+                        ),
+                    ),
+                });
             }
             budget.relative = Some(Relative {
-                scope: None,
+                // None is the check's own scope, written or not.
+                scope: (compared != scope_name).then(|| compared.clone()),
                 to: to.clone(),
                 max_ratio,
             });
-            relatives.push((scope_name.clone(), to.clone(), r.span().start));
+            relatives.push(RelativeTarget {
+                to: to.clone(),
+                scope: compared.clone(),
+                at: r.span().start,
+                scope_at: rel.scope.as_ref().map(|s| s.span().start),
+            });
         }
         checks.push(ScopeCheck {
             scope: scope_name.clone(),
@@ -1237,91 +1307,237 @@ fn cut(value: &str) -> String {
     head
 }
 
-/// Fills `{{name}}` markers with the scope's fragments.
-fn render(
-    plan_path: &str,
-    source: &str,
-    fragments: &BTreeMap<String, String>,
-    scope: &str,
-) -> Result<RenderedSql, BadInput> {
-    let mut text = String::new();
-    let mut segments = Vec::new();
-    let mut rest = 0;
-    while let Some(found) = source[rest..].find("{{") {
-        let open = rest + found;
-        let Some(close_rel) = source[open + 2..].find("}}") else {
-            return Err(BadInput(located(
-                plan_path,
-                source,
-                open,
-                "`{{` without a closing `}}`",
-            )));
-        };
-        let close = open + 2 + close_rel;
-        let inside = &source[open + 2..close];
-        if inside.contains('\n') {
-            return Err(BadInput(located(
-                plan_path,
-                source,
-                open,
-                "`{{` without a closing `}}` on its line",
-            )));
+/// A `{{name}}` in a plan file.
+#[derive(Debug, Clone)]
+struct Marker {
+    /// The byte offset of its `{{`.
+    open: usize,
+    /// The byte offset just past its `}}`.
+    end: usize,
+    name: String,
+}
+
+/// A plan file read for its `{{name}}` placeholders, once for all its scopes.
+///
+/// A `{{name}}` is a placeholder only where it stands in SQL code, as PostgreSQL's lexer reads
+/// the plan file: inside a comment, a string literal (dollar-quoted too) or a quoted identifier
+/// it is text, left as written. A `{{vis}}` in a `-- filled per scope by {{vis}}` note is then
+/// neither filled (a value with a newline would end the comment and put SQL after it) nor
+/// required, and errors located through the rendered SQL land on the code, not on the note.
+#[derive(Debug, Clone)]
+struct PlanTemplate {
+    placeholders: Vec<Marker>,
+    /// `{{name}}`s inside comments, literals and quoted identifiers, and what holds each: not
+    /// placeholders, kept to say so when a fragment given for that name fills nothing.
+    dormant: Vec<(Marker, &'static str)>,
+}
+
+impl PlanTemplate {
+    fn read(plan_path: &str, source: &str) -> Result<PlanTemplate, BadInput> {
+        use crate::sql::TokenKind;
+        let dialect = crate::sql::Dialect::default();
+        let mut placeholders = Vec::new();
+        let mut dormant = Vec::new();
+        // `tokens` of `source[base..]`: the whole file, unless a marker had to be lexed past.
+        let mut base = 0;
+        let mut tokens = crate::sql::tokens(source, dialect);
+        let mut i = 0;
+        while let Some(t) = tokens.get(i) {
+            let start = base + t.start;
+            i += 1;
+            let holder = match t.kind {
+                TokenKind::Comment => "a comment",
+                TokenKind::String | TokenKind::BitString => "a string literal",
+                TokenKind::QuotedIdent => "a quoted identifier",
+                TokenKind::Punct if source[start..].starts_with("{{") => {
+                    let marker = marker_at(plan_path, source, start)?;
+                    while tokens.get(i).is_some_and(|t| base + t.start < marker.end) {
+                        i += 1;
+                    }
+                    // The lexer cuts a valid name into words, numbers, `-` and the braces, so
+                    // the marker ends on a token boundary. Were it ever not so (a token run on
+                    // past the `}}`), lex again from there rather than read the rest askew.
+                    let last = &tokens[i - 1];
+                    if base + last.start + last.text.len() > marker.end {
+                        base = marker.end;
+                        tokens = crate::sql::tokens(&source[base..], dialect);
+                        i = 0;
+                    }
+                    placeholders.push(marker);
+                    continue;
+                }
+                _ => continue,
+            };
+            dormant.extend(
+                dormant_markers(t.text, start)
+                    .into_iter()
+                    .map(|m| (m, holder)),
+            );
         }
-        let name = inside.trim();
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            return Err(BadInput(located(
-                plan_path,
-                source,
-                open,
-                &format!(
-                    "{} is not a fragment name (letters, digits, _ and -)",
-                    shown(&format!("{{{{{name}}}}}"))
-                ),
-            )));
+        Ok(PlanTemplate {
+            placeholders,
+            dormant,
+        })
+    }
+
+    fn uses(&self, name: &str) -> bool {
+        self.placeholders.iter().any(|m| m.name == name)
+    }
+
+    /// Fills the placeholders with the scope's fragments; a placeholder without a value is an
+    /// error at its `{{`.
+    fn render(
+        &self,
+        plan_path: &str,
+        source: &str,
+        fragments: &BTreeMap<String, String>,
+        scope: &str,
+    ) -> Result<RenderedSql, BadInput> {
+        let mut text = String::with_capacity(source.len());
+        let mut segments = Vec::new();
+        let mut rest = 0;
+        for m in &self.placeholders {
+            let Some(value) = fragments.get(&m.name) else {
+                return Err(BadInput(located(
+                    plan_path,
+                    source,
+                    m.open,
+                    &format!(
+                        "fragment `{}` has no value in scope `{scope}`; give it under \
+                         [scopes.{scope}] fragments, in the expectation or in plancheck.toml",
+                        m.name
+                    ),
+                )));
+            };
+            segments.push(Segment {
+                out_start: text.len(),
+                src_start: rest,
+                len: m.open - rest,
+                literal: true,
+            });
+            text.push_str(&source[rest..m.open]);
+            segments.push(Segment {
+                out_start: text.len(),
+                src_start: m.open,
+                len: value.len(),
+                literal: false,
+            });
+            text.push_str(value);
+            rest = m.end;
         }
-        let Some(value) = fragments.get(name) else {
-            return Err(BadInput(located(
-                plan_path,
-                source,
-                open,
-                &format!(
-                    "fragment `{name}` has no value in scope `{scope}`; give it under \
-                     [scopes.{scope}] fragments, in the expectation or in plancheck.toml"
-                ),
-            )));
-        };
         segments.push(Segment {
             out_start: text.len(),
             src_start: rest,
-            len: open - rest,
+            len: source.len() - rest,
             literal: true,
         });
-        text.push_str(&source[rest..open]);
-        segments.push(Segment {
-            out_start: text.len(),
-            src_start: open,
-            len: value.len(),
-            literal: false,
-        });
-        text.push_str(value);
-        rest = close + 2;
+        text.push_str(&source[rest..]);
+        Ok(RenderedSql {
+            text,
+            source: source.to_string(),
+            segments,
+        })
     }
-    segments.push(Segment {
-        out_start: text.len(),
-        src_start: rest,
-        len: source.len() - rest,
-        literal: true,
-    });
-    text.push_str(&source[rest..]);
-    Ok(RenderedSql {
-        text,
-        source: source.to_string(),
-        segments,
+
+    /// Why fragment `name`, given for this plan, fills nothing: the placeholders there are, and
+    /// a `{{name}}` the plan holds where it is not one.
+    fn unused(&self, plan_path: &str, source: &str, name: &str) -> String {
+        if !is_fragment_name(name) {
+            return format!(
+                "{} is not a fragment name (letters, digits, _ and -): no placeholder can use it",
+                shown(name)
+            );
+        }
+        let mut seen = HashSet::new();
+        let names: Vec<String> = self
+            .placeholders
+            .iter()
+            .filter(|m| seen.insert(m.name.as_str()))
+            .map(|m| format!("`{{{{{}}}}}`", m.name))
+            .collect();
+        let has = match names.as_slice() {
+            [] => "it has no placeholder".to_string(),
+            names => format!("it has {}", names.join(", ")),
+        };
+        let mut message = format!(
+            "fragment `{name}` fills nothing: {plan_path} has no `{{{{{name}}}}}` placeholder \
+             ({has}); remove the fragment or correct its name"
+        );
+        if let Some((m, holder)) = self.dormant.iter().find(|(m, _)| m.name == name) {
+            let (line, col) = crate::errors::line_col(source, m.open);
+            message.push_str(&format!(
+                " (the `{{{{{name}}}}}` at {plan_path}:{line}:{col} is inside {holder}, where it \
+                 is text, not a placeholder)"
+            ));
+        }
+        message
+    }
+}
+
+/// The `{{name}}` marker whose `{{` is at `open` in code: closed on its line, a valid name.
+fn marker_at(plan_path: &str, source: &str, open: usize) -> Result<Marker, BadInput> {
+    let error = |message: &str| BadInput(located(plan_path, source, open, message));
+    let Some(close) = source[open + 2..].find("}}").map(|c| open + 2 + c) else {
+        return Err(error("`{{` without a closing `}}`"));
+    };
+    let inside = &source[open + 2..close];
+    if inside.contains(['\n', '\r']) {
+        return Err(error("`{{` without a closing `}}` on its line"));
+    }
+    let name = inside.trim();
+    if !is_fragment_name(name) {
+        return Err(error(&format!(
+            "{} is not a fragment name (letters, digits, _ and -)",
+            shown(&format!("{{{{{name}}}}}"))
+        )));
+    }
+    if name.contains("--") {
+        return Err(error(&format!(
+            "{} is not a fragment name: `--` in it starts an SQL comment; use single `-`s or `_`",
+            shown(&format!("{{{{{name}}}}}"))
+        )));
+    }
+    Ok(Marker {
+        open,
+        end: close + 2,
+        name: name.to_string(),
     })
+}
+
+fn is_fragment_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// The well-formed `{{name}}`s in `text` (a comment or literal starting at byte `base` of the
+/// file), each closed on its line. Linear in the text: the first `}}` after a `{{` is found
+/// once for every `{{` before it.
+fn dormant_markers(text: &str, base: usize) -> Vec<Marker> {
+    let mut out = Vec::new();
+    let mut rest = 0;
+    let mut close = 0;
+    while let Some(found) = text[rest..].find("{{") {
+        let open = rest + found;
+        rest = open + 2;
+        if close < rest {
+            match text[rest..].find("}}") {
+                Some(c) => close = rest + c,
+                None => break,
+            }
+        }
+        let name = text[rest..close].trim();
+        if is_fragment_name(name) {
+            out.push(Marker {
+                open: base + open,
+                end: base + close + 2,
+                name: name.to_string(),
+            });
+            rest = close + 2;
+        }
+    }
+    out
 }
 
 /// A TOML value as an SQL literal for `EXECUTE name(…)`. Strings are quoted as literals of
@@ -1368,6 +1584,16 @@ fn highest_placeholder(sql: &str) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A plan file read and rendered with `fragments`, as one scope's check does it.
+    fn render(
+        plan_path: &str,
+        source: &str,
+        fragments: &BTreeMap<String, String>,
+        scope: &str,
+    ) -> Result<RenderedSql, BadInput> {
+        PlanTemplate::read(plan_path, source)?.render(plan_path, source, fragments, scope)
+    }
 
     #[test]
     fn placeholders_outside_literals_and_comments_are_counted() {
@@ -1453,6 +1679,94 @@ mod tests {
         assert_eq!(to_sql_literal(&toml::Value::Float(1.5)).unwrap(), "1.5");
         assert!(to_sql_literal(&toml::Value::Array(vec![])).is_err());
         assert!(to_sql_literal(&toml::Value::String("a\0b".into())).is_err());
+    }
+
+    // Regression: a `{{name}}` in a comment or a literal was filled like one in the SQL (and
+    // required a value), so notes about a fragment moved errors onto the note.
+    #[test]
+    fn fragments_in_comments_and_literals_are_left_as_written() {
+        let source = "-- {{a}}\nSELECT /* /* {{b}} */ {{c}} */ '{{d}}', E'{{e}}', $$ {{f}} $$,\n  \
+                      $t$ {{g}} $t$, \"{{h}}\", B'{{i}}' -- {{j}}\r{{vis}} /* {{k}}";
+        let t = PlanTemplate::read("p", source).unwrap();
+        let names = |ms: Vec<&Marker>| ms.iter().map(|m| m.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(t.placeholders.iter().collect()), ["vis"]);
+        assert_eq!(
+            names(t.dormant.iter().map(|(m, _)| m).collect()),
+            ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"]
+        );
+        assert_eq!(t.dormant[0].1, "a comment");
+        assert_eq!(t.dormant[3].1, "a string literal");
+        assert_eq!(t.dormant[7].1, "a quoted identifier");
+        let mut f = BTreeMap::new();
+        f.insert("vis".to_string(), "true".to_string());
+        let r = render("p", source, &f, "m").unwrap();
+        assert_eq!(r.text, source.replace("\r{{vis}}", "\rtrue"));
+    }
+
+    // Regression: a value with a newline, filled into a `--` comment, ended the comment and put
+    // SQL after it; the server's error there was located on the comment.
+    #[test]
+    fn a_fragment_value_cannot_end_a_comment() {
+        let source = "SELECT 1 -- see {{vis}}\nFROM t WHERE {{vis}} AND y";
+        let mut f = BTreeMap::new();
+        f.insert("vis".to_string(), "a\nOR b".to_string());
+        let r = render("p", source, &f, "m").unwrap();
+        assert_eq!(
+            r.text,
+            "SELECT 1 -- see {{vis}}\nFROM t WHERE a\nOR b AND y"
+        );
+        // An error in the value is located at the placeholder in the SQL, line 2 …
+        let or = r.source_offset(r.text.find("OR").unwrap());
+        assert_eq!(crate::errors::line_col(source, or), (2, 14));
+        // … and one after it at its own place.
+        let y = r.source_offset(r.text.rfind('y').unwrap());
+        assert_eq!(&source[y..], "y");
+    }
+
+    #[test]
+    fn a_marker_in_a_comment_is_not_checked_and_one_in_the_sql_is() {
+        for ok in [
+            "SELECT 1 -- {{post visibility}}",
+            "SELECT 1 /* {{ */",
+            "SELECT '{{a\nb}}'",
+            "SELECT 1 -- {{a--b}}",
+        ] {
+            assert!(PlanTemplate::read("p", ok).is_ok(), "{ok}");
+        }
+        let e = PlanTemplate::read("p", "SELECT 1 WHERE {{a--b}}")
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("p:1:16: \"{{a--b}}\" is not a fragment name: `--`"),
+            "{e}"
+        );
+        // Spaces around the name are allowed, and the lexer reads on after the marker.
+        let t = PlanTemplate::read("p", "SELECT {{ a-b }}'{{x}}' -- {{y}}\n{{c}}").unwrap();
+        let names: Vec<&str> = t.placeholders.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["a-b", "c"]);
+        assert_eq!(t.dormant.len(), 2);
+    }
+
+    #[test]
+    fn a_dormant_marker_search_is_linear() {
+        // Many `{{` and one `}}` far away, in a comment: found once, not once per `{{`.
+        let source = format!("SELECT 1 -- {}}}}}", "{{".repeat(500_000));
+        let started = std::time::Instant::now();
+        let t = PlanTemplate::read("p", &source).unwrap();
+        assert!(t.dormant.is_empty());
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn an_empty_fragment_maps_the_text_after_it_to_the_plan_file() {
+        let mut f = BTreeMap::new();
+        f.insert("extra".to_string(), String::new());
+        let source = "SELECT 1 FROM t WHERE true{{extra}} AND x";
+        let r = render("p", source, &f, "m").unwrap();
+        assert_eq!(r.text, "SELECT 1 FROM t WHERE true AND x");
+        let after = r.source_offset(r.text.find(" AND").unwrap());
+        assert_eq!(&source[after..], " AND x");
+        assert_eq!(r.source_offset(r.text.len()), source.len());
     }
 }
 
@@ -1703,5 +2017,272 @@ mod loading {
         let e = c.locate_setup(1, "role \"b\" does not exist").unwrap();
         assert!(e.starts_with("plancheck.toml:2:24: role"), "{e}");
         assert_eq!(c.locate_setup(2, "m"), None);
+    }
+
+    // Regression: a `{{vis}}` in a comment before the SQL's own was the one reported without a
+    // value, at the comment.
+    #[test]
+    fn a_fragment_without_value_is_located_in_the_sql_not_in_a_comment() {
+        let e = error(
+            "[scopes.member]\nindex = \"i\"\n",
+            Some("-- {{vis}} is filled per scope\nSELECT 1 WHERE {{vis}}\n"),
+            None,
+        );
+        assert!(e.starts_with("plans/path.sql:2:16: fragment `vis`"), "{e}");
+        assert!(e.contains("2 | SELECT 1 WHERE {{vis}}\n"), "{e}");
+    }
+
+    #[test]
+    fn parameters_in_comments_and_literals_are_not_counted() {
+        let p = load_texts(
+            "params = [1]\n[scopes.member]\nindex = \"i\"\n",
+            Some("SELECT $1 -- or $3\n/* $2 */, '$4', $$ $5 $$"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(p.read_paths[0].checks[0].params, ["1"]);
+        // Too few values: located at the `$2` in the SQL, not the `$3` in the comment.
+        let e = error(
+            "[scopes.member]\nindex = \"i\"\n",
+            Some("SELECT 1 -- $3\n  , $2"),
+            None,
+        );
+        assert!(
+            e.starts_with("plans/path.sql:2:5: plans/path.sql uses 2"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_empty_fragment_value_is_allowed() {
+        let p = load_texts(
+            "[scopes.member]\nindex = \"i\"\nfragments = { extra = \"\" }\n",
+            Some("SELECT 1 FROM t WHERE true {{extra}}\n"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            p.read_paths[0].checks[0].sql.text,
+            "SELECT 1 FROM t WHERE true \n"
+        );
+    }
+
+    #[test]
+    fn a_fragment_the_plan_does_not_use_is_an_error_at_its_name() {
+        for (expectation, wanted) in [
+            (
+                "[scopes.member]\nindex = \"i\"\nfragments = { vis = \"true\", vsi = \"x\" }\n",
+                "expectations/path.toml:3:29: fragment `vsi` fills nothing: plans/path.sql has \
+                 no `{{vsi}}` placeholder (it has `{{vis}}`); remove the fragment",
+            ),
+            (
+                "[scopes.member]\nindex = \"i\"\n[scopes.member.fragments]\nvis = \"true\"\n\
+                 \"vsi\" = \"x\"\n",
+                "expectations/path.toml:5:1: fragment `vsi` fills nothing",
+            ),
+            (
+                "[scopes.member]\nindex = \"i\"\nfragments.vis = \"true\"\nfragments.vsi = \"x\"\n",
+                "expectations/path.toml:4:11: fragment `vsi` fills nothing",
+            ),
+            (
+                "[scopes.member]\nindex = \"i\"\nfragments = { vis = \"true\", \"a b\" = \"x\" }\n",
+                "expectations/path.toml:3:29: \"a b\" is not a fragment name (letters, digits, _ \
+                 and -): no placeholder can use it",
+            ),
+        ] {
+            let e = error(expectation, Some(PLAN), None);
+            assert!(e.starts_with(wanted), "wanted {wanted:?}, got:\n{e}");
+        }
+        // Where the plan holds the name only in a comment, the message says so.
+        let e = error(
+            "[scopes.member]\nindex = \"i\"\nfragments = { vis = \"true\" }\n",
+            Some("SELECT 1\n  -- AND {{vis}}\n"),
+            None,
+        );
+        assert!(
+            e.starts_with(
+                "expectations/path.toml:3:15: fragment `vis` fills nothing: plans/path.sql has \
+                 no `{{vis}}` placeholder (it has no placeholder); remove the fragment or correct \
+                 its name (the `{{vis}}` at plans/path.sql:2:10 is inside a comment, where it is \
+                 text, not a placeholder)\n"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_fragment_from_plancheck_toml_may_go_unused() {
+        // plancheck.toml's fragments serve every read path checked in the scope: a plan without
+        // the placeholder, or without any, is no mistake.
+        let project = "[scopes.member]\nfragments = { vis = \"true\", other = \"1\" }\n";
+        for plan in [PLAN, "SELECT 1", "SELECT 1 -- {{other}}"] {
+            let p = load_texts(
+                "[scopes.member]\nindex = \"i\"\n",
+                Some(&plan.replace("$1", "7")),
+                Some(project),
+            )
+            .unwrap_or_else(|e| panic!("{plan}: {}", e.0));
+            assert_eq!(p.read_paths.len(), 1);
+        }
+    }
+
+    /// A project from (path, text) pairs.
+    fn load_files(files: &[(&str, String)], filter: &Filter) -> Result<Project, BadInput> {
+        let files = files
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
+            .collect();
+        load(&Source::Memory(files), filter)
+    }
+
+    /// Read paths `a` (scope `member`, with `relative` under it) and `b` (scopes `member` and
+    /// `all`).
+    fn load_relative(relative: &str, filter: &Filter) -> Result<Project, BadInput> {
+        load_files(
+            &[
+                (
+                    "expectations/a.toml",
+                    format!("[scopes.member]\nindex = \"i\"\nrelative = {relative}\n"),
+                ),
+                ("plans/a.sql", "SELECT 1".into()),
+                (
+                    "expectations/b.toml",
+                    "[scopes.member]\nindex = \"i\"\n[scopes.all]\nindex = \"i\"\n".into(),
+                ),
+                ("plans/b.sql", "SELECT 2".into()),
+            ],
+            filter,
+        )
+    }
+
+    #[test]
+    fn a_relative_budget_may_compare_with_another_scope() {
+        let relative_of = |relative: &str| {
+            let p = load_relative(relative, &Filter::default()).unwrap();
+            p.read_paths[0].checks[0].budget.relative.clone().unwrap()
+        };
+        let r = relative_of("{ to = \"b\", scope = \"all\", max_ratio = 2 }");
+        assert_eq!(
+            r,
+            Relative {
+                to: "b".into(),
+                scope: Some("all".into()),
+                max_ratio: 2.0
+            }
+        );
+        // Its own scope, written or not, is None.
+        for relative in [
+            "{ to = \"b\", max_ratio = 2 }",
+            "{ to = \"b\", scope = \"member\", max_ratio = 2 }",
+        ] {
+            assert_eq!(relative_of(relative).scope, None, "{relative}");
+        }
+    }
+
+    #[test]
+    fn a_relative_budget_names_a_scope_its_read_path_is_checked_in() {
+        let e = load_relative(
+            "{ to = \"b\", scope = \"al\", max_ratio = 2 }",
+            &Filter::default(),
+        )
+        .unwrap_err()
+        .0;
+        assert!(
+            e.starts_with(
+                "expectations/a.toml:3:32: relative budget: \"b\" is not checked in scope \"al\" \
+                 (its scopes: all, member)\n"
+            ),
+            "{e}"
+        );
+        assert!(e.contains("\n  |\n3 | relative = "), "{e}");
+        // Without `scope`, the check's own: located at the `relative` table.
+        let e = load_files(
+            &[
+                (
+                    "expectations/a.toml",
+                    "[scopes.guest]\nindex = \"i\"\nrelative = { to = \"b\", max_ratio = 2 }\n"
+                        .into(),
+                ),
+                ("plans/a.sql", "SELECT 1".into()),
+                (
+                    "expectations/b.toml",
+                    "[scopes.member]\nindex = \"i\"\n".into(),
+                ),
+                ("plans/b.sql", "SELECT 2".into()),
+            ],
+            &Filter::default(),
+        )
+        .unwrap_err()
+        .0;
+        assert!(
+            e.starts_with(
+                "expectations/a.toml:3:12: relative budget: \"b\" is not checked in scope \
+                 \"guest\" (its scopes: member)\n"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_read_path_may_be_relative_to_itself_in_another_scope() {
+        let expectation = "[scopes.member]\nindex = \"i\"\nrelative = { to = \"path\", scope = \
+                           \"all\", max_ratio = 2 }\n[scopes.all]\nindex = \"i\"\n";
+        let p = load_texts(expectation, Some("SELECT 1"), None).unwrap();
+        let check = |scope: &str| {
+            p.read_paths[0]
+                .checks
+                .iter()
+                .find(|c| c.scope == scope)
+                .unwrap()
+                .budget
+                .relative
+                .clone()
+        };
+        let rel = check("member").unwrap();
+        assert_eq!(
+            (rel.to.as_str(), rel.scope.as_deref()),
+            ("path", Some("all"))
+        );
+        assert_eq!(check("all"), None);
+        // Not in its own scope: written for the whole expectation, it applies to `all` too.
+        for (expectation, wanted) in [
+            (
+                "relative = { to = \"path\", scope = \"all\", max_ratio = 2 }\n[scopes.member]\n\
+                 index = \"i\"\n[scopes.all]\nindex = \"i\"\n",
+                "expectations/path.toml:1:35: a read path cannot be relative to itself in the \
+                 same scope (`all`)",
+            ),
+            (
+                "relative = { to = \"path\", max_ratio = 2 }\n[scopes.member]\nindex = \"i\"\n",
+                "expectations/path.toml:1:19: a read path cannot be relative to itself in the \
+                 same scope; `scope = \"NAME\"`",
+            ),
+        ] {
+            let e = error(expectation, Some("SELECT 1"), None);
+            assert!(e.starts_with(wanted), "wanted {wanted:?}, got:\n{e}");
+        }
+    }
+
+    #[test]
+    fn the_scope_a_relative_budget_compares_with_runs_under_another_scope_flag() {
+        let runs = |relative: &str, only: &[&str]| {
+            let filter = Filter {
+                only: only.iter().map(|s| s.to_string()).collect(),
+                scopes: vec!["member".into()],
+            };
+            let p = load_relative(relative, &filter).unwrap();
+            p.read_paths
+                .iter()
+                .flat_map(|r| r.checks.iter().map(|c| format!("{} [{}]", r.name, c.scope)))
+                .collect::<Vec<_>>()
+        };
+        let to_all = "{ to = \"b\", scope = \"all\", max_ratio = 2 }";
+        assert_eq!(runs(to_all, &[]), ["a [member]", "b [all]", "b [member]"]);
+        assert_eq!(runs(to_all, &["a"]), ["a [member]", "b [all]"]);
+        // Without `scope`: as before, the other read path in the same scope.
+        assert_eq!(
+            runs("{ to = \"b\", max_ratio = 2 }", &["a"]),
+            ["a [member]", "b [member]"]
+        );
     }
 }

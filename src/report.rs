@@ -130,8 +130,11 @@ pub fn table(report: &Report) -> String {
         ]);
     for c in &report.checks {
         let instead = match c.verdict {
-            Verdict::Pass => String::new(),
-            Verdict::Error | Verdict::MissingIndex => c.message.clone(),
+            // Over budget: the index verdict passed, so nothing was used instead of it.
+            Verdict::Pass | Verdict::OverBudget => String::new(),
+            Verdict::Error => c.message.clone(),
+            // No required index to compare with: what the read path uses now.
+            Verdict::MissingIndex | Verdict::InvalidIndex => c.used.join("; "),
             _ => {
                 let other: Vec<&String> = c
                     .used
@@ -224,6 +227,18 @@ pub fn table(report: &Report) -> String {
                     crate::explain::render_tree(&plan)
                 ));
             }
+            // The re-plan that found a way through the index, whose cost the message quotes.
+            if let Some((_, probe)) = c.plans.iter().find(|(l, _)| l == "probe")
+                && let Ok(plan) = crate::explain::Explain::from_json(probe)
+            {
+                out.push_str(&format!(
+                    "\n{} [{}] the re-plan through {} (not run; scan types disabled):\n{}",
+                    c.read_path,
+                    c.scope,
+                    c.required_index,
+                    crate::explain::render_tree(&plan)
+                ));
+            }
         }
     }
     out.push_str(&declared_settings(report));
@@ -303,8 +318,11 @@ struct JsonCheck<'a> {
     warm_ms: Option<Spread>,
     planning_ms: Option<Spread>,
     shared_buffers: Option<f64>,
-    /// Whether re-planning found a plan using the index; null when the plan used it.
+    /// Whether the index was proved usable (true: a re-plan used it, or its predicate is
+    /// implied), proved not (false), or neither (null: not needed, or not settled).
     usable: Option<bool>,
+    /// Relations of at least --large-rows rows the plan reads whole.
+    large_reads: &'a [String],
     /// A failure reported as a warning under `--require usable`.
     warning: bool,
     /// Warnings about the planner's knowledge: relations never analysed or changed a lot since.
@@ -340,6 +358,7 @@ pub fn json(report: &Report) -> String {
                 planning_ms: c.planning_ms,
                 shared_buffers: c.shared_buffers,
                 usable: c.usable,
+                large_reads: &c.large_reads,
                 warning: c.is_warning(report.require),
                 notes: &c.notes,
                 before: report.before_of(c).map(|b| JsonBefore {

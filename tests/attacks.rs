@@ -221,7 +221,7 @@ fn plancheck_sessions(db: &str) -> String {
 /// Waits (a few seconds at most) until the run's sessions have ended: a backend outlives its
 /// client by a moment, and flushes its statistics as it goes.
 fn wait_for_sessions_to_end(db: &str) {
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(15);
     while plancheck_sessions(db) != "0" && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -4,7 +4,6 @@
 mod common;
 
 use std::fs;
-use std::path::Path;
 
 use common::*;
 
@@ -382,7 +381,7 @@ fn json_report_shape_is_stable() {
 }
 
 #[test]
-fn saved_plans_are_the_explain_documents() {
+fn saved_plans_are_the_measurements_with_the_explain_documents() {
     let db = fresh_board("saveplans");
     let out_dir = tempfile::tempdir().unwrap();
     let (status, _) = check_json(
@@ -396,15 +395,40 @@ fn saved_plans_are_the_explain_documents() {
         ],
     );
     assert_eq!(status, 0);
-    for name in [
-        "thread-page-first.member.custom.json",
-        "thread-page-first.member.generic.json",
-    ] {
-        let text = fs::read_to_string(out_dir.path().join(name)).unwrap();
-        let plan = plancheck::explain::Explain::parse(&text).unwrap();
-        assert!(!plan.scans().is_empty());
+    for scope in ["member", "moderator"] {
+        let path = out_dir
+            .path()
+            .join(format!("thread-page-first.{scope}.json"));
+        let text = fs::read_to_string(&path).unwrap();
+        let m: plancheck::measure::Measurement = serde_json::from_str(&text).unwrap();
+        assert_eq!(m.version, plancheck::measure::VERSION);
+        let plancheck::measure::Outcome::Measured(measured) = m.outcome else {
+            panic!("{scope}: not measured: {text}")
+        };
+        // The custom plan of every measured run (check_json asks for two), and the generic plan.
+        assert_eq!(measured.custom.len(), 2, "{scope}");
+        for doc in measured.custom.iter().chain(measured.generic.iter()) {
+            let plan = plancheck::explain::Explain::from_json(doc).unwrap();
+            assert!(!plan.scans().is_empty());
+        }
+        assert!(measured.generic.is_some(), "{scope}");
     }
-    assert!(!Path::new(&out_dir.path().join("missing.json")).exists());
+    let run = fs::read_to_string(out_dir.path().join("run.json")).unwrap();
+    assert!(run.contains("\"thread-page-first.member.json\""), "{run}");
+    // Exactly the files of the checks that ran, and the run's own.
+    let mut written: Vec<String> = fs::read_dir(out_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert_eq!(
+        written,
+        [
+            "run.json",
+            "thread-page-first.member.json",
+            "thread-page-first.moderator.json"
+        ]
+    );
 }
 
 #[test]
@@ -576,7 +600,8 @@ fn a_visibility_taken_from_current_setting_is_not_usable() {
     );
     let message = report["checks"][0]["message"].as_str().unwrap();
     assert!(
-        message.contains("computed at run time (current_setting"),
+        message.contains("current_setting() is not IMMUTABLE")
+            && message.contains("computed at run time"),
         "{message}"
     );
 }

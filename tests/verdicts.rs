@@ -60,6 +60,9 @@ fn judge(dir: &Path, label: &str) -> Option<PlanVerdict> {
         name: case.index.clone(),
         table: case.table.clone(),
         predicate: None,
+        keys: vec![],
+        orders: vec![],
+        siblings: vec![],
         partitions: vec![],
     };
     let rules = Rules {

@@ -2,34 +2,28 @@
 
 use tokio_postgres::Client;
 
+use crate::measure::IndexName;
 use crate::model::{IndexInfo, Partition};
 
-/// The index named `name` (`name`, `schema.name`, quoted parts allowed), or `None`.
-pub async fn index_info(
-    client: &Client,
-    name: &str,
-) -> Result<Option<IndexInfo>, tokio_postgres::Error> {
-    let rows = client
-        .query(
-            "SELECT n.nspname::text, c.relname::text, t.relname::text, am.amname::text, \
-                    ARRAY(SELECT pg_catalog.pg_get_indexdef(i.indexrelid, k, true) \
-                          FROM pg_catalog.generate_series(1, i.indnkeyatts) AS k ORDER BY k), \
-                    pg_catalog.pg_get_expr(i.indpred, i.indrelid), \
-                    i.indisvalid, i.indisready, pg_catalog.pg_get_indexdef(i.indexrelid), \
-                    ARRAY(SELECT CASE i.indoption[k - 1] & 3 \
-                                   WHEN 0 THEN '' WHEN 1 THEN 'DESC NULLS LAST' \
-                                   WHEN 2 THEN 'NULLS FIRST' ELSE 'DESC' END \
-                          FROM pg_catalog.generate_series(1, i.indnkeyatts) AS k ORDER BY k) \
-             FROM pg_catalog.pg_index i \
-             JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid \
-             JOIN pg_catalog.pg_class t ON t.oid = i.indrelid \
-             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
-             JOIN pg_catalog.pg_am am ON am.oid = c.relam \
-             WHERE i.indexrelid = pg_catalog.to_regclass($1)",
-            &[&name],
-        )
-        .await?;
-    Ok(rows.first().map(|r| IndexInfo {
+/// The columns of [`IndexInfo`], for a query over `pg_index i` joined as below.
+const INDEX_COLUMNS: &str = "\
+    SELECT n.nspname::text, c.relname::text, t.relname::text, am.amname::text, \
+           ARRAY(SELECT pg_catalog.pg_get_indexdef(i.indexrelid, k, true) \
+                 FROM pg_catalog.generate_series(1, i.indnkeyatts) AS k ORDER BY k), \
+           pg_catalog.pg_get_expr(i.indpred, i.indrelid), \
+           i.indisvalid, i.indisready, pg_catalog.pg_get_indexdef(i.indexrelid), \
+           ARRAY(SELECT CASE i.indoption[k - 1] & 3 \
+                          WHEN 0 THEN '' WHEN 1 THEN 'DESC NULLS LAST' \
+                          WHEN 2 THEN 'NULLS FIRST' ELSE 'DESC' END \
+                 FROM pg_catalog.generate_series(1, i.indnkeyatts) AS k ORDER BY k) \
+    FROM pg_catalog.pg_index i \
+    JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid \
+    JOIN pg_catalog.pg_class t ON t.oid = i.indrelid \
+    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+    JOIN pg_catalog.pg_am am ON am.oid = c.relam ";
+
+fn index_of(r: &tokio_postgres::Row) -> IndexInfo {
+    IndexInfo {
         schema: r.get(0),
         name: r.get(1),
         table: r.get(2),
@@ -40,7 +34,74 @@ pub async fn index_info(
         ready: r.get(7),
         definition: r.get(8),
         orders: r.get(9),
-    }))
+    }
+}
+
+/// The index named `name` (`name`, `schema.name`, quoted parts allowed), or `None`.
+pub async fn index_info(
+    client: &Client,
+    name: &str,
+) -> Result<Option<IndexInfo>, tokio_postgres::Error> {
+    let rows = client
+        .query(
+            &format!("{INDEX_COLUMNS} WHERE i.indexrelid = pg_catalog.to_regclass($1)"),
+            &[&name],
+        )
+        .await?;
+    Ok(rows.first().map(index_of))
+}
+
+/// Every other index on the table of `index`, by name.
+pub async fn siblings(
+    client: &Client,
+    index: &IndexInfo,
+) -> Result<Vec<IndexInfo>, tokio_postgres::Error> {
+    let rows = client
+        .query(
+            &format!(
+                "{INDEX_COLUMNS} WHERE t.oid = pg_catalog.to_regclass(pg_catalog.quote_ident($1) \
+                 || '.' || pg_catalog.quote_ident($2)) AND c.relname OPERATOR(pg_catalog.<>) $3 \
+                 ORDER BY c.relname"
+            ),
+            &[&index.schema, &index.table, &index.name],
+        )
+        .await?;
+    Ok(rows.iter().map(index_of).collect())
+}
+
+/// Every index outside the system schemas (at most 20,000), for the judge to find the names
+/// nearest to one that does not exist; and the schemas there are.
+pub async fn index_names(
+    client: &Client,
+) -> Result<(Vec<IndexName>, Vec<String>), tokio_postgres::Error> {
+    let rows = client
+        .query(
+            "SELECT n.nspname::text, c.relname::text, t.relname::text \
+             FROM pg_catalog.pg_index i \
+             JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid \
+             JOIN pg_catalog.pg_class t ON t.oid = i.indrelid \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname OPERATOR(pg_catalog.<>) ALL \
+                   (ARRAY['pg_catalog', 'information_schema', 'pg_toast']) \
+             ORDER BY 1, 2 LIMIT 20000",
+            &[],
+        )
+        .await?;
+    let names = rows
+        .iter()
+        .map(|r| IndexName {
+            schema: r.get(0),
+            name: r.get(1),
+            table: r.get(2),
+        })
+        .collect();
+    let rows = client
+        .query(
+            "SELECT nspname::text FROM pg_catalog.pg_namespace ORDER BY 1 LIMIT 20000",
+            &[],
+        )
+        .await?;
+    Ok((names, rows.iter().map(|r| r.get(0)).collect()))
 }
 
 /// The indexes every read path of the project requires, by scope, for [`crate::lint::lint`].
@@ -84,6 +145,8 @@ pub async fn required_indexes(
         out.push(crate::lint::ReadPathIndexes {
             read_path: rp.name.clone(),
             required,
+            twins: Vec::new(),
+            named_twins: Vec::new(),
             unchecked,
         });
     }

@@ -18,7 +18,6 @@
 //! outlives `--statement-timeout` plus a grace is cancelled and the session given up, so no
 //! setting on the server can make a run hang.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::time::Duration;
 
@@ -31,9 +30,12 @@ use super::guard::{self, Span, Watched};
 use super::{Target, cause};
 use crate::errors::located;
 use crate::explain::Explain;
+use crate::measure::{
+    Failure, IndexFacts, IndexLookup, Measured, Measurement, Outcome, PlanKind, Probe,
+    RelationFacts, Requirement,
+};
 use crate::project::{ReadPath, ScopeCheck};
 use crate::stop::Stop;
-use crate::verdict::{self, CheckResult, PlanVerdict, RequiredIndex, Rules, Spread, Verdict};
 
 /// How each check runs.
 #[derive(Debug, Clone)]
@@ -228,40 +230,38 @@ impl Sess<'_> {
     }
 }
 
-/// The result of a check that was not run, an `error` with `why`.
-pub fn not_run(read_path: &ReadPath, check: &ScopeCheck, why: &str) -> CheckResult {
-    CheckResult {
-        read_path: read_path.name.clone(),
-        scope: check.scope.clone(),
-        required_index: check.index.clone(),
-        verdict: Verdict::Error,
-        used: Vec::new(),
-        seq_scans: Vec::new(),
-        message: why.to_string(),
-        warm_ms: None,
-        planning_ms: None,
-        shared_buffers: None,
-        connection_lost: true,
-        usable: None,
-        notes: Vec::new(),
+/// What the expectation requires of `check`, for the judge.
+fn requirement(read_path: &ReadPath, check: &ScopeCheck) -> Requirement {
+    Requirement {
+        index: check.index.clone(),
+        allow_seq_scan: read_path.allow_seq_scan.clone(),
         budget: check.budget.clone(),
-        budget_used: None,
-        plans: Vec::new(),
-        settings: check.settings.clone(),
     }
 }
 
-/// Runs the check and judges it. Never fails: every problem becomes an `error` verdict. A stop
-/// (Ctrl-C) cancels the running statement, rolls the check back and makes it an `error`.
+/// A check that was not run, with `why`; counted as a lost connection (exit 3).
+pub fn not_run(read_path: &ReadPath, check: &ScopeCheck, why: &str) -> Measurement {
+    Measurement::failed(
+        &read_path.name,
+        &check.scope,
+        requirement(read_path, check),
+        check.settings.clone(),
+        Failure {
+            message: why.to_string(),
+            connection_lost: true,
+        },
+    )
+}
+
+/// Measures the check. Never fails: every problem becomes a [`Failure`] in the measurement. A
+/// stop (Ctrl-C) cancels the running statement and rolls the check back.
 pub async fn run(
     session: Session<'_>,
     read_path: &ReadPath,
     check: &ScopeCheck,
     settings: &Settings,
     stop: &mut Stop,
-) -> CheckResult {
-    let mut result = not_run(read_path, check, "");
-    result.connection_lost = false;
+) -> Measurement {
     let owned;
     let (client, shared) = match session {
         Session::Own(target) => match target.connect().await {
@@ -269,17 +269,13 @@ pub async fn run(
                 owned = c;
                 (&owned, false)
             }
-            Err(e) => {
-                result.message = e.0;
-                result.connection_lost = true;
-                return result;
-            }
+            Err(e) => return not_run(read_path, check, &e.0),
         },
         Session::Savepoint(client) => (client, true),
     };
     let sess = Sess { client, settings };
     let outcome = tokio::select! {
-        outcome = run_in_transaction(sess, shared, read_path, check, &mut result) => outcome,
+        outcome = measure(sess, shared, read_path, check) => outcome,
         _ = stop.wait() => {
             // Stop the statement now rather than when it next talks to us; the rollback below
             // (or the end of the session) undoes the rest.
@@ -292,15 +288,11 @@ pub async fn run(
             })
         }
     };
-    let mut lost = false;
-    if let Err(failure) = outcome {
-        result.verdict = Verdict::Error;
-        result.used.clear();
-        result.seq_scans.clear();
-        result.connection_lost = failure.connection_lost;
-        result.message = failure.message;
-        lost = failure.connection_lost;
-    }
+    let mut outcome = match outcome {
+        Ok(measured) => Outcome::Measured(Box::new(measured)),
+        Err(failure) => Outcome::Failed(failure),
+    };
+    let lost = matches!(&outcome, Outcome::Failed(f) if f.connection_lost);
     // An own session ends here, and every setting and prepared statement with it. Clean up
     // explicitly all the same, so a pooled or proxied session is left as it was found; a
     // session given up is sent nothing more.
@@ -311,26 +303,33 @@ pub async fn run(
             "ROLLBACK"
         };
         if sess.exec(end).await.is_err() && shared {
-            result.connection_lost = true;
+            // The migration's session can no longer be trusted for the checks after this one.
+            outcome = Outcome::Failed(Failure {
+                message: "the migration's session was lost after this check".into(),
+                connection_lost: true,
+            });
         }
     }
-    result
-}
-
-pub struct Failure {
-    pub message: String,
-    pub connection_lost: bool,
+    Measurement {
+        format: crate::measure::FORMAT.into(),
+        version: crate::measure::VERSION,
+        read_path: read_path.name.clone(),
+        scope: check.scope.clone(),
+        requires: requirement(read_path, check),
+        settings: check.settings.clone(),
+        parameters: check.params.len(),
+        outcome,
+    }
 }
 
 // Long because it is the whole check in order (begin, settings, setup, index, runs, probes,
-// judging); the judging part is to move out to `verdict` as a pure step over a measurement.
-async fn run_in_transaction(
+// catalog facts); each step is a function of its own, and nothing here judges.
+async fn measure(
     sess: Sess<'_>,
     shared: bool,
     read_path: &ReadPath,
     check: &ScopeCheck,
-    result: &mut CheckResult,
-) -> Result<(), Failure> {
+) -> Result<Measured, Failure> {
     let settings = sess.settings;
     let begin = if shared {
         "SAVEPOINT plancheck_check"
@@ -365,133 +364,142 @@ async fn run_in_transaction(
         before = sess.snapshot().await?;
     }
 
-    let Some(index) = resolve_index(sess, &check.index).await? else {
-        result.verdict = Verdict::MissingIndex;
-        result.message = format!(
-            "index {} does not exist in the database (dropped by a migration?)",
-            check.index
-        );
-        return Ok(());
+    let index = lookup_index(sess, &check.index).await?;
+    let (custom, generic) = explain_read_path(sess, read_path, check, &before).await?;
+    if custom.is_empty() {
+        return Err(Failure {
+            message: "no measured run (--iterations 0?)".into(),
+            connection_lost: false,
+        });
+    }
+
+    // Re-plans, when the plan does not name the required index (or, for a partitioned one,
+    // any of its leaves): whether any plan can use it is for the judge to weigh.
+    let mut probes = Vec::new();
+    let mut probed: Option<&Explain> = None;
+    if let IndexLookup::Found(facts) = &index {
+        let names: Vec<&str> = std::iter::once(facts.info.name.as_str())
+            .chain(
+                facts
+                    .partitions
+                    .iter()
+                    .filter_map(|p| p.leaf_index.as_deref()),
+            )
+            .collect();
+        let named = |plan: &Explain| {
+            plan.scans().iter().any(|s| {
+                s.kind.uses_index()
+                    && s.node
+                        .index_name
+                        .as_deref()
+                        .is_some_and(|n| names.contains(&n))
+            })
+        };
+        let mode = (!check.params.is_empty()).then_some("force_custom_plan");
+        if custom.iter().any(|(plan, _)| !named(plan)) {
+            probes = probe(sess, check, mode, PlanKind::Custom, &names).await?;
+            probed = custom.iter().map(|(p, _)| p).find(|p| !named(p));
+        } else if let Some((plan, _)) = generic.as_ref().filter(|(p, _)| !named(p)) {
+            probes = probe(
+                sess,
+                check,
+                Some("force_generic_plan"),
+                PlanKind::Generic,
+                &names,
+            )
+            .await?;
+            probed = Some(plan);
+        }
+    }
+    let non_immutable = match (&index, probed) {
+        (IndexLookup::Found(facts), Some(plan)) => {
+            non_immutable_functions(sess, plan, &facts.info.table).await?
+        }
+        _ => Vec::new(),
     };
 
-    let mut exec_ms = Vec::new();
-    let mut plan_ms = Vec::new();
-    let mut buffers = Vec::new();
+    // What the planner knew of every relation the plans read, and of the index's table.
+    let mut wanted: Vec<(String, String)> = Vec::new();
+    if let IndexLookup::Found(facts) = &index {
+        wanted.push((facts.info.schema.clone(), facts.info.table.clone()));
+    }
+    let probe_plans: Vec<Explain> = probes
+        .iter()
+        .filter_map(|p| Explain::from_json(&p.document).ok())
+        .collect();
+    for plan in custom
+        .iter()
+        .chain(generic.iter())
+        .map(|(p, _)| p)
+        .chain(probe_plans.iter())
+    {
+        for scan in plan.scans() {
+            if let Some(rel) = scan.relation {
+                let key = (scan.schema.unwrap_or("public").to_string(), rel.to_string());
+                if !wanted.contains(&key) {
+                    wanted.push(key);
+                }
+            }
+        }
+    }
+    let mut relations = Vec::new();
+    for (schema, name) in &wanted {
+        relations.push(relation_stats(sess, schema, name).await?);
+    }
 
-    let (custom, custom_json, generic) = if check.params.is_empty() {
+    Ok(Measured {
+        index,
+        custom: custom.into_iter().map(|(_, v)| v).collect(),
+        generic: generic.map(|(_, v)| v),
+        probes,
+        relations,
+        non_immutable,
+    })
+}
+
+/// The read path's measured runs: without parameters, `EXPLAIN` of its text as it is; with
+/// parameters, the custom plans and then one generic plan of the protocol-level statement.
+async fn explain_read_path(
+    sess: Sess<'_>,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+    before: &guard::Snapshot,
+) -> Result<(Vec<(Explain, Value)>, Option<(Explain, Value)>), Failure> {
+    let settings = sess.settings;
+    if check.params.is_empty() {
         let statement = format!("{EXPLAIN}{}", check.sql.text);
         let runs = Runs {
             statement: &statement,
             prefix_len: EXPLAIN.len(),
             count: (settings.warmup, settings.iterations),
         };
-        let (plans, json) = explain_runs(sess, read_path, check, &runs, &before).await?;
-        (plans, json, None)
-    } else {
-        // Parse of the file's text alone: one statement, or the server refuses it.
-        let statement = sess
-            .prepare(&check.sql.text)
-            .await
-            .map_err(|f| f.or(|e| sql_failure(e, read_path, check, 0, settings)))?;
-        let name = protocol_name(sess, &check.sql.text).await?;
-        let execute = format!("{EXPLAIN}EXECUTE {name}({})", check.params.join(", "));
-        let custom_runs = Runs {
-            statement: &execute,
-            prefix_len: usize::MAX,
-            count: (settings.warmup, settings.iterations),
-        };
-        set_plan_cache_mode(sess, "force_custom_plan").await?;
-        let before = sess.snapshot().await?;
-        let (plans, json) = explain_runs(sess, read_path, check, &custom_runs, &before).await?;
-        set_plan_cache_mode(sess, "force_generic_plan").await?;
-        let before = sess.snapshot().await?;
-        let generic_runs = Runs {
-            count: (0, 1),
-            ..custom_runs
-        };
-        let (generic, generic_json) =
-            explain_runs(sess, read_path, check, &generic_runs, &before).await?;
-        drop(statement);
-        let generic_plan = generic.into_iter().next().map(|p| (p, generic_json));
-        (plans, json, generic_plan)
+        let plans = explain_runs(sess, read_path, check, &runs, before).await?;
+        return Ok((plans, None));
+    }
+    // Parse of the file's text alone: one statement, or the server refuses it.
+    let statement = sess
+        .prepare(&check.sql.text)
+        .await
+        .map_err(|f| f.or(|e| sql_failure(e, read_path, check, 0, settings)))?;
+    let name = protocol_name(sess, &check.sql.text).await?;
+    let execute = format!("{EXPLAIN}EXECUTE {name}({})", check.params.join(", "));
+    let custom_runs = Runs {
+        statement: &execute,
+        prefix_len: usize::MAX,
+        count: (settings.warmup, settings.iterations),
     };
-
-    let mut reltuples = HashMap::new();
-    for plan in custom.iter().chain(generic.iter().map(|(p, _)| p)) {
-        for scan in plan.scans() {
-            if let Some(rel) = scan.relation {
-                let key = format!("{}.{}", scan.schema.unwrap_or("public"), rel);
-                if let std::collections::hash_map::Entry::Vacant(e) = reltuples.entry(key) {
-                    let schema = scan.schema.unwrap_or("public");
-                    let stats = relation_stats(sess, schema, rel).await?;
-                    e.insert(stats.reltuples);
-                    if let Some(note) = stats.note(schema, rel) {
-                        result.notes.push(note);
-                    }
-                }
-            }
-        }
-    }
-
-    let rules = Rules {
-        index: &index,
-        allow_seq_scan: &read_path.allow_seq_scan,
-        reltuples: &reltuples,
+    set_plan_cache_mode(sess, "force_custom_plan").await?;
+    let before = sess.snapshot().await?;
+    let plans = explain_runs(sess, read_path, check, &custom_runs, &before).await?;
+    set_plan_cache_mode(sess, "force_generic_plan").await?;
+    let before = sess.snapshot().await?;
+    let generic_runs = Runs {
+        count: (0, 1),
+        ..custom_runs
     };
-    // Every measured run is judged; the worst one stands. A plan does not change between runs
-    // of one statement in one transaction, but nothing is assumed.
-    let mut judged: Option<(PlanVerdict, usize)> = None;
-    for (i, plan) in custom.iter().enumerate() {
-        let v = verdict::judge_plan(plan, &rules);
-        if let Some(e) = plan.execution_ms {
-            exec_ms.push(e);
-        }
-        if let Some(p) = plan.planning_ms {
-            plan_ms.push(p);
-        }
-        buffers.push(plan.shared_buffers());
-        if judged.as_ref().is_none_or(|(j, _)| j.verdict.is_pass()) {
-            judged = Some((v, i));
-        }
-    }
-    let Some((mut judged, worst)) = judged else {
-        return Err(Failure {
-            message: "no measured run (--iterations 0?)".into(),
-            connection_lost: false,
-        });
-    };
-    // Usability is probed for a plain index; a partitioned one is judged partition by
-    // partition, and its message names the partition read another way.
-    if judged.verdict == Verdict::NotChosen && index.partitions.is_empty() {
-        let mode = (!check.params.is_empty()).then_some("force_custom_plan");
-        let probes = probe(sess, check, mode, &index).await?;
-        let non_immutable = non_immutable_functions(sess, &custom[worst], &index).await?;
-        judged = verdict::judge_usability(judged, &custom[worst], &probes, &rules, &non_immutable);
-        result.usable = Some(judged.verdict == Verdict::NotChosen);
-    }
-    result.plans.push(("custom".into(), custom_json));
-    if let Some((generic, generic_json)) = generic {
-        let mut g = verdict::judge_plan(&generic, &rules);
-        if judged.verdict.is_pass()
-            && g.verdict == Verdict::NotChosen
-            && index.partitions.is_empty()
-        {
-            let probes = probe(sess, check, Some("force_generic_plan"), &index).await?;
-            let non_immutable = non_immutable_functions(sess, &generic, &index).await?;
-            g = verdict::judge_usability(g, &generic, &probes, &rules, &non_immutable);
-            result.usable = Some(g.verdict == Verdict::NotChosen);
-        }
-        judged = verdict::judge_generic(judged, g, &index.name);
-        result.plans.push(("generic".into(), generic_json));
-    }
-    result.verdict = judged.verdict;
-    result.used = judged.used;
-    result.seq_scans = judged.seq_scans;
-    result.message = judged.message;
-    result.warm_ms = Spread::of(&exec_ms);
-    result.planning_ms = Spread::of(&plan_ms);
-    result.shared_buffers = Spread::of(&buffers).map(|s| s.p50);
-    Ok(())
+    let generic = explain_runs(sess, read_path, check, &generic_runs, &before).await?;
+    drop(statement);
+    Ok((plans, generic.into_iter().next()))
 }
 
 /// The scope's setup statements, one at a time, each through Parse (which refuses a second
@@ -586,9 +594,9 @@ async fn protocol_name(sess: Sess<'_>, text: &str) -> Result<String, Failure> {
 async fn non_immutable_functions(
     sess: Sess<'_>,
     plan: &Explain,
-    index: &RequiredIndex,
+    table: &str,
 ) -> Result<Vec<String>, Failure> {
-    let text = verdict::conditions_on(plan, &index.table).join(" ");
+    let text = plan.conditions_on(table).join(" ");
     let mut names: Vec<String> = Vec::new();
     let b = text.as_bytes();
     for (i, _) in text.match_indices('(') {
@@ -639,17 +647,13 @@ async fn probe(
     sess: Sess<'_>,
     check: &ScopeCheck,
     plan_cache_mode: Option<&str>,
-    index: &RequiredIndex,
-) -> Result<Vec<verdict::Probe>, Failure> {
+    kind: PlanKind,
+    index_names: &[&str],
+) -> Result<Vec<Probe>, Failure> {
     let settings = sess.settings;
     let fail = |f: Fail| f.or(|e| failure(e, "re-planning to test the index", settings));
     let mut probes = Vec::new();
     for rung in PROBE_RUNGS {
-        let disabled = rung
-            .iter()
-            .map(|g| format!("{g} = off"))
-            .collect::<Vec<_>>()
-            .join(", ");
         let mut sets: String = rung
             .iter()
             .map(|g| format!("SET LOCAL {g} = off; "))
@@ -683,12 +687,19 @@ async fn probe(
         sess.exec("ROLLBACK TO SAVEPOINT plancheck_probe; RELEASE SAVEPOINT plancheck_probe")
             .await
             .map_err(fail)?;
-        let (plan, _) = read_plan(&planned?)?;
-        let found = plan
-            .scans()
-            .iter()
-            .any(|s| s.node.index_name.as_deref() == Some(index.name.as_str()));
-        probes.push(verdict::Probe { disabled, plan });
+        let (plan, document) = read_plan(&planned?)?;
+        let found = plan.scans().iter().any(|s| {
+            s.kind.uses_index()
+                && s.node
+                    .index_name
+                    .as_deref()
+                    .is_some_and(|n| index_names.contains(&n))
+        });
+        probes.push(Probe {
+            plan: kind,
+            disabled: rung.iter().map(|g| g.to_string()).collect(),
+            document,
+        });
         if found {
             break;
         }
@@ -723,18 +734,17 @@ struct Runs<'a> {
 }
 
 /// Warm-up runs (discarded), then measured runs, each parsed and each followed by the guard (a
-/// function the read path calls could change a setting for the runs after it). Returns the
-/// measured plans and the last one's raw document.
+/// function the read path calls could change a setting for the runs after it). Returns each
+/// measured run's plan and document.
 async fn explain_runs(
     sess: Sess<'_>,
     read_path: &ReadPath,
     check: &ScopeCheck,
     runs: &Runs<'_>,
     before: &guard::Snapshot,
-) -> Result<(Vec<Explain>, Value), Failure> {
+) -> Result<Vec<(Explain, Value)>, Failure> {
     let settings = sess.settings;
     let mut plans = Vec::new();
-    let mut last = Value::Null;
     let (warmup, iterations) = runs.count;
     for run in 0..warmup + iterations {
         // The extended protocol refuses several statements in one string, so a plan file cannot
@@ -757,11 +767,9 @@ async fn explain_runs(
         if run < warmup {
             continue;
         }
-        let (plan, value) = read_plan(&rows)?;
-        plans.push(plan);
-        last = value;
+        plans.push(read_plan(&rows)?);
     }
-    Ok((plans, last))
+    Ok(plans)
 }
 
 /// An error from a run of the read path: in its SQL (located in the plan file), or, for a
@@ -832,78 +840,41 @@ fn read_plan(rows: &[tokio_postgres::Row]) -> Result<(Explain, Value), Failure> 
     let plan = Explain::from_json(&value).map_err(|e| unreadable(e.to_string()))?;
     Ok((plan, value))
 }
-/// Looks the required index up as the session sees it (search_path, quoting).
-async fn resolve_index(sess: Sess<'_>, name: &str) -> Result<Option<RequiredIndex>, Failure> {
+/// Looks the required index up as the session sees it (search_path, quoting), with the other
+/// indexes on its table; or, when there is none of that name, the names there are.
+async fn lookup_index(sess: Sess<'_>, name: &str) -> Result<IndexLookup, Failure> {
     let (client, settings) = (sess.client, sess.settings);
+    let read = |what: String| move |f: Fail| f.or(|e| failure(e, &what, settings));
     let info = clocked(client, settings, super::catalog::index_info(client, name))
         .await
-        .map_err(|f| f.or(|e| failure(e, &format!("could not look up index {name}"), settings)))?;
+        .map_err(read(format!("could not look up index {name}")))?;
     let Some(info) = info else {
-        return Ok(None);
+        let (nearest, schemas) = clocked(client, settings, super::catalog::index_names(client))
+            .await
+            .map_err(read("could not list the indexes".into()))?;
+        return Ok(IndexLookup::Missing { nearest, schemas });
     };
     let partitions = clocked(client, settings, super::catalog::partitions(client, &info))
         .await
-        .map_err(|f| {
-            f.or(|e| {
-                failure(
-                    e,
-                    &format!("could not read the partitions of {name}"),
-                    settings,
-                )
-            })
-        })?;
-    Ok(Some(RequiredIndex {
-        schema: info.schema,
-        name: info.name,
-        table: info.table,
-        predicate: info.predicate,
+        .map_err(read(format!("could not read the partitions of {name}")))?;
+    let siblings = clocked(client, settings, super::catalog::siblings(client, &info))
+        .await
+        .map_err(read(format!(
+            "could not read the other indexes on {}",
+            info.table
+        )))?;
+    Ok(IndexLookup::Found(Box::new(IndexFacts {
+        info,
         partitions,
-    }))
-}
-
-/// What the planner knew of a relation: its estimated rows, whether it has statistics at all,
-/// and how many rows changed since they were gathered.
-struct RelationStats {
-    reltuples: f64,
-    /// Rows in `pg_stats` for it: none means never analysed (or empty when it was).
-    has_statistics: bool,
-    /// Bytes on disk: an empty relation needs no statistics.
-    bytes: i64,
-    modified_since_analyze: Option<i64>,
-}
-
-impl RelationStats {
-    /// A warning when the plan's choice means little on this relation: the planner guessed.
-    fn note(&self, schema: &str, relation: &str) -> Option<String> {
-        let name = if schema == "public" {
-            relation.to_string()
-        } else {
-            format!("{schema}.{relation}")
-        };
-        if !self.has_statistics && self.bytes > 0 {
-            return Some(format!(
-                "{name} has never been analysed: the planner guessed its statistics, so its \
-                 choice means little (run ANALYZE {name})"
-            ));
-        }
-        let modified = self.modified_since_analyze? as f64;
-        if modified > (self.reltuples.max(0.0) * 0.2).max(1000.0) {
-            return Some(format!(
-                "{name} changed a lot since it was last analysed ({} rows modified, about {} \
-                 rows in all): the planner's choice may not hold (run ANALYZE {name})",
-                crate::verdict::group(modified),
-                crate::verdict::group(self.reltuples.max(0.0))
-            ));
-        }
-        None
-    }
+        siblings,
+    })))
 }
 
 async fn relation_stats(
     sess: Sess<'_>,
     schema: &str,
     relation: &str,
-) -> Result<RelationStats, Failure> {
+) -> Result<RelationFacts, Failure> {
     let rows = sess
         .query(
             "SELECT c.reltuples::float8, \
@@ -920,14 +891,19 @@ async fn relation_stats(
         )
         .await
         .map_err(|f| f.or(|e| failure(e, "could not read relation statistics", sess.settings)))?;
+    let (schema, name) = (schema.to_string(), relation.to_string());
     Ok(match rows.first() {
-        Some(r) => RelationStats {
+        Some(r) => RelationFacts {
+            schema,
+            name,
             reltuples: r.get(0),
             has_statistics: r.get(1),
             bytes: r.get(2),
             modified_since_analyze: r.get(3),
         },
-        None => RelationStats {
+        None => RelationFacts {
+            schema,
+            name,
             reltuples: 0.0,
             has_statistics: true,
             bytes: 0,

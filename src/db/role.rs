@@ -10,7 +10,7 @@ use crate::errors::DatabaseFailure;
 
 /// A right of the connecting role that lets a project's SQL act outside the rolled-back
 /// transaction.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RoleRisk {
     /// The right: `superuser`, `replication`, a predefined role (`pg_signal_backend`, …),
     /// `dblink` or `postgres_fdw`.

@@ -1,0 +1,183 @@
+//! What the database measured for one check, as plain data: the EXPLAIN documents of every run,
+//! the re-plans and what each disabled, and the catalog facts a rule needs. `db` fills it and
+//! decides nothing; [`crate::verdict::judge`] turns it into a verdict with no database at all.
+//!
+//! `--save-plans DIR` writes one of these per check (`NAME.SCOPE.json`, versioned) and
+//! `plancheck judge DIR` reads them back, so a CI artifact can be re-judged anywhere.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::model::{Budget, IndexInfo, Partition};
+
+/// The version of the saved form. Raised when a field changes meaning or goes away; a field
+/// added with a default does not raise it.
+pub const VERSION: u32 = 1;
+
+/// The name of every saved measurement's `format` field.
+pub const FORMAT: &str = "plancheck-measurement";
+
+/// One check, measured: one read path in one scope.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Measurement {
+    pub format: String,
+    pub version: u32,
+    pub read_path: String,
+    pub scope: String,
+    /// What the expectation requires, so the measurement can be judged without the project.
+    pub requires: Requirement,
+    /// The declared planner settings the check ran with (`settings = { … }`).
+    #[serde(default)]
+    pub settings: Vec<(String, String)>,
+    /// How many `$n` parameters the read path has: with any, a generic plan is measured too.
+    #[serde(default)]
+    pub parameters: usize,
+    pub outcome: Outcome,
+}
+
+/// What an expectation requires of one check.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Requirement {
+    /// The required index as written (`name` or `schema.name`).
+    pub index: String,
+    /// Relations that may be seq scanned: `name` or `schema.name`.
+    #[serde(default)]
+    pub allow_seq_scan: Vec<String>,
+    #[serde(default)]
+    pub budget: Budget,
+}
+
+/// Measured, or why not.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Measured(Box<Measured>),
+    Failed(Failure),
+}
+
+/// Why a check could not be measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub message: String,
+    /// The database failed underneath (the connection was lost or given up): exit 3.
+    pub connection_lost: bool,
+}
+
+/// Which plan of a read path: the custom plan (its parameter values known, or no parameters at
+/// all), or the generic plan a prepared statement may switch to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanKind {
+    Custom,
+    Generic,
+}
+
+impl PlanKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanKind::Custom => "custom",
+            PlanKind::Generic => "generic",
+        }
+    }
+}
+
+/// Everything measured for a check that ran.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Measured {
+    /// The required index as the catalog resolved it, or what is near its name.
+    pub index: IndexLookup,
+    /// The documents of the measured `EXPLAIN (ANALYZE, BUFFERS, VERBOSE, FORMAT JSON)` runs of
+    /// the custom plan, in order (warm-up runs are not kept).
+    pub custom: Vec<Value>,
+    /// The generic plan's document, for a read path with parameters.
+    #[serde(default)]
+    pub generic: Option<Value>,
+    /// Re-plans (EXPLAIN without ANALYZE) made with scan types disabled, to find a plan through
+    /// the required index when the planner did not choose it.
+    #[serde(default)]
+    pub probes: Vec<Probe>,
+    /// What the catalog says of every relation in any of the plans.
+    #[serde(default)]
+    pub relations: Vec<RelationFacts>,
+    /// Functions called in the conditions on the index's table that are not IMMUTABLE.
+    #[serde(default)]
+    pub non_immutable: Vec<String>,
+}
+
+/// The required index as the catalog resolved it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IndexLookup {
+    Found(Box<IndexFacts>),
+    /// No index of that name: the existing indexes nearest to it, and the schemas there are
+    /// (to tell `table.index` from `schema.index`).
+    Missing {
+        nearest: Vec<IndexName>,
+        schemas: Vec<String>,
+    },
+}
+
+/// The required index and what is around it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IndexFacts {
+    pub info: IndexInfo,
+    /// For an index on a partitioned table: every leaf partition and its leaf of the index.
+    #[serde(default)]
+    pub partitions: Vec<Partition>,
+    /// Every other index on the same table: the competitors a re-plan may prefer.
+    #[serde(default)]
+    pub siblings: Vec<IndexInfo>,
+}
+
+/// An existing index, for "did you mean".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexName {
+    pub schema: String,
+    pub name: String,
+    pub table: String,
+}
+
+/// One re-plan.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Probe {
+    pub plan: PlanKind,
+    /// The settings turned off: `enable_seqscan`, ….
+    pub disabled: Vec<String>,
+    pub document: Value,
+}
+
+/// What the planner knew of a relation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RelationFacts {
+    pub schema: String,
+    pub name: String,
+    /// `pg_class.reltuples`: -1 (or 0) when never analysed.
+    pub reltuples: f64,
+    /// Rows in `pg_stats` for it: none means never analysed (or empty when it was).
+    pub has_statistics: bool,
+    /// Bytes on disk: an empty relation needs no statistics.
+    pub bytes: i64,
+    pub modified_since_analyze: Option<i64>,
+}
+
+impl Measurement {
+    /// A check that could not be measured.
+    pub fn failed(
+        read_path: &str,
+        scope: &str,
+        requires: Requirement,
+        settings: Vec<(String, String)>,
+        failure: Failure,
+    ) -> Measurement {
+        Measurement {
+            format: FORMAT.into(),
+            version: VERSION,
+            read_path: read_path.into(),
+            scope: scope.into(),
+            requires,
+            settings,
+            parameters: 0,
+            outcome: Outcome::Failed(failure),
+        }
+    }
+}

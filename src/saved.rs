@@ -1,0 +1,192 @@
+//! A run's measurements on disk: what `check --save-plans DIR` writes and `plancheck judge DIR`
+//! reads back, so a CI artifact can be judged again anywhere, with no database.
+//!
+//! ```text
+//! DIR/run.json              server version, role warnings, lint findings, the checks in order
+//! DIR/NAME.SCOPE.json       one measurement per check (crate::measure::Measurement)
+//! DIR/before/NAME.SCOPE.json   with --migration: the checks before it
+//! ```
+//!
+//! Every file carries `format` and `version`; a file from a newer plancheck is refused, never
+//! half read. Names listed in `run.json` are plain file names: a hand-edited list cannot make
+//! `judge` read outside DIR.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::errors::BadInput;
+use crate::measure::{self, Measurement};
+
+/// The `format` of `run.json`.
+pub const RUN_FORMAT: &str = "plancheck-run";
+
+/// A whole run, measured: what a report is judged from.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub format: String,
+    pub version: u32,
+    pub server_version: String,
+    pub role_warnings: Vec<crate::db::role::RoleRisk>,
+    pub lint: Vec<crate::lint::Finding>,
+    pub checks: Vec<Measurement>,
+    pub before: Option<Vec<Measurement>>,
+}
+
+/// `run.json`.
+#[derive(Debug, Serialize, Deserialize)]
+struct RunFile {
+    format: String,
+    version: u32,
+    server_version: String,
+    #[serde(default)]
+    role_warnings: Vec<crate::db::role::RoleRisk>,
+    #[serde(default)]
+    lint: Vec<crate::lint::Finding>,
+    /// The measurement files, in the report's order.
+    checks: Vec<String>,
+    /// With --migration: the measurement files of the checks before it, under `before/`.
+    #[serde(default)]
+    before: Option<Vec<String>>,
+}
+
+fn file_name(m: &Measurement) -> String {
+    format!("{}.{}.json", m.read_path, m.scope)
+}
+
+fn write_json(path: &Path, value: &impl Serialize) -> Result<(), BadInput> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| BadInput(format!("--save-plans {}: {e}", path.display())))?;
+    text.push('\n');
+    std::fs::write(path, text)
+        .map_err(|e| BadInput(format!("--save-plans {}: {e}", path.display())))
+}
+
+/// Writes the run into `dir` (created if needed).
+pub fn write(dir: &Path, run: &Run) -> Result<(), BadInput> {
+    let mkdir = |d: &Path| {
+        std::fs::create_dir_all(d)
+            .map_err(|e| BadInput(format!("--save-plans {}: {e}", d.display())))
+    };
+    mkdir(dir)?;
+    let mut names = Vec::new();
+    for m in &run.checks {
+        let name = file_name(m);
+        write_json(&dir.join(&name), m)?;
+        names.push(name);
+    }
+    let before = match &run.before {
+        Some(before) => {
+            mkdir(&dir.join("before"))?;
+            let mut names = Vec::new();
+            for m in before {
+                let name = file_name(m);
+                write_json(&dir.join("before").join(&name), m)?;
+                names.push(name);
+            }
+            Some(names)
+        }
+        None => None,
+    };
+    write_json(
+        &dir.join("run.json"),
+        &RunFile {
+            format: RUN_FORMAT.into(),
+            version: measure::VERSION,
+            server_version: run.server_version.clone(),
+            role_warnings: run.role_warnings.clone(),
+            lint: run.lint.clone(),
+            checks: names,
+            before,
+        },
+    )
+}
+
+/// Reads one JSON file of the saved form, with the depth bound plans need.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, BadInput> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| BadInput(format!("{shown}: {e}")))?;
+    // Syntax first, with the line and column serde_json gives; then the depth-bounded parse.
+    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&text)
+        && !e.to_string().contains("recursion limit")
+    {
+        return Err(BadInput(format!(
+            "{shown}:{}:{}: {e}",
+            e.line(),
+            e.column()
+        )));
+    }
+    let value = crate::explain::parse_json(&text).map_err(|e| BadInput(format!("{shown}: {e}")))?;
+    check_version(path, &value)?;
+    serde_json::from_value(value).map_err(|e| BadInput(format!("{shown}: {e}")))
+}
+
+fn check_version(path: &Path, value: &serde_json::Value) -> Result<(), BadInput> {
+    let format = value.get("format").and_then(|f| f.as_str()).unwrap_or("");
+    if format != RUN_FORMAT && format != measure::FORMAT {
+        return Err(BadInput(format!(
+            "{}: not a file plancheck saved (its `format` is {:?}, expected {RUN_FORMAT} or {})",
+            path.display(),
+            format,
+            measure::FORMAT
+        )));
+    }
+    let version = value.get("version").and_then(|v| v.as_u64()).unwrap_or(0);
+    if version == 0 || version > u64::from(measure::VERSION) {
+        return Err(BadInput(format!(
+            "{}: saved form version {version}, and this plancheck reads versions 1 to {} \
+             (judge it with the plancheck that saved it, or a newer one)",
+            path.display(),
+            measure::VERSION
+        )));
+    }
+    Ok(())
+}
+
+/// A name listed in `run.json`, as a path inside `dir`.
+fn listed(dir: &Path, run_json: &Path, name: &str) -> Result<PathBuf, BadInput> {
+    let plain = !name.is_empty()
+        && !name.starts_with('.')
+        && !name.contains(['/', '\\', '\0'])
+        && name.ends_with(".json");
+    if !plain {
+        return Err(BadInput(format!(
+            "{}: {name:?} is not the name of a measurement file in this folder",
+            run_json.display()
+        )));
+    }
+    Ok(dir.join(name))
+}
+
+/// Reads the run saved in `dir`.
+pub fn read(dir: &Path) -> Result<Run, BadInput> {
+    let run_json = dir.join("run.json");
+    if !run_json.is_file() {
+        return Err(BadInput(format!(
+            "{}: no run.json here; `plancheck check --save-plans {}` writes one",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    let file: RunFile = read_json(&run_json)?;
+    let read_all = |folder: &Path, names: &[String]| -> Result<Vec<Measurement>, BadInput> {
+        names
+            .iter()
+            .map(|n| read_json(&listed(folder, &run_json, n)?))
+            .collect()
+    };
+    let checks = read_all(dir, &file.checks)?;
+    let before = match &file.before {
+        Some(names) => Some(read_all(&dir.join("before"), names)?),
+        None => None,
+    };
+    Ok(Run {
+        format: file.format,
+        version: file.version,
+        server_version: file.server_version,
+        role_warnings: file.role_warnings,
+        lint: file.lint,
+        checks,
+        before,
+    })
+}

@@ -1,0 +1,109 @@
+//! Budgets: warm time, shared buffers, and buffers relative to another read path. Judged once
+//! every check has run, since a relative budget needs its comparison's figures.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::{CheckResult, Verdict, group};
+
+/// How much of each budget a check used: 1.0 is all of it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct BudgetUsed {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffers: Option<f64>,
+    /// This check's buffers over the other read path's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f64>,
+}
+
+/// Judges every check's budgets once all have run (a relative budget needs its comparison's
+/// figures). Only a check that passed can go over budget: a lost index is the bigger news. A
+/// comparison that did not run, or ran without figures, makes the relative budget an `error`:
+/// a budget that cannot be measured is never a pass.
+pub fn judge_budgets(checks: &mut [CheckResult]) {
+    let buffers_of: HashMap<(String, String), Option<f64>> = checks
+        .iter()
+        .map(|c| ((c.read_path.clone(), c.scope.clone()), c.shared_buffers))
+        .collect();
+    for c in checks.iter_mut() {
+        if c.budget.is_empty() {
+            continue;
+        }
+        let mut used = BudgetUsed::default();
+        let mut over: Vec<String> = Vec::new();
+        let mut unmeasured: Vec<String> = Vec::new();
+        if let Some(limit) = c.budget.warm_ms {
+            match c.warm_ms {
+                Some(w) => {
+                    used.warm_ms = Some(w.p50 / limit);
+                    if w.p50 > limit {
+                        over.push(format!(
+                            "warm p50 {:.2} ms is over the budget of {limit} ms ({:.0}%)",
+                            w.p50,
+                            100.0 * w.p50 / limit
+                        ));
+                    }
+                }
+                None => unmeasured.push("warm time".into()),
+            }
+        }
+        if let Some(limit) = c.budget.buffers {
+            match c.shared_buffers {
+                Some(b) => {
+                    used.buffers = Some(b / limit);
+                    if b > limit {
+                        over.push(format!(
+                            "shared buffers {} are over the budget of {} ({:.0}%)",
+                            group(b),
+                            group(limit),
+                            100.0 * b / limit
+                        ));
+                    }
+                }
+                None => unmeasured.push("shared buffers".into()),
+            }
+        }
+        if let Some(rel) = &c.budget.relative {
+            let scope = rel.scope.clone().unwrap_or_else(|| c.scope.clone());
+            let theirs = buffers_of
+                .get(&(rel.to.clone(), scope.clone()))
+                .copied()
+                .flatten();
+            match (c.shared_buffers, theirs) {
+                (Some(mine), Some(theirs)) if theirs > 0.0 => {
+                    let ratio = mine / theirs;
+                    used.ratio = Some(ratio);
+                    if ratio > rel.max_ratio {
+                        over.push(format!(
+                            "shared buffers {} are {ratio:.1}× those of {} [{}] ({}), over the \
+                             limit of {}×",
+                            group(mine),
+                            rel.to,
+                            scope,
+                            group(theirs),
+                            rel.max_ratio
+                        ));
+                    }
+                }
+                _ => unmeasured.push(format!("the ratio to {} [{scope}]", rel.to)),
+            }
+        }
+        c.budget_used = Some(used);
+        if !c.verdict.is_pass() {
+            continue;
+        }
+        if !unmeasured.is_empty() {
+            c.verdict = Verdict::Error;
+            c.message = format!(
+                "the budget could not be judged: no figure for {}",
+                unmeasured.join(", ")
+            );
+        } else if !over.is_empty() {
+            c.verdict = Verdict::OverBudget;
+            c.message = format!("{}; {}", over.join("; "), c.message);
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! The required index's keys against the query: `key-unused` (the index is in the plan, but its
+//! leading key serves nothing and a Filter throws most of what it reads away), and, for a
+//! check whose index was not chosen, what of the index the query can use.
+
+use super::plan::{Rules, WHOLE_RELATION_SHARE, is_required_index};
+use super::predicate::{Conjunct, Form, conjuncts, mentions};
+use super::{RequiredIndex, group};
+use crate::explain::{Explain, PlanNode, ScanKind};
+
+/// A scan whose leading key is not in its Index Cond is `key-unused` when its Filter removed at
+/// least this many rows …
+pub const KEY_UNUSED_MIN_REMOVED: f64 = 1000.0;
+/// … and at least this many times the rows it returned: two thirds of what it read, thrown
+/// away. A scan that returns what it reads (a count through an index-only scan) and a walk a
+/// LIMIT stops early are not `key-unused`.
+pub const KEY_UNUSED_RATIO: f64 = 2.0;
+
+/// Where a node sits: the Bitmap Heap Scan above a Bitmap Index Scan, and whether a Limit
+/// above it can stop it early (no Sort, Hash or aggregate in between reads it all first).
+struct Place<'a> {
+    heap: Option<&'a PlanNode>,
+    under_limit: bool,
+}
+
+fn places(plan: &Explain) -> Vec<(&PlanNode, Place<'_>)> {
+    fn walk<'a>(
+        n: &'a PlanNode,
+        heap: Option<&'a PlanNode>,
+        under_limit: bool,
+        out: &mut Vec<(&'a PlanNode, Place<'a>)>,
+    ) {
+        out.push((n, Place { heap, under_limit }));
+        let streams = matches!(
+            n.node_type.as_str(),
+            "Limit"
+                | "Nested Loop"
+                | "Merge Join"
+                | "Subquery Scan"
+                | "Result"
+                | "Unique"
+                | "Gather Merge"
+                | "Append"
+                | "Merge Append"
+                | "Incremental Sort"
+                | "ProjectSet"
+        );
+        let limit = n.node_type == "Limit" || (under_limit && streams);
+        let below_heap = match n.node_type.as_str() {
+            "Bitmap Heap Scan" => Some(n),
+            "BitmapAnd" | "BitmapOr" => heap,
+            _ => None,
+        };
+        for c in &n.children {
+            walk(c, below_heap, limit, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&plan.root, None, false, &mut out);
+    out
+}
+
+/// The `key-unused` message for the first scan of the required index in `plan` whose leading
+/// key serves nothing, or `None`.
+pub fn key_unused(plan: &Explain, rules: &Rules<'_>) -> Option<String> {
+    let index = rules.index;
+    let key = index.keys.first()?;
+    let places = places(plan);
+    for scan in plan.scans() {
+        if !is_required_index(&scan, index) {
+            continue;
+        }
+        let node = scan.node;
+        let cond = node
+            .index_cond
+            .as_deref()
+            .map(conjuncts)
+            .unwrap_or_default();
+        if mentions(&cond, key) {
+            continue;
+        }
+        let place = places
+            .iter()
+            .find(|(n, _)| std::ptr::eq(*n, node))
+            .map(|(_, p)| p)?;
+        // A Bitmap Index Scan returns a bitmap: what it read is filtered at its heap scan. In a
+        // BitmapAnd another index narrows the rows; that is not this rule's to judge.
+        let counted = if scan.kind == ScanKind::BitmapIndex {
+            let heap = place.heap?;
+            if heap.children.iter().any(|c| c.node_type == "BitmapAnd") {
+                continue;
+            }
+            heap
+        } else {
+            node
+        };
+        let loops = counted.actual_loops.unwrap_or(1.0).max(1.0);
+        let returned = counted.actual_rows? * loops;
+        let removed = counted.rows_removed_by_filter.unwrap_or(0.0) * loops;
+        let read = returned + removed;
+        if place.under_limit && scan.kind != ScanKind::BitmapIndex {
+            let total = scan
+                .relation
+                .and_then(|r| {
+                    rules
+                        .reltuples
+                        .get(&format!("{}.{r}", scan.schema.unwrap_or("public")))
+                })
+                .copied()
+                .unwrap_or(0.0);
+            if read < total * WHOLE_RELATION_SHARE {
+                // A walk in index order that a LIMIT stops: the index serves the ORDER BY.
+                continue;
+            }
+        }
+        if removed < KEY_UNUSED_MIN_REMOVED || removed < KEY_UNUSED_RATIO * returned {
+            continue;
+        }
+        let filter: Vec<Conjunct> = [&counted.filter, &counted.recheck_cond, &node.filter]
+            .into_iter()
+            .flatten()
+            .flat_map(|f| conjuncts(f))
+            .collect();
+        let cond_text = match &node.index_cond {
+            Some(c) => format!(" (its Index Cond, {c}, constrains only later keys)"),
+            None => " (it has no Index Cond)".into(),
+        };
+        return Some(format!(
+            "{} is in the plan, but its leading key {key} is not in its Index Cond{cond_text}: \
+             the scan read {} rows and its Filter threw {} of them away ({} returned), so the \
+             cost grows with the whole index. {}",
+            index.name,
+            group(read),
+            group(removed),
+            group(returned),
+            how_the_query_uses(key, &filter)
+        ));
+    }
+    None
+}
+
+/// One sentence on what the query does with `key`, from its conditions on the table.
+fn how_the_query_uses(key: &str, conditions: &[Conjunct]) -> String {
+    match use_of(key, conditions) {
+        KeyUse::Direct(c) => format!("The query compares {key} directly (`{c}`)."),
+        KeyUse::Wrapped(how, c) => format!(
+            "The query wraps {key} in {how} (`{c}`): a condition on the wrapped value cannot \
+             use the index's key; compare {key} itself (cast the other side instead)."
+        ),
+        KeyUse::Other(column, c) => format!(
+            "The index holds {key}, but the query compares {column} (`{c}`): write the \
+             condition on {key}, or index {column}."
+        ),
+        KeyUse::None => format!("The query puts no condition on {key}."),
+    }
+}
+
+/// What the query's conditions do with one key of the index.
+enum KeyUse {
+    /// Compared as it is: an Index Cond candidate.
+    Direct(String),
+    /// Only inside a cast or a function: (how, the condition).
+    Wrapped(String, String),
+    /// An expression key (`lower(email)`) whose column the query compares otherwise.
+    Other(String, String),
+    None,
+}
+
+fn use_of(key: &str, conditions: &[Conjunct]) -> KeyUse {
+    let key_parts = conjuncts(key);
+    let Some(key_conjunct) = key_parts.first() else {
+        return KeyUse::None;
+    };
+    let plain = matches!(key_conjunct.form(), Some(Form::Bool(_, true)));
+    if plain {
+        let column = key_conjunct.text.clone();
+        let mut wrapped = None;
+        for c in conditions {
+            if !mentions(std::slice::from_ref(c), &column) {
+                continue;
+            }
+            match c.wraps(&column) {
+                None => return KeyUse::Direct(c.text.clone()),
+                Some(how) => wrapped = wrapped.or(Some(KeyUse::Wrapped(how, c.text.clone()))),
+            }
+        }
+        return wrapped.unwrap_or(KeyUse::None);
+    }
+    // An expression key: used when a condition holds the whole expression.
+    if let Some(c) = conditions
+        .iter()
+        .find(|c| mentions(std::slice::from_ref(*c), key))
+    {
+        return KeyUse::Direct(c.text.clone());
+    }
+    for column in key_conjunct.columns() {
+        if let Some(c) = conditions
+            .iter()
+            .find(|c| mentions(std::slice::from_ref(*c), &column))
+        {
+            return KeyUse::Other(column, c.text.clone());
+        }
+    }
+    KeyUse::None
+}
+
+/// For a check whose index was not chosen: which of its keys the query's conditions can use,
+/// which they wrap, and whether the index's order could serve a Sort in the plan.
+pub fn summary(index: &RequiredIndex, conditions: &[Conjunct], plan: &Explain) -> Option<String> {
+    if index.keys.is_empty() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    let mut equal_prefix = 0;
+    let mut prefix_open = true;
+    for key in &index.keys {
+        let text = match use_of(key, conditions) {
+            KeyUse::Direct(c) => {
+                let equality = conjuncts(&c)
+                    .first()
+                    .and_then(Conjunct::form)
+                    .is_some_and(|f| matches!(f, Form::In(_, ref v) if v.len() == 1));
+                if prefix_open && equality {
+                    equal_prefix += 1;
+                } else {
+                    prefix_open = false;
+                }
+                format!("{key} has a condition the index can use (`{c}`)")
+            }
+            KeyUse::Wrapped(how, c) => {
+                prefix_open = false;
+                format!("{key} only inside {how} (`{c}`), which the index cannot use")
+            }
+            KeyUse::Other(column, c) => {
+                prefix_open = false;
+                format!("{key} is not compared; the query compares {column} (`{c}`)")
+            }
+            KeyUse::None => {
+                prefix_open = false;
+                format!("{key} has no condition")
+            }
+        };
+        parts.push(text);
+    }
+    let mut out = format!("Of its keys: {}.", parts.join("; "));
+    if let Some(order) = order_by(index, equal_prefix, plan) {
+        out.push(' ');
+        out.push_str(&order);
+    }
+    Some(out)
+}
+
+/// Whether the index's key order (after the keys compared by equality) matches the first Sort in
+/// the plan, forwards or backwards.
+fn order_by(index: &RequiredIndex, skip: usize, plan: &Explain) -> Option<String> {
+    let sort = plan
+        .nodes()
+        .into_iter()
+        .find(|n| !n.sort_key.is_empty() && n.node_type.ends_with("Sort"))?;
+    let wanted: Vec<(String, bool, bool)> = sort.sort_key.iter().map(|k| sort_item(k)).collect();
+    let keys: Vec<(String, bool, bool)> = index
+        .keys
+        .iter()
+        .enumerate()
+        .skip(skip)
+        .map(|(i, k)| {
+            let order = index.orders.get(i).map(String::as_str).unwrap_or("");
+            let desc = order.starts_with("DESC");
+            let nulls_first = if order.contains("NULLS FIRST") {
+                true
+            } else if order.contains("NULLS LAST") {
+                false
+            } else {
+                desc
+            };
+            (
+                conjuncts(k)
+                    .first()
+                    .map(|c| c.text.clone())
+                    .unwrap_or_default(),
+                desc,
+                nulls_first,
+            )
+        })
+        .collect();
+    let shown = sort.sort_key.join(", ");
+    if wanted.len() > keys.len() {
+        return Some(format!(
+            "Its keys cannot serve the ORDER BY (Sort Key: {shown}): it has fewer keys after the \
+             ones compared by equality."
+        ));
+    }
+    let same = |flip: bool| {
+        wanted.iter().zip(&keys).all(|((w, wd, wn), (k, kd, kn))| {
+            w == k && (*wd != *kd) == flip && (*wn != *kn) == flip
+        })
+    };
+    if same(false) || same(true) {
+        Some(format!(
+            "Its key order could serve the ORDER BY (Sort Key: {shown}) the plan sorts for."
+        ))
+    } else {
+        Some(format!(
+            "Its key order does not match the ORDER BY (Sort Key: {shown}): column, direction \
+             and NULLS order must all match, forwards or backwards."
+        ))
+    }
+}
+
+/// A printed sort key, `p.created_at DESC NULLS LAST`: (expression, descending, nulls first).
+fn sort_item(key: &str) -> (String, bool, bool) {
+    let upper = key.to_ascii_uppercase();
+    let mut expr = key;
+    for suffix in [" NULLS FIRST", " NULLS LAST", " DESC", " ASC"] {
+        if let Some(i) = expr.to_ascii_uppercase().rfind(suffix)
+            && i + suffix.len() == expr.len()
+        {
+            expr = &expr[..i];
+        }
+    }
+    let desc = upper.contains(" DESC");
+    let nulls_first = if upper.contains("NULLS FIRST") {
+        true
+    } else if upper.contains("NULLS LAST") {
+        false
+    } else {
+        desc
+    };
+    let text = conjuncts(expr)
+        .first()
+        .map(|c| c.text.clone())
+        .unwrap_or_default();
+    (text, desc, nulls_first)
+}

@@ -1,0 +1,962 @@
+//! verdict: a measurement and what the expectation requires, in; a verdict with its reasons,
+//! out. Pure: no database, no printing, no clock. A false pass is the worst bug plancheck can
+//! have, so every rule here errs toward "not a pass" when the plans do not say enough, and no
+//! message claims more than the plans show.
+//!
+//! [`judge`] applies the rules in order, one file each: [`index`] (missing, invalid), [`plan`]
+//! (the index in the plan, nothing read whole beside it), [`keys`] (`key-unused`),
+//! [`usability`] (`not-usable` or `not-chosen`, each with its proof, over [`predicate`]),
+//! [`generic`] (the generic plan), [`notes`] (what the planner knew); [`budgets`] once every
+//! check is judged.
+
+mod budgets;
+mod generic;
+mod index;
+mod keys;
+mod notes;
+mod plan;
+pub mod predicate;
+mod usability;
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::explain::Explain;
+use crate::measure::{IndexLookup, Measurement, Outcome, PlanKind};
+pub use crate::model::{Budget, IndexInfo, Partition, Relative};
+pub use budgets::{BudgetUsed, judge_budgets};
+pub use generic::judge_generic;
+pub use keys::{KEY_UNUSED_MIN_REMOVED, KEY_UNUSED_RATIO};
+pub use plan::{PlanVerdict, Rules, judge_plan};
+pub use usability::{Probe, Usability, judge_usability};
+
+/// The verdict of one check. Kebab-case everywhere: TOML, flags, JSON and the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Pass,
+    NotUsable,
+    NotChosen,
+    GenericPlan,
+    SeqScan,
+    KeyUnused,
+    OverBudget,
+    MissingIndex,
+    InvalidIndex,
+    Error,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::NotUsable => "not-usable",
+            Verdict::NotChosen => "not-chosen",
+            Verdict::GenericPlan => "generic-plan",
+            Verdict::SeqScan => "seq-scan",
+            Verdict::KeyUnused => "key-unused",
+            Verdict::OverBudget => "over-budget",
+            Verdict::MissingIndex => "missing-index",
+            Verdict::InvalidIndex => "invalid-index",
+            Verdict::Error => "error",
+        }
+    }
+
+    pub fn is_pass(self) -> bool {
+        self == Verdict::Pass
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a check must show to pass: the index chosen (the default), or only usable, for a CI
+/// database whose small data lets the planner prefer a seq scan (`not-chosen` then warns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Require {
+    #[default]
+    Chosen,
+    Usable,
+}
+
+/// Median and spread of a measured figure, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    pub p50: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// `None` for no samples.
+    pub fn of(samples: &[f64]) -> Option<Spread> {
+        if samples.is_empty() {
+            return None;
+        }
+        let mut s = samples.to_vec();
+        s.sort_by(f64::total_cmp);
+        let mid = s.len() / 2;
+        let p50 = if s.len() % 2 == 1 {
+            s[mid]
+        } else {
+            (s[mid - 1] + s[mid]) / 2.0
+        };
+        Some(Spread {
+            p50,
+            min: s[0],
+            max: s[s.len() - 1],
+        })
+    }
+}
+
+/// The finished result of one check: one read path in one scope.
+#[derive(Debug, Clone)]
+pub struct CheckResult {
+    pub read_path: String,
+    pub scope: String,
+    pub required_index: String,
+    pub verdict: Verdict,
+    pub used: Vec<String>,
+    pub seq_scans: Vec<String>,
+    pub message: String,
+    /// Server-side `Execution Time` of the measured runs.
+    pub warm_ms: Option<Spread>,
+    pub planning_ms: Option<Spread>,
+    /// Shared buffers (hit + read) of the measured runs, median.
+    pub shared_buffers: Option<f64>,
+    /// The error came from losing the connection: the database failed underneath.
+    pub connection_lost: bool,
+    /// Warnings about what the planner knew: relations never analysed, or changed a lot since.
+    pub notes: Vec<String>,
+    /// The check's budgets, and how much of each it used once judged.
+    pub budget: Budget,
+    pub budget_used: Option<BudgetUsed>,
+    /// When the required index was not in the plan: whether it was proved usable (`not-chosen`)
+    /// or proved not (`not-usable`). `None` when no proof was needed, or none was found.
+    pub usable: Option<bool>,
+    /// Relations of at least `--large-rows` rows the plan reads whole: no `--require` forgives
+    /// them.
+    pub large_reads: Vec<String>,
+    /// The plans behind the verdict, labelled (`custom`, `generic`, and `probe`: the re-plan
+    /// that used the index), for `--explain`.
+    pub plans: Vec<(String, serde_json::Value)>,
+    /// The declared planner settings the check ran with (`settings = { … }`).
+    pub settings: Vec<(String, String)>,
+}
+
+impl CheckResult {
+    /// A failure that `--require usable` reports as a warning: the index is proved usable and
+    /// merely not chosen at these statistics (in the custom plan, or in the generic plan), and
+    /// no large relation is read whole instead.
+    pub fn is_warning(&self, require: Require) -> bool {
+        require == Require::Usable
+            && matches!(self.verdict, Verdict::NotChosen | Verdict::GenericPlan)
+            && self.usable == Some(true)
+            && self.large_reads.is_empty()
+    }
+}
+
+/// The required index as the catalog resolved it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequiredIndex {
+    /// Schema of the index (and so of its table).
+    pub schema: String,
+    pub name: String,
+    /// The table the index is on.
+    pub table: String,
+    /// A partial index's predicate (`pg_get_expr(indpred, indrelid)`), `None` for a full index.
+    pub predicate: Option<String>,
+    /// Key columns or expressions, in order, as `pg_get_indexdef(oid, k, true)` prints them.
+    pub keys: Vec<String>,
+    /// Each key's order (`""`, `DESC`, …), as in [`IndexInfo::orders`].
+    pub orders: Vec<String>,
+    /// The other indexes on the same table.
+    pub siblings: Vec<IndexInfo>,
+    /// For an index on a partitioned table: every leaf partition of the table, with the leaf
+    /// index of this index on it (`None` where the partition lacks one). Empty otherwise.
+    pub partitions: Vec<Partition>,
+}
+
+/// `2301823` → `2,301,823`.
+pub fn group(n: f64) -> String {
+    let n = n.round() as i64;
+    let digits = n.abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+/// How measurements are judged, beyond what each expectation requires.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Judging {
+    /// `--large-rows`: a relation of at least this many rows (the catalog's estimate) read
+    /// whole fails the check under every `--require`.
+    pub large_rows: f64,
+}
+
+impl Default for Judging {
+    fn default() -> Self {
+        Judging {
+            large_rows: 10_000.0,
+        }
+    }
+}
+
+impl RequiredIndex {
+    fn of(facts: &crate::measure::IndexFacts) -> RequiredIndex {
+        let i = &facts.info;
+        RequiredIndex {
+            schema: i.schema.clone(),
+            name: i.name.clone(),
+            table: i.table.clone(),
+            predicate: i.predicate.clone(),
+            keys: i.keys.clone(),
+            orders: i.orders.clone(),
+            siblings: facts.siblings.clone(),
+            partitions: facts.partitions.clone(),
+        }
+    }
+}
+
+/// Judges one measurement: the check's verdict, its reasons and figures. Budgets are judged
+/// afterwards over every check ([`judge_budgets`]).
+pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
+    let mut r = CheckResult {
+        read_path: m.read_path.clone(),
+        scope: m.scope.clone(),
+        required_index: m.requires.index.clone(),
+        verdict: Verdict::Error,
+        used: Vec::new(),
+        seq_scans: Vec::new(),
+        message: String::new(),
+        warm_ms: None,
+        planning_ms: None,
+        shared_buffers: None,
+        connection_lost: false,
+        notes: Vec::new(),
+        budget: m.requires.budget.clone(),
+        budget_used: None,
+        usable: None,
+        large_reads: Vec::new(),
+        plans: Vec::new(),
+        settings: m.settings.clone(),
+    };
+    let measured = match &m.outcome {
+        Outcome::Failed(f) => {
+            r.message = f.message.clone();
+            r.connection_lost = f.connection_lost;
+            return r;
+        }
+        Outcome::Measured(measured) => measured,
+    };
+    let read = |doc: &serde_json::Value| Explain::from_json(doc).map_err(|e| e.to_string());
+    let custom: Result<Vec<Explain>, String> = measured.custom.iter().map(read).collect();
+    let generic = measured.generic.as_ref().map(read).transpose();
+    let (custom, generic) = match (custom, generic) {
+        (Ok(c), Ok(g)) if !c.is_empty() => (c, g),
+        (Err(e), _) | (_, Err(e)) => {
+            r.message = e;
+            return r;
+        }
+        _ => {
+            r.message = "no measured run (--iterations 0?)".into();
+            return r;
+        }
+    };
+    let exec: Vec<f64> = custom.iter().filter_map(|p| p.execution_ms).collect();
+    let planning: Vec<f64> = custom.iter().filter_map(|p| p.planning_ms).collect();
+    let buffers: Vec<f64> = custom.iter().map(Explain::shared_buffers).collect();
+    r.warm_ms = Spread::of(&exec);
+    r.planning_ms = Spread::of(&planning);
+    r.shared_buffers = Spread::of(&buffers).map(|s| s.p50);
+    r.notes = notes::of(&measured.relations);
+    r.plans.push((
+        PlanKind::Custom.as_str().into(),
+        measured.custom.last().cloned().unwrap_or_default(),
+    ));
+    if let Some(g) = &measured.generic {
+        r.plans.push((PlanKind::Generic.as_str().into(), g.clone()));
+    }
+    let reltuples: HashMap<String, f64> = measured
+        .relations
+        .iter()
+        .map(|f| (format!("{}.{}", f.schema, f.name), f.reltuples))
+        .collect();
+
+    let facts = match &measured.index {
+        IndexLookup::Missing { nearest, schemas } => {
+            let scans = custom[0].scans();
+            let tables: Vec<&str> = scans.iter().filter_map(|s| s.relation).collect();
+            r.verdict = Verdict::MissingIndex;
+            r.used = plan::describe_access_paths(&scans);
+            r.message = format!(
+                "{}; the read path uses now: {}",
+                index::missing(&m.requires.index, nearest, schemas, &tables),
+                if r.used.is_empty() {
+                    "no scan at all".to_string()
+                } else {
+                    r.used.join("; ")
+                }
+            );
+            return r;
+        }
+        IndexLookup::Found(facts) => facts,
+    };
+    // A partitioned index is invalid while a partition lacks its leaf: the partition rule
+    // names that partition, which says more.
+    if (!facts.info.valid || !facts.info.ready) && facts.partitions.is_empty() {
+        r.verdict = Verdict::InvalidIndex;
+        r.used = plan::describe_access_paths(&custom[0].scans());
+        r.message = index::invalid(&facts.info);
+        return r;
+    }
+    let required = RequiredIndex::of(facts);
+    let rules = Rules {
+        index: &required,
+        allow_seq_scan: &m.requires.allow_seq_scan,
+        reltuples: &reltuples,
+    };
+    let probes = |kind: PlanKind| -> Vec<Probe> {
+        measured
+            .probes
+            .iter()
+            .filter(|p| p.plan == kind)
+            .filter_map(|p| {
+                Some(Probe {
+                    disabled: p.disabled.clone(),
+                    plan: Explain::from_json(&p.document).ok()?,
+                })
+            })
+            .collect()
+    };
+    let mut show_probe = |kind: PlanKind, u: &Usability, probes: &[Probe]| {
+        if let Some(i) = u.shown {
+            let doc = measured.probes.iter().filter(|p| p.plan == kind).nth(i);
+            if let (Some(doc), Some(_)) = (doc, probes.get(i)) {
+                r.plans.push(("probe".into(), doc.document.clone()));
+            }
+        }
+        u.usable
+    };
+
+    // Every measured run is judged; the worst one stands. A plan does not change between runs
+    // of one statement in one transaction, but nothing is assumed.
+    let mut worst: Option<(PlanVerdict, usize)> = None;
+    for (i, plan) in custom.iter().enumerate() {
+        let v = judge_plan(plan, &rules);
+        if worst.as_ref().is_none_or(|(w, _)| w.verdict.is_pass()) {
+            worst = Some((v, i));
+        }
+    }
+    let Some((mut judged, at)) = worst else {
+        return r;
+    };
+    let mut usable = None;
+    // Whether a plan reads the index at all (a partitioned one through any leaf): usability is
+    // the question only when it does not. A partitioned index used on some partitions only is
+    // judged by the partition rule, whose message names the partition read another way.
+    let names: Vec<&str> = std::iter::once(required.name.as_str())
+        .chain(
+            required
+                .partitions
+                .iter()
+                .filter_map(|p| p.leaf_index.as_deref()),
+        )
+        .collect();
+    let reads_index = |plan: &Explain| {
+        plan.scans().iter().any(|s| {
+            s.kind.uses_index()
+                && s.node
+                    .index_name
+                    .as_deref()
+                    .is_some_and(|n| names.contains(&n))
+        })
+    };
+    if judged.verdict == Verdict::NotChosen && !reads_index(&custom[at]) {
+        let ps = probes(PlanKind::Custom);
+        let u = judge_usability(judged, &custom[at], &ps, &rules, &measured.non_immutable);
+        usable = show_probe(PlanKind::Custom, &u, &ps);
+        judged = u.verdict;
+    }
+    if let Some(generic) = &generic {
+        let mut g = judge_plan(generic, &rules);
+        if judged.verdict.is_pass() && g.verdict == Verdict::NotChosen && !reads_index(generic) {
+            let ps = probes(PlanKind::Generic);
+            let u = judge_usability(g, generic, &ps, &rules, &measured.non_immutable);
+            usable = show_probe(PlanKind::Generic, &u, &ps);
+            g = u.verdict;
+        }
+        judged = judge_generic(judged, g, &required.name);
+    }
+    r.usable = usable;
+    r.large_reads = judged
+        .seq_scans
+        .iter()
+        .filter(|name| {
+            let key = if name.contains('.') {
+                (*name).clone()
+            } else {
+                format!("public.{name}")
+            };
+            reltuples.get(&key).is_some_and(|n| *n >= how.large_rows)
+        })
+        .cloned()
+        .collect();
+    r.verdict = judged.verdict;
+    r.used = judged.used;
+    r.seq_scans = judged.seq_scans;
+    r.message = judged.message;
+    if !r.large_reads.is_empty() && r.usable == Some(true) {
+        r.message.push_str(&format!(
+            " It reads {} whole (at least --large-rows {} rows): no --require forgives that.",
+            r.large_reads.join(", "),
+            group(how.large_rows)
+        ));
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan::{PlanVerdict, Rules, judge_plan};
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn required() -> RequiredIndex {
+        RequiredIndex {
+            schema: "public".into(),
+            name: "posts_thread_visible_idx".into(),
+            table: "posts".into(),
+            predicate: Some("(visibility = 'visible'::text)".into()),
+            keys: vec!["thread_id".into()],
+            orders: vec![String::new()],
+            siblings: vec![],
+            partitions: vec![],
+        }
+    }
+
+    fn judge(doc: Value, allow: &[&str], tuples: &[(&str, f64)]) -> PlanVerdict {
+        let plan = Explain::from_json(&doc).unwrap();
+        let allow: Vec<String> = allow.iter().map(|s| s.to_string()).collect();
+        let reltuples: HashMap<String, f64> =
+            tuples.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let index = required();
+        judge_plan(
+            &plan,
+            &Rules {
+                index: &index,
+                allow_seq_scan: &allow,
+                reltuples: &reltuples,
+            },
+        )
+    }
+
+    /// Fails loudly unless the plan passes.
+    fn passes(doc: Value, allow: &[&str], tuples: &[(&str, f64)]) {
+        let v = judge(doc, allow, tuples);
+        assert_eq!(v.verdict, Verdict::Pass, "expected a pass, got {v:?}");
+    }
+
+    /// Fails loudly when the plan passes; returns the verdict for the caller to assert on.
+    fn fails(doc: Value, allow: &[&str], tuples: &[(&str, f64)]) -> PlanVerdict {
+        let v = judge(doc, allow, tuples);
+        assert_ne!(
+            v.verdict,
+            Verdict::Pass,
+            "expected a failure, got a pass: {v:?}"
+        );
+        v
+    }
+
+    fn index_scan(index: &str, relation: &str) -> Value {
+        json!({ "Node Type": "Index Scan", "Index Name": index, "Relation Name": relation,
+                "Schema": "public", "Index Cond": "(thread_id = 1)",
+                "Actual Rows": 20, "Actual Loops": 1 })
+    }
+
+    #[test]
+    fn required_index_under_limit_passes() {
+        passes(
+            json!([{ "Plan": { "Node Type": "Limit",
+                "Plans": [index_scan("posts_thread_visible_idx", "posts")] } }]),
+            &[],
+            &[("public.posts", 1e6)],
+        );
+    }
+
+    #[test]
+    fn the_twin_is_not_the_required_index() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Limit",
+                "Plans": [index_scan("posts_thread_all_idx", "posts")] } }]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+        assert!(v.message.contains("posts_thread_all_idx"), "{}", v.message);
+    }
+
+    #[test]
+    fn required_index_in_a_node_that_never_ran_is_not_a_pass() {
+        // A skipped branch uses the index; the page itself was served by another one.
+        let mut never = index_scan("posts_thread_visible_idx", "posts");
+        never["Actual Loops"] = json!(0);
+        never["Actual Rows"] = json!(0);
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Append", "Plans": [
+                never, index_scan("posts_thread_all_idx", "posts")]}}]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+    }
+
+    #[test]
+    fn same_index_name_on_another_relation_is_not_a_pass() {
+        let v = fails(
+            json!([{ "Plan": index_scan("posts_thread_visible_idx", "archived_posts") }]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+    }
+
+    #[test]
+    fn same_index_name_in_another_schema_is_not_a_pass() {
+        let mut scan = index_scan("posts_thread_visible_idx", "posts");
+        scan["Schema"] = json!("archive");
+        let v = fails(json!([{ "Plan": scan }]), &[], &[]);
+        assert_eq!(v.verdict, Verdict::NotChosen);
+    }
+
+    #[test]
+    fn parallel_seq_scan_instead_of_the_index_is_not_chosen() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Gather", "Plans": [
+                { "Node Type": "Seq Scan", "Parallel Aware": true, "Relation Name": "posts",
+                  "Schema": "public", "Actual Rows": 7, "Actual Loops": 3,
+                  "Rows Removed by Filter": 700000 }]}}]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+        assert_eq!(v.seq_scans, vec!["posts".to_string()]);
+        assert!(
+            v.message.contains("Parallel Seq Scan on posts"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn seq_scan_of_another_relation_beside_the_index_fails() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Hash Join", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Hash", "Plans": [{ "Node Type": "Seq Scan",
+                  "Relation Name": "members", "Schema": "public", "Actual Rows": 10,
+                  "Actual Loops": 1, "Rows Removed by Filter": 5000 }]}]}}]),
+            &["forums"],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan);
+        assert_eq!(v.seq_scans, vec!["members".to_string()]);
+        assert!(v.message.contains("5,000 rows removed"), "{}", v.message);
+    }
+
+    #[test]
+    fn tablesample_and_tid_range_scans_beside_the_index_are_seq_scans() {
+        // Regression: a whole-table read through TABLESAMPLE or a ctid range passed.
+        for node in ["Sample Scan", "Tid Range Scan"] {
+            let v = fails(
+                json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                    index_scan("posts_thread_visible_idx", "posts"),
+                    { "Node Type": node, "Relation Name": "members", "Schema": "public",
+                      "Actual Rows": 5000, "Actual Loops": 1 }]}}]),
+                &[],
+                &[],
+            );
+            assert_eq!(v.verdict, Verdict::SeqScan, "{node}");
+            assert_eq!(v.seq_scans, vec!["members".to_string()], "{node}");
+            assert!(v.message.contains(node), "{}", v.message);
+        }
+    }
+
+    #[test]
+    fn allowed_seq_scan_passes_by_plain_or_qualified_name() {
+        let doc = json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+            { "Node Type": "Seq Scan", "Relation Name": "forums", "Schema": "public",
+              "Actual Rows": 30, "Actual Loops": 1 },
+            index_scan("posts_thread_visible_idx", "posts")]}}]);
+        passes(doc.clone(), &["forums"], &[]);
+        passes(doc.clone(), &["public.forums"], &[]);
+        let v = fails(doc, &["archive.forums"], &[]);
+        assert_eq!(v.verdict, Verdict::SeqScan);
+    }
+
+    #[test]
+    fn seq_scan_inside_an_initplan_is_found() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Limit", "Plans": [
+                { "Node Type": "Result", "Parent Relationship": "InitPlan",
+                  "Subplan Name": "InitPlan 1", "Plans": [{ "Node Type": "Seq Scan",
+                  "Relation Name": "threads", "Schema": "public" }]},
+                index_scan("posts_thread_visible_idx", "posts")]}}]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan);
+        assert_eq!(v.seq_scans, vec!["threads".to_string()]);
+    }
+
+    #[test]
+    fn required_index_in_an_append_member_passes() {
+        passes(
+            json!([{ "Plan": { "Node Type": "Append", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Result" }]}}]),
+            &[],
+            &[],
+        );
+    }
+
+    #[test]
+    fn required_index_through_bitmap_and_passes() {
+        passes(
+            json!([{ "Plan": { "Node Type": "Bitmap Heap Scan", "Relation Name": "posts",
+                "Schema": "public", "Plans": [{ "Node Type": "BitmapAnd", "Plans": [
+                    { "Node Type": "Bitmap Index Scan", "Index Name": "posts_thread_visible_idx",
+                      "Index Cond": "(thread_id = 1)" },
+                    { "Node Type": "Bitmap Index Scan", "Index Name": "other_idx",
+                      "Index Cond": "(x = 1)" }]}]}}]),
+            &[],
+            &[],
+        );
+    }
+
+    #[test]
+    fn bitmap_index_scan_without_a_heap_scan_is_not_a_pass() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Bitmap Index Scan",
+                "Index Name": "posts_thread_visible_idx", "Index Cond": "(thread_id = 1)" }}]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+    }
+
+    #[test]
+    fn whole_relation_scan_of_another_index_counts_as_a_seq_scan() {
+        // Seen with enable_seqscan = off: posts_pkey read end to end with a Filter.
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Index Scan", "Index Name": "members_pkey",
+                  "Relation Name": "members", "Schema": "public", "Actual Rows": 900,
+                  "Actual Loops": 1, "Rows Removed by Filter": 100 }]}}]),
+            &[],
+            &[("public.members", 1000.0), ("public.posts", 1e6)],
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan);
+        assert!(v.message.contains("no Index Cond"), "{}", v.message);
+    }
+
+    #[test]
+    fn limit_stopped_scan_of_another_index_without_cond_is_not_a_seq_scan() {
+        passes(
+            json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Index Scan", "Index Name": "members_pkey",
+                  "Relation Name": "members", "Schema": "public", "Actual Rows": 20,
+                  "Actual Loops": 1 }]}}]),
+            &[],
+            &[("public.members", 50000.0)],
+        );
+    }
+
+    #[test]
+    fn generic_plan_failing_after_custom_pass_is_generic_plan() {
+        let pass = judge(
+            json!([{ "Plan": index_scan("posts_thread_visible_idx", "posts") }]),
+            &[],
+            &[],
+        );
+        let seq = judge(
+            json!([{ "Plan": { "Node Type": "Seq Scan", "Relation Name": "posts",
+                "Schema": "public" }}]),
+            &[],
+            &[],
+        );
+        let v = judge_generic(pass.clone(), seq.clone(), "posts_thread_visible_idx");
+        assert_eq!(v.verdict, Verdict::GenericPlan);
+        assert_eq!(v.seq_scans, vec!["posts".to_string()]);
+        // The custom plan's failure wins over the generic plan's.
+        let v = judge_generic(seq.clone(), pass.clone(), "posts_thread_visible_idx");
+        assert_eq!(v.verdict, Verdict::NotChosen);
+        let v = judge_generic(pass.clone(), pass, "posts_thread_visible_idx");
+        assert_eq!(v.verdict, Verdict::Pass);
+    }
+
+    fn probe(doc: Value) -> Probe {
+        Probe {
+            disabled: vec!["enable_seqscan".into()],
+            plan: Explain::from_json(&doc).unwrap(),
+        }
+    }
+
+    fn judge_with_probes(doc: Value, probes: Vec<Probe>) -> PlanVerdict {
+        let plan = Explain::from_json(&doc).unwrap();
+        let index = required();
+        let reltuples = HashMap::new();
+        let rules = Rules {
+            index: &index,
+            allow_seq_scan: &[],
+            reltuples: &reltuples,
+        };
+        judge_usability(judge_plan(&plan, &rules), &plan, &probes, &rules, &[]).verdict
+    }
+
+    fn seq_scan_plan(cost: f64) -> Value {
+        json!([{ "Plan": { "Node Type": "Seq Scan", "Relation Name": "posts",
+            "Schema": "public", "Total Cost": cost }}])
+    }
+
+    #[test]
+    fn no_probe_plan_with_the_index_is_not_usable() {
+        let v = judge_with_probes(
+            seq_scan_plan(100.0),
+            vec![probe(json!([{ "Plan": { "Node Type": "Index Scan",
+                "Index Name": "posts_thread_all_idx", "Relation Name": "posts",
+                "Schema": "public", "Total Cost": 300.0 }}]))],
+        );
+        assert_eq!(v.verdict, Verdict::NotUsable, "{v:?}");
+    }
+
+    #[test]
+    fn a_disabled_seq_scan_that_still_won_is_not_a_usable_index() {
+        // PostgreSQL 18 shape: the probe's seq scan is marked Disabled and is all there is.
+        let mut pg18 = seq_scan_plan(100.0);
+        pg18[0]["Plan"]["Disabled"] = json!(true);
+        let v = judge_with_probes(seq_scan_plan(100.0), vec![probe(pg18)]);
+        assert_eq!(v.verdict, Verdict::NotUsable);
+        // PostgreSQL 15 shape: the same, priced at 1e10.
+        let v = judge_with_probes(
+            seq_scan_plan(100.0),
+            vec![probe(seq_scan_plan(1.0e10 + 100.0))],
+        );
+        assert_eq!(v.verdict, Verdict::NotUsable);
+    }
+
+    #[test]
+    fn a_probe_plan_with_the_index_is_not_chosen_with_both_costs() {
+        let v = judge_with_probes(
+            seq_scan_plan(1.5),
+            vec![probe(json!([{ "Plan": { "Node Type": "Index Scan",
+                "Index Name": "posts_thread_visible_idx", "Relation Name": "posts",
+                "Schema": "public", "Total Cost": 8.27 }}]))],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+        assert!(v.message.contains("costs 1.50"), "{}", v.message);
+        assert!(v.message.contains("costs 8.27"), "{}", v.message);
+    }
+
+    #[test]
+    fn a_full_index_beaten_by_a_rival_in_every_probe_stays_not_chosen() {
+        let doc = seq_scan_plan(100.0);
+        let plan = Explain::from_json(&doc).unwrap();
+        let mut index = required();
+        index.name = "posts_thread_all_idx".into();
+        index.predicate = None;
+        let reltuples = HashMap::new();
+        let rules = Rules {
+            index: &index,
+            allow_seq_scan: &[],
+            reltuples: &reltuples,
+        };
+        let probes = vec![probe(json!([{ "Plan": { "Node Type": "Index Scan",
+            "Index Name": "posts_thread_visible_idx", "Relation Name": "posts",
+            "Schema": "public", "Total Cost": 8.0 }}]))];
+        let v = judge_usability(judge_plan(&plan, &rules), &plan, &probes, &rules, &[]).verdict;
+        assert_eq!(v.verdict, Verdict::NotChosen, "{v:?}");
+        assert!(v.message.contains("not settled"), "{}", v.message);
+    }
+
+    #[test]
+    fn usability_leaves_other_verdicts_alone() {
+        let doc = json!([{ "Plan": index_scan("posts_thread_visible_idx", "posts") }]);
+        let v = judge_with_probes(doc, vec![]);
+        assert_eq!(v.verdict, Verdict::Pass);
+    }
+
+    fn measured(read_path: &str, verdict: Verdict, warm: f64, buffers: f64) -> CheckResult {
+        CheckResult {
+            read_path: read_path.into(),
+            scope: "member".into(),
+            required_index: "i".into(),
+            verdict,
+            used: vec![],
+            seq_scans: vec![],
+            message: "ok".into(),
+            warm_ms: Spread::of(&[warm]),
+            planning_ms: None,
+            shared_buffers: Some(buffers),
+            connection_lost: false,
+            budget: Budget::default(),
+            budget_used: None,
+            usable: None,
+            large_reads: vec![],
+            notes: vec![],
+            plans: vec![],
+            settings: vec![],
+        }
+    }
+
+    #[test]
+    fn budgets_pass_under_and_fail_over_each_limit() {
+        let mut first = measured("first", Verdict::Pass, 2.0, 100.0);
+        first.budget.warm_ms = Some(50.0);
+        first.budget.buffers = Some(400.0);
+        let mut deep = measured("deep", Verdict::Pass, 3.0, 250.0);
+        deep.budget.relative = Some(Relative {
+            scope: None,
+            to: "first".into(),
+            max_ratio: 2.0,
+        });
+        let mut slow = measured("slow", Verdict::Pass, 51.0, 10.0);
+        slow.budget.warm_ms = Some(50.0);
+        let mut checks = vec![first, deep, slow];
+        judge_budgets(&mut checks);
+        assert_eq!(checks[0].verdict, Verdict::Pass);
+        assert_eq!(checks[0].budget_used.as_ref().unwrap().buffers, Some(0.25));
+        assert_eq!(
+            checks[1].verdict,
+            Verdict::OverBudget,
+            "{}",
+            checks[1].message
+        );
+        assert!(checks[1].message.contains("2.5×"), "{}", checks[1].message);
+        assert_eq!(checks[2].verdict, Verdict::OverBudget);
+        assert!(checks[2].message.contains("102%"), "{}", checks[2].message);
+    }
+
+    #[test]
+    fn a_budget_that_cannot_be_measured_is_an_error_not_a_pass() {
+        let mut deep = measured("deep", Verdict::Pass, 3.0, 250.0);
+        deep.budget.relative = Some(Relative {
+            scope: None,
+            to: "first".into(),
+            max_ratio: 2.0,
+        });
+        let mut first = measured("first", Verdict::Error, 0.0, 0.0);
+        first.shared_buffers = None;
+        let mut checks = vec![deep, first];
+        judge_budgets(&mut checks);
+        assert_eq!(checks[0].verdict, Verdict::Error, "{}", checks[0].message);
+    }
+
+    #[test]
+    fn a_failing_index_verdict_is_not_hidden_by_a_budget() {
+        let mut c = measured("x", Verdict::NotUsable, 500.0, 1e6);
+        c.budget.buffers = Some(1.0);
+        let mut checks = vec![c];
+        judge_budgets(&mut checks);
+        assert_eq!(checks[0].verdict, Verdict::NotUsable);
+    }
+
+    fn partitioned_judge(doc: Value) -> PlanVerdict {
+        let plan = Explain::from_json(&doc).unwrap();
+        let index = RequiredIndex {
+            schema: "public".into(),
+            name: "pp_visible".into(),
+            table: "pp".into(),
+            predicate: None,
+            keys: vec![],
+            orders: vec![],
+            siblings: vec![],
+            partitions: vec![
+                Partition {
+                    schema: "public".into(),
+                    table: "pp_a".into(),
+                    leaf_index: Some("pp_a_visible".into()),
+                },
+                Partition {
+                    schema: "public".into(),
+                    table: "pp_b".into(),
+                    leaf_index: None,
+                },
+                Partition {
+                    schema: "public".into(),
+                    table: "pp_c".into(),
+                    leaf_index: Some("pp_c_visible".into()),
+                },
+            ],
+        };
+        let reltuples = HashMap::new();
+        judge_plan(
+            &plan,
+            &Rules {
+                index: &index,
+                allow_seq_scan: &[],
+                reltuples: &reltuples,
+            },
+        )
+    }
+
+    #[test]
+    fn partitioned_index_passes_when_every_scanned_partition_uses_its_leaf() {
+        // pp_b (no leaf) was pruned: it is not in the plan and does not count.
+        let v = partitioned_judge(json!([{ "Plan": { "Node Type": "Append", "Plans": [
+            index_scan("pp_a_visible", "pp_a"), index_scan("pp_c_visible", "pp_c")]}}]));
+        assert_eq!(v.verdict, Verdict::Pass, "{v:?}");
+    }
+
+    #[test]
+    fn partitioned_index_names_the_partition_seq_scanned() {
+        let v = partitioned_judge(json!([{ "Plan": { "Node Type": "Append", "Plans": [
+            index_scan("pp_a_visible", "pp_a"),
+            { "Node Type": "Seq Scan", "Relation Name": "pp_b", "Schema": "public",
+              "Actual Rows": 5, "Actual Loops": 1 }]}}]));
+        assert_eq!(v.verdict, Verdict::SeqScan, "{v:?}");
+        assert_eq!(v.seq_scans, vec!["pp_b".to_string()]);
+        assert!(
+            v.message
+                .contains("partition pp_b has no leaf of pp_visible"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn partitioned_index_with_no_leaf_used_is_not_chosen() {
+        let v = partitioned_judge(json!([{ "Plan": { "Node Type": "Append", "Plans": [
+            { "Node Type": "Seq Scan", "Relation Name": "pp_a", "Schema": "public" }]}}]));
+        assert_eq!(v.verdict, Verdict::NotChosen, "{v:?}");
+    }
+
+    #[test]
+    fn spread_takes_the_median() {
+        let s = Spread::of(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.p50, s.min, s.max), (2.0, 1.0, 3.0));
+        assert_eq!(Spread::of(&[1.0, 4.0]).unwrap().p50, 2.5);
+        assert!(Spread::of(&[]).is_none());
+    }
+
+    #[test]
+    fn verdict_names_are_kebab_case() {
+        assert_eq!(
+            serde_json::to_string(&Verdict::MissingIndex).unwrap(),
+            "\"missing-index\""
+        );
+        assert_eq!(Verdict::GenericPlan.to_string(), "generic-plan");
+        assert_eq!(group(2301823.0), "2,301,823");
+    }
+}

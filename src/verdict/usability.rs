@@ -1,0 +1,356 @@
+//! `not-usable` or `not-chosen`: when the required index is not in the plan, whether any plan
+//! can use it. Each answer needs a proof, and where there is none the check says so.
+//!
+//! - **Usable** (`not-chosen`) when a re-plan with scan types disabled used the index, or when
+//!   every conjunct of a partial index's predicate is implied by one of the conditions the
+//!   plans applied to its table (a sibling partial index the planner used counts: the planner
+//!   proved its predicate).
+//! - **Not usable** (`not-usable`) when a rule in [`super::predicate`] shows a conjunct of the
+//!   predicate cannot be implied (no condition on its column, a parameter, an IN list or a
+//!   range wider than the predicate's, `<>` against `=`, a cast), or when every re-plan read
+//!   the table with nothing but disabled scan types (no other index could have won).
+//! - **Not settled** otherwise (another index won every re-plan and no rule decides):
+//!   `not-chosen` with `usable` unknown, which `--require usable` does not forgive.
+//!
+//! Up to PostgreSQL 17 a disabled path costs 1e10 more: a probe plan that still holds one has a
+//! cost that cannot be compared, and is said so. PostgreSQL 18 marks such nodes `Disabled`.
+//! Either way the index is found by name, never inferred from a cost.
+
+use super::plan::{DISABLED_COST, PlanVerdict, Rules, is_required_index};
+use super::predicate::{Conjunct, cannot_imply, conjuncts, implies, mentions};
+use super::{Verdict, keys};
+use crate::explain::Explain;
+
+/// A plan made while probing whether the required index can serve the statement at all: the
+/// same statement re-planned (without running it) with sequential scans and, rung by rung,
+/// competing scan types disabled.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// The settings turned off: `enable_seqscan`, ….
+    pub disabled: Vec<String>,
+    pub plan: Explain,
+}
+
+/// The answer, with which probe (if any) showed a plan through the index.
+#[derive(Debug, Clone)]
+pub struct Usability {
+    pub verdict: PlanVerdict,
+    /// `Some(true)`: proved usable; `Some(false)`: proved not; `None`: not settled.
+    pub usable: Option<bool>,
+    /// The probe whose plan used the index, for `--explain`.
+    pub shown: Option<usize>,
+}
+
+fn off(disabled: &[String]) -> String {
+    disabled
+        .iter()
+        .map(|g| format!("{g} = off"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Splits a `not-chosen` verdict into `not-chosen` (usable, or not settled) and `not-usable`.
+pub fn judge_usability(
+    verdict: PlanVerdict,
+    chosen: &Explain,
+    probes: &[Probe],
+    rules: &Rules<'_>,
+    non_immutable: &[String],
+) -> Usability {
+    if verdict.verdict != Verdict::NotChosen {
+        return Usability {
+            verdict,
+            usable: None,
+            shown: None,
+        };
+    }
+    let index = rules.index;
+    let name = &index.name;
+    let table = index.table.as_str();
+    // A partitioned table is read through its partitions: their scans hold the conditions.
+    let tables: Vec<&str> = std::iter::once(table)
+        .chain(index.partitions.iter().map(|p| p.table.as_str()))
+        .collect();
+    let leaves: Vec<&str> = index
+        .partitions
+        .iter()
+        .filter_map(|p| p.leaf_index.as_deref())
+        .collect();
+    let found = probes.iter().position(|p| {
+        p.plan.scans().iter().any(|s| {
+            is_required_index(s, index)
+                || index
+                    .partitions
+                    .iter()
+                    .any(|part| part.leaf_index.is_some() && s.node.index_name == part.leaf_index)
+        })
+    });
+    let plans: Vec<&Explain> = std::iter::once(chosen)
+        .chain(probes.iter().map(|p| &p.plan))
+        .collect();
+
+    // The other indexes the plans used on the table, in order of first use.
+    let mut rivals: Vec<String> = Vec::new();
+    for plan in &plans {
+        for s in plan.scans() {
+            if s.kind.uses_index()
+                && s.relation.is_some_and(|r| tables.contains(&r))
+                && let Some(n) = &s.node.index_name
+                && n != name
+                && !leaves.contains(&n.as_str())
+                && !rivals.contains(n)
+            {
+                rivals.push(n.clone());
+            }
+        }
+    }
+    // What the plans show to hold on the table: its conditions, and the predicates of the
+    // partial indexes the planner used on it (it proved them, and prints no condition they
+    // imply).
+    let mut known: Vec<Conjunct> = Vec::new();
+    for plan in &plans {
+        for t in &tables {
+            for c in plan.conditions_on(t) {
+                known.extend(conjuncts(&c));
+            }
+        }
+    }
+    for rival in &rivals {
+        if let Some(p) = index
+            .siblings
+            .iter()
+            .find(|s| &s.name == rival)
+            .and_then(|s| s.predicate.as_deref())
+        {
+            known.extend(conjuncts(p));
+        }
+    }
+    let keys = keys::summary(index, &known, chosen)
+        .map(|k| format!(" {k}"))
+        .unwrap_or_default();
+
+    if let Some(i) = found {
+        let probe = &probes[i];
+        return Usability {
+            verdict: PlanVerdict {
+                message: format!(
+                    "{}. {name} is usable (a re-plan with {} used it), but at these statistics \
+                     the planner preferred another plan: {}.{keys}",
+                    verdict.message,
+                    off(&probe.disabled),
+                    costs(chosen, probe, name)
+                ),
+                ..verdict
+            },
+            usable: Some(true),
+            shown: Some(i),
+        };
+    }
+
+    let rival_text = |same: bool| match rivals.first() {
+        Some(r) => {
+            let same_predicate = index.predicate.is_some()
+                && index
+                    .siblings
+                    .iter()
+                    .find(|s| &s.name == r)
+                    .is_some_and(|s| s.predicate == index.predicate);
+            format!(
+                "{r}{} was chosen instead in every re-plan",
+                if same && same_predicate {
+                    " (same predicate)"
+                } else {
+                    ""
+                }
+            )
+        }
+        None => "no plan used it".into(),
+    };
+    let tried = "even with seq scans and, in turn, each competing scan type disabled";
+
+    let Some(predicate) = index.predicate.as_deref() else {
+        // A full index: usable by predicate, but only a re-plan can show it serves the SQL.
+        if rivals.is_empty() {
+            return not_usable(
+                verdict,
+                format!(
+                    "{name} cannot serve this SQL: no plan uses it {tried}, and no other index \
+                     was chosen in its place.{keys}"
+                ),
+            );
+        }
+        return not_settled(
+            verdict,
+            format!(
+                "{} ({tried}), so whether {name} can serve this SQL at all is not settled.{keys}",
+                rival_text(false)
+            ),
+        );
+    };
+
+    let wanted = conjuncts(predicate);
+    let unproved: Vec<&Conjunct> = wanted
+        .iter()
+        .filter(|p| !known.iter().any(|c| implies(c, p)))
+        .collect();
+    if unproved.is_empty() {
+        let how = if rivals.is_empty() {
+            format!(
+                "yet no plan used it {tried}; whether the planner can build a path through it \
+                 is not settled"
+            )
+        } else {
+            format!(
+                "but {}, and disabling scan types cannot set aside an index of the same scan \
+                 type, so its cost was not measured",
+                rival_text(true)
+            )
+        };
+        return Usability {
+            verdict: PlanVerdict {
+                message: format!(
+                    "{}. {name} is usable: its predicate {predicate} is implied by the \
+                     conditions on {table}, {how}.{keys}",
+                    verdict.message
+                ),
+                ..verdict
+            },
+            usable: rivals.first().map(|_| true),
+            shown: None,
+        };
+    }
+
+    // A conjunct the query cannot imply, shown by a rule.
+    let mut causes: Vec<String> = Vec::new();
+    for p in &unproved {
+        let columns = p.columns();
+        let on_column: Vec<&Conjunct> = known
+            .iter()
+            .filter(|c| {
+                columns
+                    .iter()
+                    .any(|col| mentions(std::slice::from_ref(*c), col))
+            })
+            .collect();
+        if on_column.is_empty() {
+            if let Some(col) = columns.first() {
+                causes.push(format!(
+                    "the query puts no condition on {col}, which the predicate constrains (`{}`)",
+                    p.text
+                ));
+            }
+            continue;
+        }
+        let each: Vec<Option<String>> = on_column
+            .iter()
+            .map(|c| cannot_imply(c, p, non_immutable))
+            .collect();
+        if each.iter().all(Option::is_some)
+            && let Some(Some(first)) = each.into_iter().next()
+        {
+            causes.push(first);
+        }
+    }
+    let shown_conditions = {
+        let mut all: Vec<String> = Vec::new();
+        for t in &tables {
+            for c in chosen.conditions_on(t) {
+                if !all.contains(&c) {
+                    all.push(c);
+                }
+            }
+        }
+        if all.is_empty() {
+            "none".to_string()
+        } else {
+            all.join(", ")
+        }
+    };
+    if let Some(cause) = causes.first() {
+        return not_usable(
+            verdict,
+            format!(
+                "{name} cannot serve this SQL: its predicate {predicate} is not implied by the \
+                 conditions on {table} ({shown_conditions}). Cause: {cause}.{keys}"
+            ),
+        );
+    }
+    if rivals.is_empty() {
+        return not_usable(
+            verdict,
+            format!(
+                "{name} cannot serve this SQL: no plan uses it {tried}, and no other index was \
+                 chosen in its place; its predicate {predicate} is not implied by the \
+                 conditions on {table} ({shown_conditions}).{keys}"
+            ),
+        );
+    }
+    not_settled(
+        verdict,
+        format!(
+            "{} ({tried}), and whether the conditions on {table} ({shown_conditions}) imply \
+             its predicate {predicate} is not settled by the plans.{keys}",
+            rival_text(false)
+        ),
+    )
+}
+
+fn not_usable(verdict: PlanVerdict, why: String) -> Usability {
+    Usability {
+        verdict: PlanVerdict {
+            verdict: Verdict::NotUsable,
+            message: format!("{why} {}", verdict.message),
+            ..verdict
+        },
+        usable: Some(false),
+        shown: None,
+    }
+}
+
+fn not_settled(verdict: PlanVerdict, why: String) -> Usability {
+    Usability {
+        verdict: PlanVerdict {
+            message: format!("{}. Usability not settled: {why}", verdict.message),
+            ..verdict
+        },
+        usable: None,
+        shown: None,
+    }
+}
+
+/// The two costs, and what the second one is worth: the cheapest plan through the index the
+/// planner could be made to show is an upper bound when whole scan types were disabled to find
+/// it (they may include the index's own cheapest path).
+fn costs(chosen: &Explain, probe: &Probe, name: &str) -> String {
+    let chosen_cost = chosen.root.total_cost;
+    let index_cost = probe.plan.root.total_cost;
+    let still_disabled = probe.plan.nodes().iter().any(|n| {
+        n.disabled == Some(true) || (n.children.is_empty() && n.total_cost >= DISABLED_COST)
+    });
+    if still_disabled {
+        return format!(
+            "the chosen plan costs {chosen_cost:.2}; the plan using {name} (with {}) still needs \
+             a disabled path elsewhere, so its cost does not compare",
+            off(&probe.disabled)
+        );
+    }
+    let ratio = if chosen_cost > 0.0 {
+        index_cost / chosen_cost
+    } else {
+        f64::INFINITY
+    };
+    if probe.disabled.len() > 1 {
+        format!(
+            "the chosen plan costs {chosen_cost:.2}; a plan using {name} costs at most \
+             {index_cost:.2} ({ratio:.1}×, an upper bound: found with {} — whole scan types \
+             disabled, which may include {name}'s own cheapest path; --explain shows that plan)",
+            off(&probe.disabled)
+        )
+    } else {
+        format!(
+            "the chosen plan costs {chosen_cost:.2}, a plan using {name} costs {index_cost:.2} \
+             ({ratio:.1}×; found with {})",
+            off(&probe.disabled)
+        )
+    }
+}

@@ -1,0 +1,6 @@
+SELECT p.id, p.created_at
+FROM posts p
+WHERE p.thread_id = 1
+  AND {{post_visibility}}
+ORDER BY p.created_at, p.id
+LIMIT 20
