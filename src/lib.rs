@@ -414,11 +414,23 @@ fn judge_run(run: saved::Run, args: &VerdictArgs) -> Report {
         verdict::judge_budgets(&mut checks);
         checks
     };
+    let checks = judge_all(&run.checks);
+    // Said once: an invalid index a check requires is that check's `invalid-index`.
+    let lint = run
+        .lint
+        .into_iter()
+        .filter(|f| {
+            f.kind != lint::Kind::Invalid
+                || !checks
+                    .iter()
+                    .any(|c| c.verdict == Verdict::InvalidIndex && c.required_index == f.index)
+        })
+        .collect();
     Report {
         server_version: run.server_version,
-        checks: judge_all(&run.checks),
+        checks,
         require: args.require.into(),
-        lint: run.lint,
+        lint,
         explain: args.explain,
         before: run.before.as_deref().map(judge_all),
         role_warnings: run.role_warnings,

@@ -27,18 +27,7 @@ pub struct ReadPathIndexes {
     pub unchecked: Option<String>,
 }
 
-/// What a scope declares about the twin of the index it requires.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TwinDecl {
-    /// `twin = "name"`: pair the scope's index with exactly this index, which no scope need
-    /// require. Either may be the partial one: a scope requiring the full index may name the
-    /// partial index it is the twin of. The guess is not made for this scope's partial index;
-    /// a full index so declared is still the guessed twin of other scopes' partial indexes.
-    Named(String),
-    /// `twin = false`: the scope's index has no twin on purpose. It is neither paired nor
-    /// offered as another scope's twin; it is still checked for being valid and ready.
-    NoneOnPurpose,
-}
+pub use crate::model::TwinDecl;
 
 /// What kind of problem a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -40,6 +40,9 @@ pub struct Measurement {
 pub struct Requirement {
     /// The required index as written (`name` or `schema.name`).
     pub index: String,
+    /// Other indexes the scope accepts in its place (`index = ["a", "b"]`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
     /// Relations that may be seq scanned: `name` or `schema.name`.
     #[serde(default)]
     pub allow_seq_scan: Vec<String>,
@@ -86,6 +89,10 @@ impl PlanKind {
 pub struct Measured {
     /// The required index as the catalog resolved it, or what is near its name.
     pub index: IndexLookup,
+    /// The same for each index the scope accepts in its place, in the order of
+    /// [`Requirement::also`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<IndexLookup>,
     /// The documents of the measured `EXPLAIN (ANALYZE, BUFFERS, VERBOSE, FORMAT JSON)` runs of
     /// the custom plan, in order (warm-up runs are not kept).
     pub custom: Vec<Value>,
@@ -127,6 +134,20 @@ pub struct IndexFacts {
     /// Every other index on the same table: the competitors a re-plan may prefer.
     #[serde(default)]
     pub siblings: Vec<IndexInfo>,
+    /// The columns of the index's table.
+    #[serde(default)]
+    pub columns: Vec<ColumnFacts>,
+}
+
+/// A column of the index's table: its type, and the types a cast of it to changes nothing the
+/// planner compares (`character varying` to `text`, a domain to its base type), which EXPLAIN
+/// prints as a cast all the same (`(language)::text`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnFacts {
+    pub name: String,
+    pub type_name: String,
+    #[serde(default)]
+    pub relabels: Vec<String>,
 }
 
 /// An existing index, for "did you mean".

@@ -271,7 +271,11 @@ struct ExpectationFile {
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 struct ExpectationScope {
-    index: Option<Spanned<String>>,
+    /// `index = "name"`, or `index = ["a", "b"]` where either serves the read path.
+    index: Option<Spanned<toml::Value>>,
+    /// `twin = "name"` (the index lint pairs this scope's with) or `twin = false` (none, on
+    /// purpose).
+    twin: Option<Spanned<toml::Value>>,
     #[serde(default)]
     fragments: Fragments,
     params: Option<Params>,
@@ -298,6 +302,72 @@ struct RelativeFile {
     to: Spanned<String>,
     scope: Option<Spanned<String>>,
     max_ratio: Spanned<f64>,
+}
+
+/// The index names an `index` (or `twin`) value gives: one string, or a non-empty list of
+/// distinct strings; each a name PostgreSQL can read, located where written when it is not.
+fn index_names(here: File<'_>, value: &Spanned<toml::Value>) -> Result<Vec<String>, BadInput> {
+    let span = value.span();
+    let what = "an index is named `name` or `schema.name`, a part with capitals, spaces or dots \
+                in double quotes (`index = '\"My Index\"'`)";
+    let one = |name: &str, search_from: usize| -> Result<String, BadInput> {
+        // Where the string is written inside the value's span (exact for a plain string).
+        let region = here.text.get(span.clone()).unwrap_or("");
+        let start = region
+            .get(search_from..)
+            .and_then(|r| r.find(name.trim()).map(|i| span.start + search_from + i))
+            .unwrap_or(span.start);
+        let trimmed = name.trim();
+        if trimmed.is_empty() {
+            return Err(here.at(start, "`index` is empty"));
+        }
+        if let Some((at, problem)) = index_name_problem(trimmed) {
+            return Err(here.at(
+                start + at,
+                &format!("`index = {}`: {problem}; {what}", shown(trimmed)),
+            ));
+        }
+        Ok(trimmed.to_string())
+    };
+    match value.get_ref() {
+        toml::Value::String(s) => Ok(vec![one(s, 0)?]),
+        toml::Value::Array(items) if !items.is_empty() => {
+            let mut out: Vec<String> = Vec::new();
+            let mut from = 0;
+            for item in items {
+                let toml::Value::String(s) = item else {
+                    return Err(here.at(
+                        span.start,
+                        "`index` is a name, or a list of names (`index = [\"a\", \"b\"]`) when \
+                         either serves the read path",
+                    ));
+                };
+                let name = one(s, from)?;
+                from = here
+                    .text
+                    .get(span.clone())
+                    .and_then(|r| {
+                        r.get(from..)?
+                            .find(s.trim())
+                            .map(|i| from + i + s.trim().len())
+                    })
+                    .unwrap_or(from);
+                if out.contains(&name) {
+                    return Err(
+                        here.at(span.start, &format!("`index` lists {} twice", shown(&name)))
+                    );
+                }
+                out.push(name);
+            }
+            Ok(out)
+        }
+        toml::Value::Array(_) => Err(here.at(span.start, "`index` is an empty list")),
+        _ => Err(here.at(
+            span.start,
+            "`index` is a name, or a list of names (`index = [\"a\", \"b\"]`) when either \
+             serves the read path",
+        )),
+    }
 }
 
 /// A file being read, for errors located in it.
@@ -384,8 +454,13 @@ struct RelativeTarget {
 #[derive(Debug, Clone)]
 pub struct ScopeCheck {
     pub scope: String,
-    /// The required index as written (`name` or `schema.name`, quoted parts allowed).
+    /// The required index as written (`name` or `schema.name`, quoted parts allowed); the first
+    /// when the scope accepts several.
     pub index: String,
+    /// The other indexes the scope accepts in its place (`index = ["a", "b"]`), in order.
+    pub also: Vec<String>,
+    /// What the scope declares of its index's twin, for `lint`.
+    pub twin: Option<crate::model::TwinDecl>,
     pub sql: RenderedSql,
     /// Parameter values as SQL literals, for `$1`, `$2`, ….
     pub params: Vec<String>,
@@ -946,31 +1021,31 @@ fn load_expectation(
         check_scope_name(here, scope_name, scope_span.clone())?;
         let scope = scope.get_ref();
         let shared = config.file.scopes.get(scope_name).map(|s| s.get_ref());
-        let index = match &scope.index {
-            Some(i) if !i.get_ref().trim().is_empty() => {
-                let value = i.get_ref();
-                let trimmed = value.trim();
-                if let Some((at, problem)) = index_name_problem(trimmed) {
-                    let lead = value.len() - value.trim_start().len();
+        let Some(written) = &scope.index else {
+            return Err(here.at(
+                scope_span.start,
+                &format!("scope `{scope_name}` names no `index` it must use"),
+            ));
+        };
+        let mut indexes = index_names(here, written)?;
+        let index = indexes.remove(0);
+        let twin = match &scope.twin {
+            None => None,
+            Some(t) => match t.get_ref() {
+                toml::Value::Boolean(false) => Some(crate::model::TwinDecl::NoneOnPurpose),
+                toml::Value::String(_) => {
+                    let mut names = index_names(here, t)?;
+                    Some(crate::model::TwinDecl::Named(names.remove(0)))
+                }
+                _ => {
                     return Err(here.at(
-                        here.inside(i.span(), value, lead + at),
-                        &format!(
-                            "`index = {}`: {problem}; an index is named `name` or \
-                             `schema.name`, a part with capitals, spaces or dots in double quotes \
-                             (`index = '\"My Index\"'`)",
-                            shown(trimmed)
-                        ),
+                        t.span().start,
+                        "`twin` is the name of the index lint pairs this scope's index with \
+                         (`twin = \"posts_thread_all_idx\"`), or `false` when it has none on \
+                         purpose",
                     ));
                 }
-                trimmed.to_string()
-            }
-            Some(i) => return Err(here.at(i.span().start, "`index` is empty")),
-            None => {
-                return Err(here.at(
-                    scope_span.start,
-                    &format!("scope `{scope_name}` names no `index` it must use"),
-                ));
-            }
+            },
         };
         check_fragments(here, &scope.fragments)?;
         check_setup(here, scope.setup.as_ref())?;
@@ -1149,6 +1224,8 @@ fn load_expectation(
         checks.push(ScopeCheck {
             scope: scope_name.clone(),
             index,
+            also: indexes,
+            twin,
             sql,
             params: literals,
             setup,

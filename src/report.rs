@@ -151,7 +151,17 @@ pub fn table(report: &Report) -> String {
         t.add_row(vec![
             Cell::new(&c.read_path),
             Cell::new(&c.scope),
-            Cell::new(&c.required_index),
+            Cell::new(if c.accepted.is_empty() {
+                c.required_index.clone()
+            } else {
+                let others: Vec<&str> = c
+                    .accepted
+                    .iter()
+                    .filter(|a| **a != c.required_index)
+                    .map(String::as_str)
+                    .collect();
+                format!("{} (or {})", c.required_index, others.join(", "))
+            }),
             Cell::new({
                 let now = if c.is_warning(report.require) {
                     format!("{} (warning)", c.verdict)
@@ -312,6 +322,10 @@ struct JsonCheck<'a> {
     read_path: &'a str,
     scope: &'a str,
     required_index: &'a str,
+    /// Every index the scope accepts, when it accepts several; `required_index` is then the
+    /// one that passed, or the first.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    accepted_indexes: &'a [String],
     verdict: Verdict,
     used: &'a [String],
     seq_scans: &'a [String],
@@ -351,6 +365,7 @@ pub fn json(report: &Report) -> String {
                 read_path: &c.read_path,
                 scope: &c.scope,
                 required_index: &c.required_index,
+                accepted_indexes: &c.accepted,
                 verdict: c.verdict,
                 used: &c.used,
                 seq_scans: &c.seq_scans,

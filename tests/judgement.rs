@@ -251,3 +251,86 @@ fn a_misspelt_index_names_the_nearest_and_a_table_qualified_one_is_called_so() {
         "{qualified:#}"
     );
 }
+
+#[test]
+fn a_scope_accepting_two_indexes_passes_with_either_and_names_the_one_used() {
+    let db = events_db("judgement_either");
+    let sql_text = "SELECT id FROM events WHERE deleted_at IS NULL AND account_id = 42";
+    let dir = project(&[
+        (
+            "either",
+            sql_text,
+            "[scopes.member]\nindex = [\"events_live_room\", \"events_live_account\"]\n",
+        ),
+        (
+            "neither",
+            sql_text,
+            "[scopes.member]\nindex = [\"events_live_room\", \"events_created\"]\n",
+        ),
+    ]);
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    let either = check_of(&report, "either");
+    assert_eq!(either["verdict"], "pass", "{either:#}");
+    assert_eq!(
+        either["required_index"], "events_live_account",
+        "{either:#}"
+    );
+    assert_eq!(
+        either["accepted_indexes"],
+        serde_json::json!(["events_live_room", "events_live_account"])
+    );
+    let neither = check_of(&report, "neither");
+    assert_eq!(neither["verdict"], "not-chosen", "{neither:#}");
+    assert_eq!(neither["required_index"], "events_live_room", "{neither:#}");
+    assert!(
+        neither["message"]
+            .as_str()
+            .unwrap()
+            .contains("Nor events_created, also accepted: not-"),
+        "{neither:#}"
+    );
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn lint_pairs_a_partial_index_with_the_unfiltered_index_of_another_scope_unless_told_not_to() {
+    let db = events_db("judgement_twins");
+    let plan = "SELECT id FROM events WHERE deleted_at IS NULL AND account_id = 42";
+    let lint = |expectation: &str| {
+        let dir = project(&[("pair", plan, expectation)]);
+        let out = plancheck(&[
+            "lint",
+            "--database-url",
+            &db,
+            "--project",
+            dir.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    // The admin scope's unfiltered index has other keys: drift, reported once.
+    let (status, stdout) = lint(
+        "[scopes.member]\nindex = \"events_live_account\"\n\
+         [scopes.admin]\nindex = \"events_created\"\n",
+    );
+    assert_eq!(status, Some(1), "{stdout}");
+    assert_eq!(stdout.matches("drifted").count(), 1, "{stdout}");
+    assert!(stdout.contains("events_created"), "{stdout}");
+    // Two partial indexes are not twins.
+    let (status, stdout) = lint(
+        "[scopes.member]\nindex = \"events_live_account\"\n\
+         [scopes.admin]\nindex = \"events_flagged_account\"\n",
+    );
+    assert_eq!(status, Some(0), "{stdout}");
+    // Told it has no twin on purpose: no pairing.
+    let (status, stdout) = lint(
+        "[scopes.member]\nindex = \"events_live_account\"\ntwin = false\n\
+         [scopes.admin]\nindex = \"events_created\"\n",
+    );
+    assert_eq!(status, Some(0), "{stdout}");
+    assert!(stdout.starts_with("no twin drift"), "{stdout}");
+}

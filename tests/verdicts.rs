@@ -63,6 +63,7 @@ fn judge(dir: &Path, label: &str) -> Option<PlanVerdict> {
         keys: vec![],
         orders: vec![],
         siblings: vec![],
+        columns: vec![],
         partitions: vec![],
     };
     let rules = Rules {

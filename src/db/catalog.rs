@@ -2,7 +2,7 @@
 
 use tokio_postgres::Client;
 
-use crate::measure::IndexName;
+use crate::measure::{ColumnFacts, IndexName};
 use crate::model::{IndexInfo, Partition};
 
 /// The columns of [`IndexInfo`], for a query over `pg_index i` joined as below.
@@ -69,6 +69,39 @@ pub async fn siblings(
     Ok(rows.iter().map(index_of).collect())
 }
 
+/// The columns of `schema.table`, with the casts that only relabel them (see [`ColumnFacts`]).
+pub async fn columns(
+    client: &Client,
+    schema: &str,
+    table: &str,
+) -> Result<Vec<ColumnFacts>, tokio_postgres::Error> {
+    let rows = client
+        .query(
+            "SELECT a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod), \
+                    CASE WHEN t.typtype = 'd' \
+                           THEN ARRAY[pg_catalog.format_type(t.typbasetype, NULL)] \
+                         WHEN a.atttypid = 'pg_catalog.varchar'::pg_catalog.regtype \
+                           THEN ARRAY['text'] \
+                         ELSE ARRAY[]::text[] END \
+             FROM pg_catalog.pg_attribute a \
+             JOIN pg_catalog.pg_type t ON t.oid = a.atttypid \
+             WHERE a.attrelid = pg_catalog.to_regclass(pg_catalog.quote_ident($1) || '.' || \
+                                                       pg_catalog.quote_ident($2)) \
+               AND a.attnum > 0 AND NOT a.attisdropped \
+             ORDER BY a.attnum",
+            &[&schema, &table],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| ColumnFacts {
+            name: r.get(0),
+            type_name: r.get(1),
+            relabels: r.get(2),
+        })
+        .collect())
+}
+
 /// Every index outside the system schemas (at most 20,000), for the judge to find the names
 /// nearest to one that does not exist; and the schemas there are.
 pub async fn index_names(
@@ -113,44 +146,72 @@ pub async fn required_indexes(
     let mut out = Vec::new();
     for rp in &project.read_paths {
         let mut required = Vec::new();
+        let mut twins = Vec::new();
+        let mut named_twins = Vec::new();
         let mut unchecked = None;
         for c in &rp.checks {
-            let info = match index_info(client, &c.index).await {
+            let info = match lookup(client, &c.index).await? {
                 Ok(info) => info,
-                // Blocked by another session's lock (the catalog functions lock the table):
-                // this read path is left unlinted, and its checks report the timeout.
-                Err(e)
-                    if e.code().is_some_and(|c| {
-                        *c == tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE
-                            || *c == tokio_postgres::error::SqlState::QUERY_CANCELED
-                    }) =>
-                {
-                    unchecked = Some(format!(
-                        "could not be linted: reading index {} timed out ({})",
-                        c.index,
-                        super::cause(&e)
-                    ));
+                Err(why) => {
+                    unchecked = Some(why);
                     break;
-                }
-                Err(e) if e.as_db_error().is_some() => None,
-                Err(e) => {
-                    return Err(crate::errors::DatabaseFailure(format!(
-                        "could not read the catalog: {}",
-                        super::cause(&e)
-                    )));
                 }
             };
             required.push((c.scope.clone(), c.index.clone(), info));
+            if let Some(twin) = &c.twin {
+                twins.push((c.scope.clone(), twin.clone()));
+                if let crate::model::TwinDecl::Named(name) = twin
+                    && !named_twins.iter().any(|(n, _)| n == name)
+                {
+                    match lookup(client, name).await? {
+                        Ok(info) => named_twins.push((name.clone(), info)),
+                        Err(why) => {
+                            unchecked = Some(why);
+                            break;
+                        }
+                    }
+                }
+            }
         }
         out.push(crate::lint::ReadPathIndexes {
             read_path: rp.name.clone(),
             required,
-            twins: Vec::new(),
-            named_twins: Vec::new(),
+            twins,
+            named_twins,
             unchecked,
         });
     }
     Ok(out)
+}
+
+/// One index for the lint: its facts (`None` when there is no such index, or the server cannot
+/// read its name), or why the read path is left unlinted (another session's lock held the
+/// catalog read past the timeout). A lost connection is a failure of the run.
+async fn lookup(
+    client: &Client,
+    name: &str,
+) -> Result<Result<Option<IndexInfo>, String>, crate::errors::DatabaseFailure> {
+    match index_info(client, name).await {
+        Ok(info) => Ok(Ok(info)),
+        // Blocked by another session's lock (the catalog functions lock the table): this read
+        // path is left unlinted, and its checks report the timeout.
+        Err(e)
+            if e.code().is_some_and(|c| {
+                *c == tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE
+                    || *c == tokio_postgres::error::SqlState::QUERY_CANCELED
+            }) =>
+        {
+            Ok(Err(format!(
+                "could not be linted: reading index {name} timed out ({})",
+                super::cause(&e)
+            )))
+        }
+        Err(e) if e.as_db_error().is_some() => Ok(Ok(None)),
+        Err(e) => Err(crate::errors::DatabaseFailure(format!(
+            "could not read the catalog: {}",
+            super::cause(&e)
+        ))),
+    }
 }
 
 /// For an index on a partitioned table: each leaf partition of the table, with its leaf of the

@@ -234,6 +234,7 @@ impl Sess<'_> {
 fn requirement(read_path: &ReadPath, check: &ScopeCheck) -> Requirement {
     Requirement {
         index: check.index.clone(),
+        also: check.also.clone(),
         allow_seq_scan: read_path.allow_seq_scan.clone(),
         budget: check.budget.clone(),
     }
@@ -365,6 +366,10 @@ async fn measure(
     }
 
     let index = lookup_index(sess, &check.index).await?;
+    let mut alternatives = Vec::new();
+    for name in &check.also {
+        alternatives.push(lookup_index(sess, name).await?);
+    }
     let (custom, generic) = explain_read_path(sess, read_path, check, &before).await?;
     if custom.is_empty() {
         return Err(Failure {
@@ -373,19 +378,26 @@ async fn measure(
         });
     }
 
-    // Re-plans, when the plan does not name the required index (or, for a partitioned one,
-    // any of its leaves): whether any plan can use it is for the judge to weigh.
+    // Re-plans, when the plan names none of the accepted indexes (for a partitioned one, any of
+    // its leaves): whether any plan can use one is for the judge to weigh.
     let mut probes = Vec::new();
     let mut probed: Option<&Explain> = None;
-    if let IndexLookup::Found(facts) = &index {
-        let names: Vec<&str> = std::iter::once(facts.info.name.as_str())
-            .chain(
+    let names: Vec<&str> = std::iter::once(&index)
+        .chain(alternatives.iter())
+        .filter_map(|lookup| match lookup {
+            IndexLookup::Found(facts) => Some(facts),
+            IndexLookup::Missing { .. } => None,
+        })
+        .flat_map(|facts| {
+            std::iter::once(facts.info.name.as_str()).chain(
                 facts
                     .partitions
                     .iter()
                     .filter_map(|p| p.leaf_index.as_deref()),
             )
-            .collect();
+        })
+        .collect();
+    if matches!(index, IndexLookup::Found(_)) {
         let named = |plan: &Explain| {
             plan.scans().iter().any(|s| {
                 s.kind.uses_index()
@@ -449,6 +461,7 @@ async fn measure(
 
     Ok(Measured {
         index,
+        alternatives,
         custom: custom.into_iter().map(|(_, v)| v).collect(),
         generic: generic.map(|(_, v)| v),
         probes,
@@ -863,10 +876,21 @@ async fn lookup_index(sess: Sess<'_>, name: &str) -> Result<IndexLookup, Failure
             "could not read the other indexes on {}",
             info.table
         )))?;
+    let columns = clocked(
+        client,
+        settings,
+        super::catalog::columns(client, &info.schema, &info.table),
+    )
+    .await
+    .map_err(read(format!(
+        "could not read the columns of {}",
+        info.table
+    )))?;
     Ok(IndexLookup::Found(Box::new(IndexFacts {
         info,
         partitions,
         siblings,
+        columns,
     })))
 }
 

@@ -118,7 +118,7 @@ pub fn key_unused(plan: &Explain, rules: &Rules<'_>) -> Option<String> {
         let filter: Vec<Conjunct> = [&counted.filter, &counted.recheck_cond, &node.filter]
             .into_iter()
             .flatten()
-            .flat_map(|f| conjuncts(f))
+            .flat_map(|f| index.conjuncts(f))
             .collect();
         let cond_text = match &node.index_cond {
             Some(c) => format!(" (its Index Cond, {c}, constrains only later keys)"),
@@ -150,6 +150,9 @@ fn how_the_query_uses(key: &str, conditions: &[Conjunct]) -> String {
             "The index holds {key}, but the query compares {column} (`{c}`): write the \
              condition on {key}, or index {column}."
         ),
+        KeyUse::Elsewhere(c) => format!(
+            "The query names {key} only in `{c}`, which the index cannot use as a condition on it."
+        ),
         KeyUse::None => format!("The query puts no condition on {key}."),
     }
 }
@@ -162,6 +165,8 @@ enum KeyUse {
     Wrapped(String, String),
     /// An expression key (`lower(email)`) whose column the query compares otherwise.
     Other(String, String),
+    /// Named only where an index cannot use it: beside another column, in an OR.
+    Elsewhere(String),
     None,
 }
 
@@ -174,16 +179,25 @@ fn use_of(key: &str, conditions: &[Conjunct]) -> KeyUse {
     if plain {
         let column = key_conjunct.text.clone();
         let mut wrapped = None;
+        let mut elsewhere = None;
         for c in conditions {
             if !mentions(std::slice::from_ref(c), &column) {
                 continue;
             }
+            // An index can use a comparison of the key itself with a constant or a parameter
+            // (the planner's Index Cond); a comparison with another column, or an arm of an OR,
+            // it cannot.
+            if c.form().is_some_and(|f| f.column() == column) {
+                return KeyUse::Direct(c.text.clone());
+            }
             match c.wraps(&column) {
-                None => return KeyUse::Direct(c.text.clone()),
-                Some(how) => wrapped = wrapped.or(Some(KeyUse::Wrapped(how, c.text.clone()))),
+                Some(how) => {
+                    wrapped = wrapped.or(Some(KeyUse::Wrapped(how, c.text.clone())));
+                }
+                None => elsewhere = elsewhere.or(Some(KeyUse::Elsewhere(c.text.clone()))),
             }
         }
-        return wrapped.unwrap_or(KeyUse::None);
+        return wrapped.or(elsewhere).unwrap_or(KeyUse::None);
     }
     // An expression key: used when a condition holds the whole expression.
     if let Some(c) = conditions
@@ -233,6 +247,10 @@ pub fn summary(index: &RequiredIndex, conditions: &[Conjunct], plan: &Explain) -
             KeyUse::Other(column, c) => {
                 prefix_open = false;
                 format!("{key} is not compared; the query compares {column} (`{c}`)")
+            }
+            KeyUse::Elsewhere(c) => {
+                prefix_open = false;
+                format!("{key} only in `{c}`, which the index cannot use")
             }
             KeyUse::None => {
                 prefix_open = false;

@@ -118,7 +118,10 @@ impl Spread {
 pub struct CheckResult {
     pub read_path: String,
     pub scope: String,
+    /// The required index: with several accepted, the one that passed (else the first).
     pub required_index: String,
+    /// Every index the scope accepts, when it accepts more than one (`index = ["a", "b"]`).
+    pub accepted: Vec<String>,
     pub verdict: Verdict,
     pub used: Vec<String>,
     pub seq_scans: Vec<String>,
@@ -176,6 +179,8 @@ pub struct RequiredIndex {
     pub orders: Vec<String>,
     /// The other indexes on the same table.
     pub siblings: Vec<IndexInfo>,
+    /// The columns of the table.
+    pub columns: Vec<crate::measure::ColumnFacts>,
     /// For an index on a partitioned table: every leaf partition of the table, with the leaf
     /// index of this index on it (`None` where the partition lacks one). Empty otherwise.
     pub partitions: Vec<Partition>,
@@ -222,8 +227,25 @@ impl RequiredIndex {
             keys: i.keys.clone(),
             orders: i.orders.clone(),
             siblings: facts.siblings.clone(),
+            columns: facts.columns.clone(),
             partitions: facts.partitions.clone(),
         }
+    }
+
+    /// Whether a cast of `column` to `type_name` only relabels it (see
+    /// [`crate::measure::ColumnFacts`]).
+    pub fn relabels(&self, column: &str, type_name: &str) -> bool {
+        self.columns
+            .iter()
+            .any(|c| c.name == column && c.relabels.iter().any(|r| r == type_name))
+    }
+
+    /// The conjuncts of a printed expression, with relabelling casts set aside.
+    pub fn conjuncts(&self, expr: &str) -> Vec<predicate::Conjunct> {
+        predicate::conjuncts(expr)
+            .iter()
+            .map(|c| c.relabelled(&|col, ty| self.relabels(col, ty)))
+            .collect()
     }
 }
 
@@ -234,6 +256,14 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         read_path: m.read_path.clone(),
         scope: m.scope.clone(),
         required_index: m.requires.index.clone(),
+        accepted: if m.requires.also.is_empty() {
+            Vec::new()
+        } else {
+            std::iter::once(&m.requires.index)
+                .chain(&m.requires.also)
+                .cloned()
+                .collect()
+        },
         verdict: Verdict::Error,
         used: Vec::new(),
         seq_scans: Vec::new(),
@@ -292,60 +322,136 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         .map(|f| (format!("{}.{}", f.schema, f.name), f.reltuples))
         .collect();
 
-    let facts = match &measured.index {
+    // The required index, then each the scope accepts in its place: the first that passes
+    // stands; when none does, the required index's verdict, with the others' beside it.
+    let accepted = std::iter::once((&m.requires.index, &measured.index))
+        .chain(m.requires.also.iter().zip(measured.alternatives.iter()));
+    let mut judged: Vec<(String, Judged)> = Vec::new();
+    for (name, lookup) in accepted {
+        let j = judge_index(
+            name,
+            lookup,
+            m,
+            measured,
+            &custom,
+            generic.as_ref(),
+            &reltuples,
+            how,
+        );
+        let passed = j.verdict.is_pass();
+        judged.push((name.clone(), j));
+        if passed {
+            break;
+        }
+    }
+    let (used_name, mut chosen) = match judged.iter().position(|(_, j)| j.verdict.is_pass()) {
+        Some(i) => judged.swap_remove(i),
+        None => judged.remove(0),
+    };
+    if !m.requires.also.is_empty() {
+        if chosen.verdict.is_pass() {
+            chosen.message = format!("{used_name} (of the accepted indexes): {}", chosen.message);
+        } else {
+            for (name, other) in &judged {
+                chosen.message.push_str(&format!(
+                    " Nor {name}, also accepted: {}: {}",
+                    other.verdict, other.message
+                ));
+            }
+        }
+    }
+    r.required_index = used_name;
+    r.verdict = chosen.verdict;
+    r.used = chosen.used;
+    r.seq_scans = chosen.seq_scans;
+    r.message = chosen.message;
+    r.usable = chosen.usable;
+    r.large_reads = chosen.large_reads;
+    if let Some(doc) = chosen.probe {
+        r.plans.push(("probe".into(), doc));
+    }
+    r
+}
+
+/// The verdict of a check against one accepted index.
+struct Judged {
+    verdict: Verdict,
+    used: Vec<String>,
+    seq_scans: Vec<String>,
+    message: String,
+    usable: Option<bool>,
+    large_reads: Vec<String>,
+    /// The re-plan through the index, for `--explain`.
+    probe: Option<serde_json::Value>,
+}
+
+// Long because it is the rules in their order (index, each run, usability, generic plan, large
+// reads); each rule is a function of its own file.
+#[allow(clippy::too_many_arguments)]
+fn judge_index(
+    name: &str,
+    lookup: &IndexLookup,
+    m: &Measurement,
+    measured: &crate::measure::Measured,
+    custom: &[Explain],
+    generic: Option<&Explain>,
+    reltuples: &HashMap<String, f64>,
+    how: &Judging,
+) -> Judged {
+    let plain = |verdict: Verdict, message: String| Judged {
+        verdict,
+        used: plan::describe_access_paths(&custom[0].scans()),
+        seq_scans: Vec::new(),
+        message,
+        usable: None,
+        large_reads: Vec::new(),
+        probe: None,
+    };
+    let facts = match lookup {
         IndexLookup::Missing { nearest, schemas } => {
             let scans = custom[0].scans();
             let tables: Vec<&str> = scans.iter().filter_map(|s| s.relation).collect();
-            r.verdict = Verdict::MissingIndex;
-            r.used = plan::describe_access_paths(&scans);
-            r.message = format!(
+            let used = plan::describe_access_paths(&scans);
+            let message = format!(
                 "{}; the read path uses now: {}",
-                index::missing(&m.requires.index, nearest, schemas, &tables),
-                if r.used.is_empty() {
+                index::missing(name, nearest, schemas, &tables),
+                if used.is_empty() {
                     "no scan at all".to_string()
                 } else {
-                    r.used.join("; ")
+                    used.join("; ")
                 }
             );
-            return r;
+            return plain(Verdict::MissingIndex, message);
         }
         IndexLookup::Found(facts) => facts,
     };
     // A partitioned index is invalid while a partition lacks its leaf: the partition rule
     // names that partition, which says more.
     if (!facts.info.valid || !facts.info.ready) && facts.partitions.is_empty() {
-        r.verdict = Verdict::InvalidIndex;
-        r.used = plan::describe_access_paths(&custom[0].scans());
-        r.message = index::invalid(&facts.info);
-        return r;
+        return plain(Verdict::InvalidIndex, index::invalid(&facts.info));
     }
     let required = RequiredIndex::of(facts);
     let rules = Rules {
         index: &required,
         allow_seq_scan: &m.requires.allow_seq_scan,
-        reltuples: &reltuples,
+        reltuples,
     };
-    let probes = |kind: PlanKind| -> Vec<Probe> {
+    let probes = |kind: PlanKind| -> Vec<(Probe, &serde_json::Value)> {
         measured
             .probes
             .iter()
             .filter(|p| p.plan == kind)
             .filter_map(|p| {
-                Some(Probe {
-                    disabled: p.disabled.clone(),
-                    plan: Explain::from_json(&p.document).ok()?,
-                })
+                let plan = Explain::from_json(&p.document).ok()?;
+                Some((
+                    Probe {
+                        disabled: p.disabled.clone(),
+                        plan,
+                    },
+                    &p.document,
+                ))
             })
             .collect()
-    };
-    let mut show_probe = |kind: PlanKind, u: &Usability, probes: &[Probe]| {
-        if let Some(i) = u.shown {
-            let doc = measured.probes.iter().filter(|p| p.plan == kind).nth(i);
-            if let (Some(doc), Some(_)) = (doc, probes.get(i)) {
-                r.plans.push(("probe".into(), doc.document.clone()));
-            }
-        }
-        u.usable
     };
 
     // Every measured run is judged; the worst one stands. A plan does not change between runs
@@ -358,9 +464,8 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         }
     }
     let Some((mut judged, at)) = worst else {
-        return r;
+        return plain(Verdict::Error, "no measured run".into());
     };
-    let mut usable = None;
     // Whether a plan reads the index at all (a partitioned one through any leaf): usability is
     // the question only when it does not. A partitioned index used on some partitions only is
     // judged by the partition rule, whose message names the partition read another way.
@@ -381,24 +486,30 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
                     .is_some_and(|n| names.contains(&n))
         })
     };
+    let mut usable = None;
+    let mut probe_doc = None;
+    let mut settle = |v: PlanVerdict, plan: &Explain, kind: PlanKind| -> PlanVerdict {
+        let found = probes(kind);
+        let ps: Vec<Probe> = found.iter().map(|(p, _)| p.clone()).collect();
+        let u = judge_usability(v, plan, &ps, &rules, &measured.non_immutable);
+        usable = u.usable;
+        probe_doc = u
+            .shown
+            .and_then(|i| found.get(i))
+            .map(|(_, d)| (*d).clone());
+        u.verdict
+    };
     if judged.verdict == Verdict::NotChosen && !reads_index(&custom[at]) {
-        let ps = probes(PlanKind::Custom);
-        let u = judge_usability(judged, &custom[at], &ps, &rules, &measured.non_immutable);
-        usable = show_probe(PlanKind::Custom, &u, &ps);
-        judged = u.verdict;
+        judged = settle(judged, &custom[at], PlanKind::Custom);
     }
-    if let Some(generic) = &generic {
+    if let Some(generic) = generic {
         let mut g = judge_plan(generic, &rules);
         if judged.verdict.is_pass() && g.verdict == Verdict::NotChosen && !reads_index(generic) {
-            let ps = probes(PlanKind::Generic);
-            let u = judge_usability(g, generic, &ps, &rules, &measured.non_immutable);
-            usable = show_probe(PlanKind::Generic, &u, &ps);
-            g = u.verdict;
+            g = settle(g, generic, PlanKind::Generic);
         }
         judged = judge_generic(judged, g, &required.name);
     }
-    r.usable = usable;
-    r.large_reads = judged
+    let large_reads: Vec<String> = judged
         .seq_scans
         .iter()
         .filter(|name| {
@@ -411,18 +522,23 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         })
         .cloned()
         .collect();
-    r.verdict = judged.verdict;
-    r.used = judged.used;
-    r.seq_scans = judged.seq_scans;
-    r.message = judged.message;
-    if !r.large_reads.is_empty() && r.usable == Some(true) {
-        r.message.push_str(&format!(
+    let mut message = judged.message;
+    if !large_reads.is_empty() && usable == Some(true) {
+        message.push_str(&format!(
             " It reads {} whole (at least --large-rows {} rows): no --require forgives that.",
-            r.large_reads.join(", "),
+            large_reads.join(", "),
             group(how.large_rows)
         ));
     }
-    r
+    Judged {
+        verdict: judged.verdict,
+        used: judged.used,
+        seq_scans: judged.seq_scans,
+        message,
+        usable,
+        large_reads,
+        probe: probe_doc,
+    }
 }
 
 #[cfg(test)]
@@ -440,6 +556,7 @@ mod tests {
             keys: vec!["thread_id".into()],
             orders: vec![String::new()],
             siblings: vec![],
+            columns: vec![],
             partitions: vec![],
         }
     }
@@ -802,6 +919,7 @@ mod tests {
             read_path: read_path.into(),
             scope: "member".into(),
             required_index: "i".into(),
+            accepted: vec![],
             verdict,
             used: vec![],
             seq_scans: vec![],
@@ -882,6 +1000,7 @@ mod tests {
             keys: vec![],
             orders: vec![],
             siblings: vec![],
+            columns: vec![],
             partitions: vec![
                 Partition {
                     schema: "public".into(),

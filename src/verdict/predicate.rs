@@ -273,9 +273,10 @@ fn plain_column(t: &[Tok]) -> Option<String> {
     }
 }
 
+/// A constant, or a parameter (its value unknown to a generic plan; [`cannot_imply`] says so).
 fn constant(t: &[Tok]) -> Option<String> {
     match strip_parens(t) {
-        [Tok::Str(s)] | [Tok::Num(s)] => Some(s.clone()),
+        [Tok::Str(s)] | [Tok::Num(s)] | [Tok::Param(s)] => Some(s.clone()),
         [Tok::Sym(m), Tok::Num(n)] if m == "-" => Some(format!("-{n}")),
         _ => None,
     }
@@ -323,6 +324,34 @@ fn split_sym(tokens: &[Tok], sym: &str) -> Vec<Vec<Tok>> {
 }
 
 impl Conjunct {
+    /// The conjunct with the casts that only relabel a column (`(language)::text` of a
+    /// `character varying` column) taken off: `relabels(column, type)` says which do.
+    pub fn relabelled(&self, relabels: &dyn Fn(&str, &str) -> bool) -> Conjunct {
+        let t = &self.tokens;
+        let mut out: Vec<Tok> = Vec::with_capacity(t.len());
+        let mut i = 0;
+        while i < t.len() {
+            if let (Some(open), Some(Tok::Word(col)), Some(close), Some(cast), Some(Tok::Word(ty))) = (
+                t.get(i),
+                t.get(i + 1),
+                t.get(i + 2),
+                t.get(i + 3),
+                t.get(i + 4),
+            ) && open.is_sym("(")
+                && close.is_sym(")")
+                && cast.is_sym("::")
+                && relabels(col, ty)
+            {
+                out.push(Tok::Word(col.clone()));
+                i += 5;
+                continue;
+            }
+            out.push(t[i].clone());
+            i += 1;
+        }
+        conjunct_of(&out)
+    }
+
     /// The conjunct's form over one plain column, when it has one the rules know.
     pub fn form(&self) -> Option<Form> {
         let t = &self.tokens[..];
@@ -699,6 +728,20 @@ mod tests {
             "lower(): lower(email)"
         );
         assert!(one("(account_id = 42)").wraps("account_id").is_none());
+    }
+
+    #[test]
+    fn a_cast_that_only_relabels_a_column_is_set_aside() {
+        let varchar = |col: &str, ty: &str| col == "language" && ty == "text";
+        let c = one("((s.language)::text = ANY ('{en,de}'::text[]))").relabelled(&varchar);
+        assert_eq!(c.text, "language = ANY ('{en,de}')");
+        assert!(matches!(c.form(), Some(Form::In(col, v)) if col == "language" && v.len() == 2));
+        // A cast to another type stays: it changes what is compared.
+        let c = one("((a.account_id)::text = '42'::text)").relabelled(&varchar);
+        assert_eq!(
+            c.wraps("account_id").unwrap(),
+            "a cast to text: (account_id)::text"
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! Either way the index is found by name, never inferred from a cost.
 
 use super::plan::{DISABLED_COST, PlanVerdict, Rules, is_required_index};
-use super::predicate::{Conjunct, cannot_imply, conjuncts, implies, mentions};
+use super::predicate::{Conjunct, cannot_imply, implies, mentions};
 use super::{Verdict, keys};
 use crate::explain::Explain;
 
@@ -111,7 +111,7 @@ pub fn judge_usability(
     for plan in &plans {
         for t in &tables {
             for c in plan.conditions_on(t) {
-                known.extend(conjuncts(&c));
+                known.extend(index.conjuncts(&c));
             }
         }
     }
@@ -122,7 +122,7 @@ pub fn judge_usability(
             .find(|s| &s.name == rival)
             .and_then(|s| s.predicate.as_deref())
         {
-            known.extend(conjuncts(p));
+            known.extend(index.conjuncts(p));
         }
     }
     let keys = keys::summary(index, &known, chosen)
@@ -188,7 +188,7 @@ pub fn judge_usability(
         );
     };
 
-    let wanted = conjuncts(predicate);
+    let wanted = index.conjuncts(predicate);
     let unproved: Vec<&Conjunct> = wanted
         .iter()
         .filter(|p| !known.iter().any(|c| implies(c, p)))

@@ -1,0 +1,1 @@
+SELECT p.id FROM posts p WHERE p.thread_id = 1
