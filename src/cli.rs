@@ -6,8 +6,6 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::report::Format;
-
 /// Checks that PostgreSQL still chooses the index each read path needs, in every scope.
 #[derive(Debug, Parser)]
 #[command(name = "plancheck", version, about, max_term_width = 100)]
@@ -46,6 +44,11 @@ pub struct CheckArgs {
     /// counters, which the rollback does not restore)
     #[arg(long, requires = "migration")]
     pub analyze: bool,
+    /// When a re-plan cannot settle whether the required index is usable, drop the indexes that
+    /// beat it in a read-write transaction that is rolled back, and re-plan (an ACCESS EXCLUSIVE
+    /// lock on the table for the moment of planning: for a database that is yours)
+    #[arg(long, conflicts_with = "migration")]
+    pub replan_without_rivals: bool,
     /// Refuse to run (exit 2) when the role's rights reach outside the rolled-back transaction
     /// (superuser, pg_signal_backend, COPY … PROGRAM, dblink, …)
     #[arg(long)]
@@ -64,7 +67,7 @@ pub struct LintArgs {
     pub project: PathBuf,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
+    pub format: FormatArg,
 }
 
 #[derive(Debug, Args)]
@@ -81,7 +84,7 @@ pub struct JudgeArgs {
 pub struct VerdictArgs {
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
+    pub format: FormatArg,
     /// What a check must show: the index chosen, or only usable (not-chosen then warns)
     #[arg(long, value_enum, default_value = "chosen")]
     pub require: RequireArg,
@@ -92,6 +95,43 @@ pub struct VerdictArgs {
     /// Print the plan of every failing check as a compact tree
     #[arg(long)]
     pub explain: bool,
+}
+
+/// `--format`, as the command line spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    Table,
+    Json,
+}
+
+impl From<FormatArg> for crate::report::Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Table => crate::report::Format::Table,
+            FormatArg::Json => crate::report::Format::Json,
+        }
+    }
+}
+
+/// `--server`, as the command line spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProviderArg {
+    /// Docker where an engine answers (and PLANCHECK_PG_BIN is not set), else local binaries.
+    Auto,
+    /// Local server binaries.
+    Local,
+    /// A container, through a Docker engine.
+    Docker,
+}
+
+impl From<ProviderArg> for crate::db::provider::Provider {
+    fn from(p: ProviderArg) -> Self {
+        match p {
+            ProviderArg::Auto => crate::db::provider::Provider::Auto,
+            ProviderArg::Local => crate::db::provider::Provider::Local,
+            ProviderArg::Docker => crate::db::provider::Provider::Docker,
+        }
+    }
 }
 
 /// `--require`, as the command line spells it.
@@ -117,7 +157,7 @@ pub struct DemoArgs {
     pub scale: f64,
     /// Where the throwaway server comes from
     #[arg(long, value_enum, default_value = "auto")]
-    pub server: crate::db::provider::Provider,
+    pub server: ProviderArg,
     #[command(flatten)]
     pub run: RunArgs,
 }

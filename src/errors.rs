@@ -27,6 +27,55 @@ impl fmt::Display for DatabaseFailure {
 
 impl std::error::Error for DatabaseFailure {}
 
+/// Output plancheck could not write: the report on stdout (a full disk; a closed pipe is not an
+/// error), a `--save-plans` file. Exit status 4.
+#[derive(Debug)]
+pub struct OutputFailure(pub String);
+
+impl fmt::Display for OutputFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for OutputFailure {}
+
+/// What went wrong, as far as the exit status is concerned: every typed error of the crate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    BadInput,
+    Database,
+    Output,
+    /// Ctrl-C or SIGTERM: the status the signal asks for.
+    Stopped(i32),
+}
+
+impl Failure {
+    /// The kind of a failure. An error of no type of the crate's (a library's, passed up with
+    /// `?`) arises talking to the database or the machine: `Database`.
+    pub fn of(e: &anyhow::Error) -> Failure {
+        if let Some(crate::stop::Interrupted(code)) = e.downcast_ref() {
+            Failure::Stopped(*code)
+        } else if e.downcast_ref::<BadInput>().is_some() {
+            Failure::BadInput
+        } else if e.downcast_ref::<OutputFailure>().is_some() {
+            Failure::Output
+        } else {
+            Failure::Database
+        }
+    }
+
+    /// The exit status, in one exhaustive match.
+    pub fn exit_status(self) -> i32 {
+        match self {
+            Failure::BadInput => crate::exit_codes::BAD_INPUT,
+            Failure::Database => crate::exit_codes::DATABASE,
+            Failure::Output => crate::exit_codes::OUTPUT,
+            Failure::Stopped(code) => code,
+        }
+    }
+}
+
 /// Line and column (both 1-based, column in characters) of a byte offset into `source`.
 pub fn line_col(source: &str, offset: usize) -> (usize, usize) {
     let offset = floor_char_boundary(source, offset.min(source.len()));

@@ -8,6 +8,8 @@ pub const CHECK_FAILED: i32 = 1;
 pub const BAD_INPUT: i32 = 2;
 /// The database could not be reached or failed underneath (including a lost connection).
 pub const DATABASE: i32 = 3;
+/// Output could not be written: the report on stdout, a `--save-plans` file.
+pub const OUTPUT: i32 = 4;
 /// Interrupted by Ctrl-C.
 pub const INTERRUPTED: i32 = 130;
 /// Terminated (SIGTERM), as a CI runner cancelling a job does.

@@ -371,7 +371,11 @@ pub fn render_tree(plan: &Explain) -> String {
         }
         if let Some(rel) = &n.relation {
             text.push_str(" on ");
-            if let Some(schema) = n.schema.as_deref().filter(|s| *s != "public") {
+            if let Some(schema) = n
+                .schema
+                .as_deref()
+                .filter(|s| *s != crate::model::DEFAULT_SCHEMA)
+            {
                 text.push_str(&format!("{schema}."));
             }
             text.push_str(rel);

@@ -8,24 +8,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::model::IndexInfo;
 
-/// The indexes one read path requires, by scope, as the catalog found them (`None`: missing),
-/// and what its scopes declare about their twins.
-#[derive(Debug, Clone, Default)]
-pub struct ReadPathIndexes {
-    pub read_path: String,
-    /// `(scope, index as written, catalog facts)`, one per check.
-    pub required: Vec<(String, String, Option<IndexInfo>)>,
-    /// `(scope, declaration)` for each scope whose expectation says `twin = "name"` or
-    /// `twin = false`. A scope not listed declares nothing: its index's twin is guessed.
-    pub twins: Vec<(String, TwinDecl)>,
-    /// `(name as written in TwinDecl::Named, catalog facts)` for each named twin (`None`: the
-    /// catalog has no such index). A name some entry of `required` already holds (as written,
-    /// or by the catalog's name) need not be repeated: lint looks there first. A name found
-    /// in neither is reported as not looked up ("not settled"), never guessed missing.
-    pub named_twins: Vec<(String, Option<IndexInfo>)>,
-    /// Why the catalog could not be read for this read path (a lock timeout), if it could not.
-    pub unchecked: Option<String>,
-}
+pub use crate::model::ReadPathIndexes;
 
 pub use crate::model::TwinDecl;
 
@@ -469,21 +452,10 @@ fn key_drift(partial: &IndexInfo, twin: &IndexInfo) -> Option<String> {
     ))
 }
 
-/// Renders findings for a person: the problem, then the definitions one under the other.
-pub fn render(findings: &[Finding]) -> String {
-    let mut out = String::new();
-    for f in findings {
-        out.push_str(&format!("{}: {}\n", f.read_path, f.problem));
-        for d in &f.definitions {
-            out.push_str(&format!("    {d}\n"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::lint_findings as render;
 
     fn index(name: &str, keys: &[&str], predicate: Option<&str>) -> IndexInfo {
         IndexInfo {

@@ -109,6 +109,9 @@ pub struct Measured {
     /// Functions called in the conditions on the index's table that are not IMMUTABLE.
     #[serde(default)]
     pub non_immutable: Vec<String>,
+    /// Why `--replan-without-rivals` did not re-plan, when it was asked to and could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replan_skipped: Option<String>,
 }
 
 /// The required index as the catalog resolved it.
@@ -164,6 +167,10 @@ pub struct Probe {
     pub plan: PlanKind,
     /// The settings turned off: `enable_seqscan`, ….
     pub disabled: Vec<String>,
+    /// The competing indexes set aside (dropped in a transaction rolled back after), with
+    /// `--replan-without-rivals`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
     pub document: Value,
 }
 

@@ -3,6 +3,43 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The schema a relation EXPLAIN names without one is in, and the one left out when a name is
+/// shown: what the reference board and most applications use.
+pub const DEFAULT_SCHEMA: &str = "public";
+
+/// A relation (or index) by schema and name: the one place the `public` default is decided.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Relation {
+    pub schema: String,
+    pub name: String,
+}
+
+impl Relation {
+    /// `name` in `schema`, or in the default schema when the plan names none.
+    pub fn new(schema: Option<&str>, name: &str) -> Relation {
+        Relation {
+            schema: schema.unwrap_or(DEFAULT_SCHEMA).to_string(),
+            name: name.to_string(),
+        }
+    }
+
+    /// `schema.name`, for keying facts by relation.
+    pub fn key(&self) -> String {
+        format!("{}.{}", self.schema, self.name)
+    }
+}
+
+/// As a reader writes it: `name` in the default schema, `schema.name` elsewhere.
+impl std::fmt::Display for Relation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.schema == DEFAULT_SCHEMA {
+            f.write_str(&self.name)
+        } else {
+            write!(f, "{}.{}", self.schema, self.name)
+        }
+    }
+}
+
 /// The budgets of one check: absolute figures, and a ratio to another read path's buffers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Budget {
@@ -73,4 +110,23 @@ pub enum TwinDecl {
     /// `twin = false`: the scope's index has no twin on purpose. It is neither paired nor
     /// offered as another scope's twin; it is still checked for being valid and ready.
     NoneOnPurpose,
+}
+
+/// The indexes one read path requires, by scope, as the catalog found them (`None`: missing),
+/// and what its scopes declare about their twins.
+#[derive(Debug, Clone, Default)]
+pub struct ReadPathIndexes {
+    pub read_path: String,
+    /// `(scope, index as written, catalog facts)`, one per check.
+    pub required: Vec<(String, String, Option<IndexInfo>)>,
+    /// `(scope, declaration)` for each scope whose expectation says `twin = "name"` or
+    /// `twin = false`. A scope not listed declares nothing: its index's twin is guessed.
+    pub twins: Vec<(String, TwinDecl)>,
+    /// `(name as written in TwinDecl::Named, catalog facts)` for each named twin (`None`: the
+    /// catalog has no such index). A name some entry of `required` already holds (as written,
+    /// or by the catalog's name) need not be repeated: lint looks there first. A name found
+    /// in neither is reported as not looked up ("not settled"), never guessed missing.
+    pub named_twins: Vec<(String, Option<IndexInfo>)>,
+    /// Why the catalog could not be read for this read path (a lock timeout), if it could not.
+    pub unchecked: Option<String>,
 }

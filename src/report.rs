@@ -66,7 +66,7 @@ impl Report {
 }
 
 /// Output formats of `check` and `demo`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Table,
     Json,
@@ -210,7 +210,7 @@ pub fn table(report: &Report) -> String {
     }
     if !report.lint.is_empty() {
         out.push_str("\nindexes:\n");
-        out.push_str(&crate::lint::render(&report.lint));
+        out.push_str(&lint_findings(&report.lint));
     }
     if !failing.is_empty() {
         out.push_str("\nwhy:\n");
@@ -399,4 +399,33 @@ pub fn json(report: &Report) -> String {
     });
     text.push('\n');
     text
+}
+
+/// Lint findings as text: each problem, then the definitions involved one under the other.
+pub fn lint_findings(findings: &[crate::lint::Finding]) -> String {
+    let mut out = String::new();
+    for f in findings {
+        out.push_str(&format!("{}: {}\n", f.read_path, f.problem));
+        for d in &f.definitions {
+            out.push_str(&format!("    {d}\n"));
+        }
+    }
+    out
+}
+
+/// What `plancheck lint` prints: the findings, or a line saying there are none.
+pub fn lint(findings: &[crate::lint::Finding], read_paths: usize, format: Format) -> String {
+    match format {
+        Format::Json => {
+            let mut t = serde_json::to_string_pretty(&serde_json::json!({ "findings": findings }))
+                .unwrap_or_else(|e| format!("{{\"error\": \"could not serialise: {e}\"}}"));
+            t.push('\n');
+            t
+        }
+        Format::Table if findings.is_empty() => format!(
+            "no twin drift: {read_paths} read paths, every required index present, valid and \
+             ready\n"
+        ),
+        Format::Table => lint_findings(findings),
+    }
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::errors::BadInput;
+use crate::errors::{BadInput, OutputFailure};
 use crate::measure::{self, Measurement};
 
 /// The `format` of `run.json`.
@@ -54,19 +54,19 @@ fn file_name(m: &Measurement) -> String {
     format!("{}.{}.json", m.read_path, m.scope)
 }
 
-fn write_json(path: &Path, value: &impl Serialize) -> Result<(), BadInput> {
-    let mut text = serde_json::to_string_pretty(value)
-        .map_err(|e| BadInput(format!("--save-plans {}: {e}", path.display())))?;
+fn write_json(path: &Path, value: &impl Serialize) -> Result<(), OutputFailure> {
+    let fail =
+        |e: &dyn std::fmt::Display| OutputFailure(format!("--save-plans {}: {e}", path.display()));
+    let mut text = serde_json::to_string_pretty(value).map_err(|e| fail(&e))?;
     text.push('\n');
-    std::fs::write(path, text)
-        .map_err(|e| BadInput(format!("--save-plans {}: {e}", path.display())))
+    std::fs::write(path, text).map_err(|e| fail(&e))
 }
 
 /// Writes the run into `dir` (created if needed).
-pub fn write(dir: &Path, run: &Run) -> Result<(), BadInput> {
+pub fn write(dir: &Path, run: &Run) -> Result<(), OutputFailure> {
     let mkdir = |d: &Path| {
         std::fs::create_dir_all(d)
-            .map_err(|e| BadInput(format!("--save-plans {}: {e}", d.display())))
+            .map_err(|e| OutputFailure(format!("--save-plans {}: {e}", d.display())))
     };
     mkdir(dir)?;
     let mut names = Vec::new();

@@ -9,14 +9,10 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::*;
-
-/// Longer than any run may take: the child is killed then, and the test fails.
-const HANG: Duration = Duration::from_secs(60);
 
 /// The harmless read path: a member's thread page, off the partial index.
 const PAGE: &str = "SELECT p.id FROM posts p\n\
@@ -33,23 +29,11 @@ const VICTIM: &str = "DROP TABLE IF EXISTS victim; \
 /// [`victim`] of an untouched victim table.
 const INTACT: &str = "victim: 5 rows, ids beyond 5: none";
 
+/// How long a run's sessions may outlive it.
+const SESSIONS_END: Duration = Duration::from_secs(15);
+
 // ----------------------------------------------------------------------------------------------
 // Helpers: projects, runs, and what a second session sees.
-
-/// A project folder from (path inside it, contents).
-fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    write_files(dir.path(), files);
-    dir
-}
-
-fn write_files(root: &Path, files: &[(&str, &str)]) {
-    for (rel, text) in files {
-        let path = root.join(rel);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, text).unwrap();
-    }
-}
 
 /// An expectation requiring [`INDEX`] in scope `member`; `scope` is added to that scope's table.
 fn expectation(params: bool, scope: &str) -> String {
@@ -66,69 +50,10 @@ fn setup_line(statements: &[&str]) -> String {
     format!("setup = [{}]\n", items.join(", "))
 }
 
-/// A finished run of the binary.
-struct Run {
-    status: Option<i32>,
-    stdout: String,
-    stderr: String,
-    took: Duration,
-}
-
-impl Run {
-    fn report(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("not a JSON report ({e})\n{}", self.shown()))
-    }
-
-    /// Everything about the run, for a failure message.
-    fn shown(&self) -> String {
-        format!(
-            "exit status {:?} after {:.1?}\nstdout:\n{}\nstderr:\n{}",
-            self.status, self.took, self.stdout, self.stderr
-        )
-    }
-}
-
-/// Runs the binary, killing it after [`HANG`].
-fn run(args: &[&str]) -> Run {
-    let started = Instant::now();
-    let out = plancheck(args)
-        .timeout(HANG)
-        .output()
-        .expect("run plancheck");
-    Run {
-        status: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        took: started.elapsed(),
-    }
-}
-
-/// `check --format json` of a project, with `--warmup 0 --iterations 1` unless `extra` sets
-/// the iterations itself.
-fn check(db: &str, project: &Path, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "check",
-        "--database-url",
-        db,
-        "--project",
-        project.to_str().unwrap(),
-        "--format",
-        "json",
-    ];
-    if !extra.contains(&"--iterations") {
-        args.extend(["--warmup", "0", "--iterations", "1"]);
-    }
-    args.extend_from_slice(extra);
-    run(&args)
-}
-
 /// `check` of the reference project's thread-page-first before and after a migration.
 fn check_migration(db: &str, project: &Path, only: Option<&str>, sql: &str) -> Run {
-    let dir = tempfile::tempdir().unwrap();
-    let migration = dir.path().join("attack.sql");
-    fs::write(&migration, sql).unwrap();
-    let mut extra = vec!["--migration", migration.to_str().unwrap()];
+    let migration = temp_file("attack.sql", sql);
+    let mut extra = vec!["--migration", migration.arg()];
     if let Some(only) = only {
         extra.extend(["--only", only]);
     }
@@ -145,22 +70,6 @@ fn only_check(run: &Run) -> (String, String) {
         text(&checks[0]["verdict"]),
         text(&checks[0]["before"]["verdict"]),
     )
-}
-
-/// Runs SQL; unlike `common::sql` it never panics, for the guards that clean up after a test.
-fn try_sql(conn: &str, statements: &str) -> Result<(), String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    rt.block_on(async {
-        let target = plancheck::db::Target::parse(conn).map_err(|e| e.0)?;
-        let client = target.connect().await.map_err(|e| e.0)?;
-        client
-            .batch_execute(statements)
-            .await
-            .map_err(|e| e.to_string())
-    })
 }
 
 fn make_victim(db: &str) {
@@ -197,37 +106,11 @@ fn server_state(db: &str) -> String {
     format!("{}; {rest}", victim(db))
 }
 
-fn exists(db: &str, relation: &str) -> bool {
-    query_text(db, &format!("SELECT to_regclass('{relation}') IS NOT NULL")) == "t"
-}
-
 fn role_exists(db: &str, role: &str) -> bool {
     query_text(
         db,
         &format!("SELECT count(*) FROM pg_roles WHERE rolname = '{role}'"),
     ) != "0"
-}
-
-/// Sessions of plancheck's on this database, other than this one.
-fn plancheck_sessions(db: &str) -> String {
-    query_text(
-        db,
-        "SELECT count(*) FROM pg_stat_activity \
-         WHERE application_name = 'plancheck' AND pid <> pg_backend_pid() \
-           AND datname = current_database() \
-           AND query NOT LIKE '%FROM pg_stat_activity%'",
-    )
-}
-
-/// Waits (a few seconds at most) until the run's sessions have ended: a backend outlives its
-/// client by a moment, and flushes its statistics as it goes. The sessions of this file's own
-/// polls (whose last query reads pg_stat_activity, which plancheck never does) are not counted:
-/// on a loaded machine each poll would otherwise find the previous poll's backend still ending.
-fn wait_for_sessions_to_end(db: &str) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while plancheck_sessions(db) != "0" && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Drops a role an attack may have created: roles belong to the whole server, which every test
@@ -255,26 +138,6 @@ impl Drop for RollbackPrepared<'_> {
     }
 }
 
-/// Every file under a folder.
-fn files_under(root: &Path) -> BTreeSet<PathBuf> {
-    let mut out = BTreeSet::new();
-    let mut todo = vec![root.to_path_buf()];
-    while let Some(dir) = todo.pop() {
-        for entry in fs::read_dir(&dir).unwrap().flatten() {
-            if entry.file_type().unwrap().is_dir() {
-                todo.push(entry.path());
-            } else {
-                out.insert(entry.path());
-            }
-        }
-    }
-    out
-}
-
-fn server_version_num(db: &str) -> u32 {
-    query_text(db, "SHOW server_version_num").parse().unwrap()
-}
-
 // ----------------------------------------------------------------------------------------------
 // 1. Injection through a plan file or a fragment: a plan file holds one statement.
 
@@ -295,6 +158,8 @@ fn injection_through_a_parameterised_plan_file_commits_nothing() {
     ]);
     let run = check(&db, dir.path(), &[]);
     assert_eq!(victim(&db), INTACT, "{}", run.shown());
+    // The control: the same look at pg_roles finds a role that exists (the test's own).
+    assert!(role_exists(&db, "plancheck"));
     assert!(
         !role_exists(&db, "pwned_params"),
         "the attack created a superuser\n{}",
@@ -390,7 +255,7 @@ fn a_prepared_transaction_smuggled_in_a_plan_file_leaves_no_lock_and_no_hang() {
         run.took,
         run.shown()
     );
-    wait_for_sessions_to_end(&db);
+    wait_for_sessions_to_end(&db, SESSIONS_END);
     assert_eq!(
         query_text(&db, "SELECT count(*) FROM pg_prepared_xacts"),
         "0",
@@ -647,7 +512,7 @@ fn a_migration_hiding_a_commit_behind_an_escaped_quote_is_refused_and_drops_noth
          BEGIN;\nDROP INDEX posts_thread_visible_idx;\nCOMMIT;\n",
     );
     assert!(
-        exists(&db, "posts_thread_visible_idx"),
+        relation_exists(&db, "posts_thread_visible_idx"),
         "the migration's DROP INDEX was committed\n{}",
         run.shown()
     );
@@ -670,10 +535,10 @@ fn a_migration_hiding_a_commit_behind_a_nested_comment_is_refused() {
         "/* a /* b */ c */ COMMIT;\nDROP INDEX posts_thread_visible_idx;\n",
     ] {
         let run = check_migration(&db, &reference_project(), Some("thread-page-first"), sql);
-        if run.status != Some(2) || !exists(&db, "posts_thread_visible_idx") {
+        if run.status != Some(2) || !relation_exists(&db, "posts_thread_visible_idx") {
             failures.push(format!(
                 "{sql:?}: index still there: {}, wanted exit 2\n{}",
-                exists(&db, "posts_thread_visible_idx"),
+                relation_exists(&db, "posts_thread_visible_idx"),
                 run.shown()
             ));
         }
@@ -725,7 +590,7 @@ fn a_commit_inside_plpgsql_fails_the_migration_and_drops_nothing() {
          CALL p();\nDROP INDEX posts_thread_visible_idx;\n",
     ] {
         let run = check_migration(&db, &reference_project(), Some("thread-page-first"), sql);
-        let index = exists(&db, "posts_thread_visible_idx");
+        let index = relation_exists(&db, "posts_thread_visible_idx");
         let procedure = query_text(
             &db,
             "SELECT count(*) FROM pg_proc \
@@ -768,7 +633,7 @@ fn a_read_path_that_writes_under_a_migration_is_an_error_and_writes_nothing() {
         "CREATE INDEX victim_idx ON victim (id);\n",
     );
     assert_eq!(victim(&db), INTACT, "{}", run.shown());
-    assert!(!exists(&db, "victim_idx"), "{}", run.shown());
+    assert!(!relation_exists(&db, "victim_idx"), "{}", run.shown());
     let (after, before) = only_check(&run);
     assert_eq!(before, "error", "before the migration\n{}", run.shown());
     assert_eq!(after, "error", "after the migration\n{}", run.shown());
@@ -823,15 +688,10 @@ fn a_migration_does_not_analyse_existing_tables() {
         )
     };
     // The updating session flushes its counters as it ends.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !figures().starts_with("n_mod_since_analyze 200,") {
-        assert!(
-            Instant::now() < deadline,
-            "the update never showed: {}",
-            figures()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let shown = wait_until(within(Duration::from_secs(5)), || {
+        figures().starts_with("n_mod_since_analyze 200,")
+    });
+    assert!(shown, "the update never showed: {}", figures());
     let before = figures();
     let run = check_migration(
         &db,
@@ -844,40 +704,67 @@ fn a_migration_does_not_analyse_existing_tables() {
         "wanted exit 0 or 1\n{}",
         run.shown()
     );
-    wait_for_sessions_to_end(&db);
+    // The migration was applied: every check has its verdict from before it too.
+    let report = run.report();
+    let checks = report["checks"].as_array().cloned().unwrap_or_default();
+    assert_eq!(checks.len(), 2, "{}", run.shown());
+    for c in &checks {
+        assert!(c["before"]["verdict"].is_string(), "{}", run.shown());
+    }
+    wait_for_sessions_to_end(&db, SESSIONS_END);
     assert_eq!(figures(), before, "posts was analysed\n{}", run.shown());
-    assert!(!exists(&db, "posts_extra_idx"), "{}", run.shown());
+    assert!(!relation_exists(&db, "posts_extra_idx"), "{}", run.shown());
 }
 
 // ----------------------------------------------------------------------------------------------
 // 4. Path steering through --save-plans.
 
-/// Runs `check --save-plans` on a project inside a workspace; returns the run and the files
-/// written outside the plans folder.
-fn save_plans_into(db: &str, files: &[(&str, &str)]) -> (Run, Vec<PathBuf>) {
+/// Runs `check --save-plans` on a project inside a workspace (`workspace/project`, the plans
+/// folder its `out/`); returns the run and every file it wrote anywhere in the workspace's
+/// temporary folder, relative to that folder.
+fn save_plans_into(db: &str, files: &[(&str, &str)]) -> (Run, BTreeSet<String>) {
     let root = tempfile::tempdir().unwrap();
     let project = root.path().join("workspace/project");
     write_files(&project, files);
     let out = project.join("out");
     fs::create_dir_all(&out).unwrap();
     let before = files_under(root.path());
-    let run = check(
-        db,
-        &project,
+    let run = check(db, &project, &["--save-plans", out.to_str().unwrap()]);
+    let written = files_under(root.path())
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .map(|p| {
+            p.strip_prefix(root.path())
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    (run, written)
+}
+
+// The control for the two attacks below: the listing of what a run writes sees the plans
+// folder filled, so an attack's empty listing means nothing was written.
+#[test]
+fn save_plans_of_a_harmless_project_writes_only_into_its_folder() {
+    let db = fresh_board("attack_save_plans_control");
+    let (run, written) = save_plans_into(
+        &db,
         &[
-            "--save-plans",
-            out.to_str().unwrap(),
-            "--warmup",
-            "0",
-            "--iterations",
-            "1",
+            ("plans/p.sql", PAGE),
+            ("expectations/p.toml", &expectation(true, "")),
         ],
     );
-    let outside = files_under(root.path())
-        .into_iter()
-        .filter(|p| !before.contains(p) && !p.starts_with(&out))
-        .collect();
-    (run, outside)
+    assert_eq!(run.status, Some(0), "{}", run.shown());
+    assert_eq!(
+        written,
+        BTreeSet::from([
+            "workspace/project/out/p.member.json".to_string(),
+            "workspace/project/out/run.json".to_string(),
+        ]),
+        "{}",
+        run.shown()
+    );
 }
 
 // A scope name with `../` in it names the file --save-plans writes; the pull request also ships
@@ -890,7 +777,7 @@ fn a_scope_name_that_walks_out_of_the_save_plans_folder_is_refused() {
          [scopes.\"../../x\"]\nindex = \"{INDEX}\"\n\
          [scopes.\"a/../../../x\"]\nindex = \"{INDEX}\"\n"
     );
-    let (run, outside) = save_plans_into(
+    let (run, written) = save_plans_into(
         &db,
         &[
             ("plancheck.toml", "[scopes.\"../../x\"]\nsetup = []\n"),
@@ -900,9 +787,10 @@ fn a_scope_name_that_walks_out_of_the_save_plans_folder_is_refused() {
             ("out/p.a/.keep", ""),
         ],
     );
+    // Refused before anything runs: nothing written, in the plans folder or outside it.
     assert!(
-        outside.is_empty(),
-        "written outside --save-plans: {outside:?}\n{}",
+        written.is_empty(),
+        "written by a refused run: {written:?}\n{}",
         run.shown()
     );
     assert_eq!(run.status, Some(2), "{}", run.shown());
@@ -913,7 +801,7 @@ fn a_scope_name_that_walks_out_of_the_save_plans_folder_is_refused() {
 fn a_read_path_named_with_leading_dots_is_refused() {
     let db = fresh_board("attack_dot_path");
     let exp = expectation(true, "");
-    let (run, outside) = save_plans_into(
+    let (run, written) = save_plans_into(
         &db,
         &[
             ("plans/p.sql", PAGE),
@@ -923,8 +811,8 @@ fn a_read_path_named_with_leading_dots_is_refused() {
         ],
     );
     assert!(
-        outside.is_empty(),
-        "written outside --save-plans: {outside:?}\n{}",
+        written.is_empty(),
+        "written by a refused run: {written:?}\n{}",
         run.shown()
     );
     assert_eq!(run.status, Some(2), "{}", run.shown());
@@ -947,18 +835,8 @@ fn a_read_path_that_terminates_its_own_session_exits_3() {
     let run = check(&db, dir.path(), &[]);
     assert_eq!(run.status, Some(3), "{}", run.shown());
     assert_eq!(only_check(&run).0, "error", "{}", run.shown());
-    wait_for_sessions_to_end(&db);
-    assert_eq!(
-        plancheck_sessions(&db),
-        "0",
-        "{}",
-        query_text(
-            &db,
-            "SELECT string_agg(pid || ' ' || state || ' ' || backend_type || ': ' || query, '; ') \
-             FROM pg_stat_activity WHERE application_name = 'plancheck' \
-             AND pid <> pg_backend_pid() AND datname = current_database()"
-        )
-    );
+    // No plancheck session is left behind (the wait fails the test, naming them, if one is).
+    wait_for_sessions_to_end(&db, SESSIONS_END);
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -1029,32 +907,6 @@ fn a_whole_table_read_beside_the_required_index_does_not_pass() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// The text EXPLAIN of a statement, every line.
-fn explain_text(db: &str, statement: &str) -> String {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let client = plancheck::db::Target::parse(db)
-            .unwrap()
-            .connect()
-            .await
-            .unwrap();
-        let mut lines = Vec::new();
-        for m in client
-            .simple_query(&format!("EXPLAIN {statement}"))
-            .await
-            .unwrap()
-        {
-            if let tokio_postgres::SimpleQueryMessage::Row(r) = m {
-                lines.push(r.get(0).unwrap_or("").to_string());
-            }
-        }
-        lines.join("\n")
-    })
-}
-
 // ----------------------------------------------------------------------------------------------
 // 7. The role plancheck connects as.
 
@@ -1098,10 +950,21 @@ fn strict_role_refuses_a_superuser_before_any_check_runs() {
     assert_eq!(run.status, Some(2), "{}", run.shown());
     assert!(run.stderr.contains("superuser"), "{}", run.shown());
     assert!(!run.stdout.contains("\"checks\""), "{}", run.shown());
-    wait_for_sessions_to_end(&db);
-    // A check would have read the index; its session flushes the count as it ends.
-    std::thread::sleep(Duration::from_millis(500));
+    // A check would have read the index, and a session flushes its counts before it leaves
+    // pg_stat_activity (PostgreSQL 15+): once the run's sessions are gone, the count is final.
+    wait_for_sessions_to_end(&db, SESSIONS_END);
     assert_eq!(scans(), before, "a check ran\n{}", run.shown());
+    // The control: without --strict-role the same project's check runs, and the count shows it
+    // at the same point. Without it, an unchanged count could mean only that it was read early.
+    let run = check(&db, dir.path(), &[]);
+    assert_eq!(only_check(&run).0, "pass", "{}", run.shown());
+    wait_for_sessions_to_end(&db, SESSIONS_END);
+    assert_ne!(
+        scans(),
+        before,
+        "the control's check did not show in idx_scan\n{}",
+        run.shown()
+    );
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -1146,50 +1009,34 @@ fn a_stopped_backend_cannot_hang_the_run() {
         ),
         ("expectations/sleepy.toml", &expectation(false, "")),
     ]);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_plancheck"))
-        .args([
-            "check",
-            "--database-url",
-            &db,
-            "--project",
-            dir.path().to_str().unwrap(),
-            "--format",
-            "json",
-            "--statement-timeout",
-            "2s",
-            "--warmup",
-            "0",
-            "--iterations",
-            "5",
-        ])
-        .env_remove("DATABASE_URL")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = plancheck_process(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+        "--statement-timeout",
+        "2s",
+        "--warmup",
+        "0",
+        "--iterations",
+        "5",
+    ])
+    .spawn()
+    .unwrap();
     let mut reap = Reap(Some(child));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let pid = loop {
-        let pid = query_text(
-            &db,
-            "SELECT pid FROM pg_stat_activity \
-             WHERE application_name = 'plancheck' AND datname = current_database() \
-               AND state = 'active' AND query LIKE '%pg_sleep(0.5)%' \
-               AND pid <> pg_backend_pid() LIMIT 1",
-        );
-        if !pid.is_empty() {
-            break pid.parse::<libc::pid_t>().unwrap();
-        }
-        let finished = reap.0.as_mut().unwrap().try_wait().unwrap();
-        assert!(
-            finished.is_none(),
-            "the run ended before its backend was seen"
-        );
-        assert!(
-            Instant::now() < deadline,
-            "the check's backend never showed"
-        );
-        std::thread::sleep(Duration::from_millis(20));
+    let (mut pid, mut ended) = (None, false);
+    wait_until(within(Duration::from_secs(30)), || {
+        pid = active_backend(&db, "%pg_sleep(0.5)%");
+        ended = reap.0.as_mut().unwrap().try_wait().unwrap().is_some();
+        pid.is_some() || ended
+    });
+    let pid = match pid {
+        Some(pid) => pid,
+        None if ended => panic!("the run ended before its backend was seen"),
+        None => panic!("the check's backend never showed"),
     };
     // SAFETY: stopping a backend of the test's own server; `_resume` continues it.
     unsafe {
@@ -1199,25 +1046,16 @@ fn a_stopped_backend_cannot_hang_the_run() {
     let stopped = Instant::now();
     let limit = Duration::from_secs(15);
     let mut child = reap.0.take().unwrap();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if stopped.elapsed() > limit + Duration::from_secs(5) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the run hung on a stopped backend: killed it {limit:?} + 5 s after the stop");
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    let returned = wait_until(stopped + limit + Duration::from_secs(5), || {
+        child.try_wait().unwrap().is_some()
+    });
+    if !returned {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the run hung on a stopped backend: killed it {limit:?} + 5 s after the stop");
     }
-    let took = stopped.elapsed();
-    let out = child.wait_with_output().unwrap();
-    let run = Run {
-        status: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        took,
-    };
+    let run = Run::finish(child, stopped);
+    let took = run.took;
     assert!(
         took < limit,
         "returned {took:.1?} after the stop\n{}",

@@ -7,28 +7,28 @@ use std::fs;
 
 use common::*;
 
-/// Writes a one-expectation project into a temporary folder.
-fn project(plan: &str, expectation: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    fs::create_dir(dir.path().join("plans")).unwrap();
-    fs::create_dir(dir.path().join("expectations")).unwrap();
-    fs::write(dir.path().join("plans/path.sql"), plan).unwrap();
-    fs::write(dir.path().join("expectations/path.toml"), expectation).unwrap();
-    dir
+/// The checks that did not pass, sorted.
+fn failing(verdicts: &[(String, String, String)]) -> Vec<(&str, &str, &str)> {
+    let mut out: Vec<(&str, &str, &str)> = verdicts
+        .iter()
+        .filter(|(_, _, v)| v != "pass")
+        .map(|(r, s, v)| (r.as_str(), s.as_str(), v.as_str()))
+        .collect();
+    out.sort();
+    out
 }
-
-const REFERENCE_CHECKS: usize = 12;
 
 #[test]
 fn every_expectation_passes_on_the_intact_board() {
     let db = fresh_board("intact");
     let (status, report) = check_json(&db, &reference_project(), &[]);
-    let failing: Vec<_> = verdicts(&report)
-        .into_iter()
-        .filter(|(_, _, v)| v != "pass")
-        .collect();
-    assert!(failing.is_empty(), "not passing: {failing:?}\n{report:#}");
-    assert_eq!(verdicts(&report).len(), REFERENCE_CHECKS);
+    let all = verdicts(&report);
+    let not_passing = failing(&all);
+    assert!(
+        not_passing.is_empty(),
+        "not passing: {not_passing:?}\n{report:#}"
+    );
+    assert_eq!(all.len(), REFERENCE_CHECKS);
     assert_eq!(status, 0);
     assert_eq!(report["summary"]["passed"], REFERENCE_CHECKS);
     // Every check measured something.
@@ -45,7 +45,19 @@ fn dropping_posts_thread_visible_idx_fails_the_member_thread_checks_only() {
     sql(&db, "DROP INDEX posts_thread_visible_idx");
     let (status, report) = check_json(&db, &reference_project(), &[]);
     assert_eq!(status, 1, "{report:#}");
-    for (read_path, scope, verdict) in verdicts(&report) {
+    // Every check ran, and exactly the two member thread pages found the index missing: a loop
+    // over fewer checks (or none) would pass without saying so.
+    let all = verdicts(&report);
+    assert_eq!(all.len(), REFERENCE_CHECKS, "{report:#}");
+    assert_eq!(
+        failing(&all),
+        [
+            ("thread-page-deep", "member", "missing-index"),
+            ("thread-page-first", "member", "missing-index"),
+        ],
+        "{report:#}"
+    );
+    for (read_path, scope, verdict) in &all {
         let is_member_thread = read_path.starts_with("thread-page") && scope == "member";
         if is_member_thread {
             assert_eq!(verdict, "missing-index", "{read_path} [{scope}]");
@@ -65,7 +77,17 @@ fn dropping_threads_forum_listing_all_idx_fails_only_the_moderator_forum_listing
     sql(&db, "DROP INDEX threads_forum_listing_all_idx");
     let (status, report) = check_json(&db, &reference_project(), &[]);
     assert_eq!(status, 1, "{report:#}");
-    for (read_path, scope, verdict) in verdicts(&report) {
+    let all = verdicts(&report);
+    assert_eq!(all.len(), REFERENCE_CHECKS, "{report:#}");
+    assert_eq!(
+        failing(&all),
+        [
+            ("forum-page-deep", "moderator", "missing-index"),
+            ("forum-page-first", "moderator", "missing-index"),
+        ],
+        "{report:#}"
+    );
+    for (read_path, scope, verdict) in all {
         if read_path.starts_with("forum-page") && scope == "moderator" {
             assert_eq!(verdict, "missing-index", "{read_path} [{scope}]");
         } else {
@@ -81,7 +103,7 @@ fn moderator_listing_without_its_twin_cannot_use_the_partial_index() {
     // serve it whatever the data: the moderator's query does not imply its predicate.
     let db = fresh_board("moderator_without_twin");
     sql(&db, "DROP INDEX threads_forum_listing_all_idx");
-    let dir = project(
+    let dir = one_read_path(
         "SELECT t.id FROM threads t WHERE t.forum_id = 2 ORDER BY t.sticky DESC, \
          t.last_post_at DESC, t.id DESC LIMIT 20",
         "[scopes.moderator]\nindex = \"threads_forum_listing_idx\"\n",
@@ -100,7 +122,7 @@ fn visibility_literal_turned_into_a_parameter_is_generic_plan() {
     let plan = "SELECT p.id, p.created_at FROM posts p\n\
                 WHERE p.thread_id = $1 AND p.visibility = $2\n\
                 ORDER BY p.created_at, p.id LIMIT 20\n";
-    let dir = project(
+    let dir = one_read_path(
         plan,
         "params = [1, \"visible\"]\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
     );
@@ -111,7 +133,7 @@ fn visibility_literal_turned_into_a_parameter_is_generic_plan() {
     assert!(message.contains("generic plan"), "{message}");
 
     // The same read path with the literal passes: the verdict is about the parameter.
-    let dir = project(
+    let dir = one_read_path(
         &plan.replace("$2", "'visible'"),
         "params = [1]\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
     );
@@ -126,10 +148,7 @@ fn seq_scan_beside_the_required_index_fails_unless_allowed() {
     let plan = "SELECT p.id, (SELECT count(*) FROM forums) AS forums FROM posts p\n\
                 WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
                 ORDER BY p.created_at, p.id LIMIT 20\n";
-    let dir = project(
-        plan,
-        "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
-    );
+    let dir = one_read_path(plan, &member("posts_thread_visible_idx"));
     let (status, report) = check_json(&db, dir.path(), &[]);
     assert_eq!(
         verdict_of(&report, "path", "member"),
@@ -142,7 +161,7 @@ fn seq_scan_beside_the_required_index_fails_unless_allowed() {
     );
     assert_eq!(status, 1);
 
-    let dir = project(
+    let dir = one_read_path(
         plan,
         "allow_seq_scan = [\"forums\"]\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
     );
@@ -154,7 +173,7 @@ fn seq_scan_beside_the_required_index_fails_unless_allowed() {
 #[test]
 fn member_requiring_the_twin_is_not_chosen_and_names_the_partial_index_used() {
     let db = fresh_board("notchosen");
-    let dir = project(
+    let dir = one_read_path(
         "SELECT p.id FROM posts p WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
          ORDER BY p.created_at, p.id LIMIT 20",
         "[scopes.member]\nindex = \"posts_thread_all_idx\"\n",
@@ -170,7 +189,7 @@ fn member_requiring_the_twin_is_not_chosen_and_names_the_partial_index_used() {
 fn a_write_in_a_read_path_is_an_error_and_persists_nothing() {
     let db = fresh_board("writes");
     let before = query_text(&db, "SELECT count(*) FROM posts");
-    let dir = project(
+    let dir = one_read_path(
         "WITH gone AS (DELETE FROM posts WHERE thread_id = 1 RETURNING id)\n\
          SELECT count(*) FROM gone",
         "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
@@ -184,21 +203,19 @@ fn a_write_in_a_read_path_is_an_error_and_persists_nothing() {
 
     // Two statements cannot smuggle a COMMIT past the read-only transaction: the plan file is
     // refused before anything runs (exit 2), naming where the second statement starts.
-    let dir = project(
+    let dir = one_read_path(
         "SELECT 1; COMMIT; DELETE FROM posts WHERE thread_id = 1",
         "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
     );
-    let out = plancheck(&[
+    let out = run(&[
         "check",
         "--database-url",
         &db,
         "--project",
         dir.path().to_str().unwrap(),
-    ])
-    .output()
-    .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    ]);
+    let stderr = out.stderr.as_str();
+    assert_eq!(out.status, Some(2), "{stderr}");
     assert!(stderr.contains("plans/path.sql:1:11:"), "{stderr}");
     assert!(stderr.contains("one statement"), "{stderr}");
     assert_eq!(query_text(&db, "SELECT count(*) FROM posts"), before);
@@ -213,7 +230,7 @@ fn a_write_in_a_read_path_is_an_error_and_persists_nothing() {
 #[test]
 fn an_sql_error_names_the_plan_file_line_and_column() {
     let db = fresh_board("sqlerror");
-    let dir = project(
+    let dir = one_read_path(
         "SELECT p.id\nFROM posts p\nWHERE p.thred_id = 1",
         "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
     );
@@ -228,7 +245,7 @@ fn an_sql_error_names_the_plan_file_line_and_column() {
 #[test]
 fn a_parameter_the_server_cannot_convert_is_an_error() {
     let db = fresh_board("badparam");
-    let dir = project(
+    let dir = one_read_path(
         "SELECT p.id FROM posts p WHERE p.thread_id = $1 AND p.visibility = 'visible'\n\
          ORDER BY p.created_at, p.id LIMIT 20",
         "params = [\"not a number\"]\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
@@ -241,7 +258,7 @@ fn a_parameter_the_server_cannot_convert_is_an_error() {
 #[test]
 fn missing_index_exits_1_and_says_so() {
     let db = fresh_board("missing");
-    let dir = project("SELECT 1", "[scopes.member]\nindex = \"no_such_idx\"\n");
+    let dir = one_read_path("SELECT 1", "[scopes.member]\nindex = \"no_such_idx\"\n");
     let (status, report) = check_json(&db, dir.path(), &[]);
     assert_eq!(status, 1);
     assert_eq!(verdict_of(&report, "path", "member"), "missing-index");
@@ -249,18 +266,16 @@ fn missing_index_exits_1_and_says_so() {
 
 #[test]
 fn unreachable_database_exits_3_naming_host_and_port() {
-    let dir = project("SELECT 1", "[scopes.member]\nindex = \"x\"\n");
-    let out = plancheck(&[
+    let dir = one_read_path("SELECT 1", "[scopes.member]\nindex = \"x\"\n");
+    let out = run(&[
         "check",
         "--database-url",
         "postgresql://someone:s3cret@127.0.0.1:1/db",
         "--project",
         dir.path().to_str().unwrap(),
-    ])
-    .output()
-    .unwrap();
-    assert_eq!(out.status.code(), Some(3));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    ]);
+    assert_eq!(out.status, Some(3));
+    let stderr = out.stderr.as_str();
     assert!(stderr.contains("127.0.0.1:1"), "{stderr}");
     assert!(!stderr.contains("s3cret"), "{stderr}");
     assert!(out.stdout.is_empty());
@@ -304,18 +319,16 @@ fn bad_input_exits_2_naming_the_file() {
         ("", "[scopes.member]\nindex = \"x\"\n", "empty"),
     ];
     for (plan, expectation, wanted) in cases {
-        let dir = project(plan, expectation);
-        let out = plancheck(&[
+        let dir = one_read_path(plan, expectation);
+        let out = run(&[
             "check",
             "--database-url",
             "host=/nonexistent",
             "--project",
             dir.path().to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{expectation:?}: {stderr}");
+        ]);
+        let stderr = out.stderr.as_str();
+        assert_eq!(out.status, Some(2), "{expectation:?}: {stderr}");
         assert!(
             stderr.contains(wanted),
             "{expectation:?}: wanted {wanted:?} in {stderr}"
@@ -323,17 +336,17 @@ fn bad_input_exits_2_naming_the_file() {
     }
     // No database given at all: libpq's defaults, then a clear failure to connect when nothing
     // listens there.
-    let dir = project("SELECT 1", "[scopes.member]\nindex = \"x\"\n");
-    let out = plancheck(&["check", "--project", dir.path().to_str().unwrap()])
-        .env("PGHOST", "127.0.0.1")
-        .env("PGPORT", "1")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("127.0.0.1:1"));
+    let dir = one_read_path("SELECT 1", "[scopes.member]\nindex = \"x\"\n");
+    let out = run_command(
+        plancheck(&["check", "--project", dir.path().to_str().unwrap()])
+            .env("PGHOST", "127.0.0.1")
+            .env("PGPORT", "1"),
+    );
+    assert_eq!(out.status, Some(3), "{}", out.shown());
+    assert!(out.stderr.contains("127.0.0.1:1"), "{}", out.shown());
     // An unknown scope or read path on the command line.
     for flag in ["--scope", "--only"] {
-        let out = plancheck(&[
+        let out = run(&[
             "check",
             "--database-url",
             "host=/nonexistent",
@@ -341,10 +354,8 @@ fn bad_input_exits_2_naming_the_file() {
             dir.path().to_str().unwrap(),
             flag,
             "nobody",
-        ])
-        .output()
-        .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{flag}");
+        ]);
+        assert_eq!(out.status, Some(2), "{flag}: {}", out.shown());
     }
 }
 
@@ -416,13 +427,8 @@ fn saved_plans_are_the_measurements_with_the_explain_documents() {
     let run = fs::read_to_string(out_dir.path().join("run.json")).unwrap();
     assert!(run.contains("\"thread-page-first.member.json\""), "{run}");
     // Exactly the files of the checks that ran, and the run's own.
-    let mut written: Vec<String> = fs::read_dir(out_dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    written.sort();
     assert_eq!(
-        written,
+        file_names(out_dir.path()),
         [
             "run.json",
             "thread-page-first.member.json",
@@ -434,7 +440,7 @@ fn saved_plans_are_the_measurements_with_the_explain_documents() {
 #[test]
 fn table_report_shape_is_stable() {
     let db = fresh_board("tablesnapshot");
-    let out = plancheck(&[
+    let out = run(&[
         "check",
         "--database-url",
         &db,
@@ -448,11 +454,9 @@ fn table_report_shape_is_stable() {
         "0",
         "--iterations",
         "1",
-    ])
-    .output()
-    .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let text = String::from_utf8(out.stdout).unwrap();
+    ]);
+    assert_eq!(out.status, Some(0));
+    let text = out.stdout;
     let text = regex::Regex::new(r"\d+\.\d+ ms")
         .unwrap()
         .replace_all(&text, "[ms]");
@@ -489,21 +493,19 @@ fn setup_that_ends_the_transaction_or_makes_it_read_write_is_refused_and_nothing
         "[\"SET ROLE plancheck; COMMIT\"]",
         "[\"SET LOCAL transaction_read_only = off\"]",
     ] {
-        let dir = project(
+        let dir = one_read_path(
             writer,
             &format!("[scopes.member]\nindex = \"posts_thread_visible_idx\"\nsetup = {setup}\n"),
         );
-        let out = plancheck(&[
+        let out = run(&[
             "check",
             "--database-url",
             &db,
             "--project",
             dir.path().to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{setup}: {stderr}");
+        ]);
+        let stderr = out.stderr.as_str();
+        assert_eq!(out.status, Some(2), "{setup}: {stderr}");
         assert!(
             stderr.contains("expectations/path.toml:3:"),
             "{setup}: {stderr}"
@@ -517,7 +519,7 @@ fn setup_that_ends_the_transaction_or_makes_it_read_write_is_refused_and_nothing
     // What only the server can see fails safe: a computed setting name cannot make the
     // transaction read-write (PostgreSQL refuses once the first query ran), and the check is an
     // error.
-    let dir = project(
+    let dir = one_read_path(
         writer,
         "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n\
          setup = [\"SELECT set_config('transaction_read' || '_only', 'off', true)\"]\n",
@@ -531,7 +533,7 @@ fn setup_that_ends_the_transaction_or_makes_it_read_write_is_refused_and_nothing
 #[test]
 fn a_widened_member_predicate_is_not_usable_and_shows_the_index_predicate() {
     let db = fresh_board("notusable");
-    let dir = project(
+    let dir = one_read_path(
         "SELECT p.id FROM posts p WHERE p.thread_id = 1 AND p.visibility <> 'deleted'\n\
          ORDER BY p.created_at, p.id LIMIT 20",
         "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
@@ -556,17 +558,15 @@ fn a_widened_member_predicate_is_not_usable_and_shows_the_index_predicate() {
     assert_eq!(status, 1);
 
     // --explain ends the table with the failing plan as a tree.
-    let out = plancheck(&[
+    let out = run(&[
         "check",
         "--database-url",
         &db,
         "--project",
         dir.path().to_str().unwrap(),
         "--explain",
-    ])
-    .output()
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    ]);
+    let stdout = out.stdout.as_str();
     assert!(
         stdout.contains("path [member] not-usable, custom plan:\nLimit"),
         "{stdout}"
@@ -584,7 +584,7 @@ fn a_widened_member_predicate_is_not_usable_and_shows_the_index_predicate() {
 #[test]
 fn a_visibility_taken_from_current_setting_is_not_usable() {
     let db = fresh_board("currentsetting");
-    let dir = project(
+    let dir = one_read_path(
         "SELECT p.id FROM posts p\n\
          WHERE p.thread_id = 1 AND p.visibility = current_setting('app.visibility')\n\
          ORDER BY p.created_at, p.id LIMIT 20",
@@ -609,7 +609,7 @@ fn a_visibility_taken_from_current_setting_is_not_usable() {
 #[test]
 fn an_index_on_a_tiny_table_is_not_chosen_with_both_costs_and_warns_under_require_usable() {
     let db = fresh_board("tinytable");
-    let dir = project(
+    let dir = one_read_path(
         "SELECT f.id, f.name FROM forums f WHERE f.id = 2",
         "[scopes.member]\nindex = \"forums_pkey\"\n",
     );
@@ -638,7 +638,7 @@ fn an_index_on_a_tiny_table_is_not_chosen_with_both_costs_and_warns_under_requir
 #[test]
 fn a_generic_plan_that_cannot_use_the_index_fails_even_under_require_usable() {
     let db = fresh_board("genericusable");
-    let dir = project(
+    let dir = one_read_path(
         "SELECT p.id FROM posts p WHERE p.thread_id = $1 AND p.visibility = $2\n\
          ORDER BY p.created_at, p.id LIMIT 20",
         "params = [1, \"visible\"]\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
@@ -662,44 +662,24 @@ fn a_generic_plan_that_cannot_use_the_index_fails_even_under_require_usable() {
 #[test]
 fn a_deep_page_written_with_offset_is_over_budget_against_its_first_page() {
     let db = fresh_board("offsetpage");
-    let dir = tempfile::tempdir().unwrap();
-    fs::create_dir(dir.path().join("plans")).unwrap();
-    fs::create_dir(dir.path().join("expectations")).unwrap();
     let page = "SELECT p.id, p.created_at, p.body FROM posts p\n\
                 WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
                 ORDER BY p.created_at, p.id\n";
-    fs::write(
-        dir.path().join("plans/first.sql"),
-        format!("{page}LIMIT 20"),
-    )
-    .unwrap();
-    fs::write(
-        dir.path().join("plans/offset.sql"),
-        format!("{page}LIMIT 20 OFFSET 500"),
-    )
-    .unwrap();
-    fs::write(
-        dir.path().join("expectations/first.toml"),
-        "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
-    )
-    .unwrap();
-    fs::write(
-        dir.path().join("expectations/offset.toml"),
-        "relative = { to = \"first\", max_ratio = 2 }\n\
-         [scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
-    )
-    .unwrap();
+    let index = member("posts_thread_visible_idx");
+    let dir = read_paths(&[
+        ("first", &format!("{page}LIMIT 20"), &index),
+        (
+            "offset",
+            &format!("{page}LIMIT 20 OFFSET 500"),
+            &format!("relative = {{ to = \"first\", max_ratio = 2 }}\n{index}"),
+        ),
+    ]);
     // --only offset still runs `first`: the ratio needs both sides.
     let (status, report) = check_json(&db, dir.path(), &["--only", "offset"]);
     assert_eq!(status, 1, "{report:#}");
     assert_eq!(verdict_of(&report, "first", "member"), "pass");
     assert_eq!(verdict_of(&report, "offset", "member"), "over-budget");
-    let offset = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["read_path"] == "offset")
-        .unwrap();
+    let offset = check_of(&report, "offset", "member");
     let message = offset["message"].as_str().unwrap();
     assert!(
         message.contains("those of first [member]") && message.contains("over the limit of 2×"),
@@ -735,21 +715,19 @@ fn a_deep_page_written_with_offset_is_over_budget_against_its_first_page() {
 
 #[test]
 fn a_relative_budget_naming_no_read_path_is_bad_input() {
-    let dir = project(
+    let dir = one_read_path(
         "SELECT 1",
         "relative = { to = \"nowhere\", max_ratio = 2 }\n[scopes.member]\nindex = \"x\"\n",
     );
-    let out = plancheck(&[
+    let out = run(&[
         "check",
         "--database-url",
         "host=/nonexistent",
         "--project",
         dir.path().to_str().unwrap(),
-    ])
-    .output()
-    .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    ]);
+    let stderr = out.stderr.as_str();
+    assert_eq!(out.status, Some(2), "{stderr}");
     assert!(
         stderr.contains("expectations/path.toml:1:12: relative budget: no read path `nowhere`"),
         "{stderr}"
@@ -759,17 +737,15 @@ fn a_relative_budget_naming_no_read_path_is_bad_input() {
 #[test]
 fn lint_is_clean_on_the_intact_board() {
     let db = fresh_board("lintclean");
-    let out = plancheck(&[
+    let out = run(&[
         "lint",
         "--database-url",
         &db,
         "--project",
         reference_project().to_str().unwrap(),
-    ])
-    .output()
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    ]);
+    let stdout = out.stdout.as_str();
+    assert_eq!(out.status, Some(0), "{stdout}");
     assert!(stdout.starts_with("no twin drift"), "{stdout}");
 }
 
@@ -781,17 +757,15 @@ fn a_twin_whose_key_order_drifted_is_reported_by_lint_and_fails_check() {
         "DROP INDEX posts_thread_all_idx; \
          CREATE INDEX posts_thread_all_idx ON posts (created_at, thread_id, id)",
     );
-    let out = plancheck(&[
+    let out = run(&[
         "lint",
         "--database-url",
         &db,
         "--project",
         reference_project().to_str().unwrap(),
-    ])
-    .output()
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    ]);
+    let stdout = out.stdout.as_str();
+    assert_eq!(out.status, Some(1), "{stdout}");
     assert!(
         stdout.contains("posts_thread_visible_idx and its twin posts_thread_all_idx drifted: key columns in a different order: (thread_id, created_at, id) and (created_at, thread_id, id)"),
         "{stdout}"
@@ -817,7 +791,7 @@ fn an_invalid_index_is_reported_by_lint() {
         "UPDATE pg_index SET indisvalid = false \
          WHERE indexrelid = 'threads_forum_listing_all_idx'::regclass",
     );
-    let out = plancheck(&[
+    let out = run(&[
         "lint",
         "--database-url",
         &db,
@@ -825,11 +799,9 @@ fn an_invalid_index_is_reported_by_lint() {
         reference_project().to_str().unwrap(),
         "--format",
         "json",
-    ])
-    .output()
-    .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let findings: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    ]);
+    assert_eq!(out.status, Some(1));
+    let findings: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let problems = findings["findings"].to_string();
     assert!(
         problems.contains("threads_forum_listing_all_idx is not valid"),
@@ -846,7 +818,7 @@ fn a_relation_never_analysed_is_noted_and_an_analysed_one_is_not() {
          INSERT INTO scratch SELECT g, 'x' FROM generate_series(1, 20000) g; \
          CREATE INDEX scratch_id ON scratch (id)",
     );
-    let dir = project(
+    let dir = one_read_path(
         "SELECT v FROM scratch WHERE id = 7",
         "[scopes.member]\nindex = \"scratch_id\"\n",
     );
@@ -893,7 +865,7 @@ fn a_partitioned_index_passes_through_its_leaves_and_names_a_partition_without_o
     let member = "[scopes.member]\nindex = \"posts_part_thread_visible_idx\"\n";
 
     // Pruned to the newest partition, which has its leaf: a pass.
-    let dir = project(
+    let dir = one_read_path(
         "SELECT p.id, p.body FROM posts_part p\n\
          WHERE p.thread_id = 1 AND p.visibility = 'visible' AND p.created_at > '2024-06-01'\n\
          ORDER BY p.created_at, p.id LIMIT 20",
@@ -907,7 +879,7 @@ fn a_partitioned_index_passes_through_its_leaves_and_names_a_partition_without_o
     assert_eq!(status, 1);
 
     // The whole thread reaches the middle partition, which has no leaf: named.
-    let dir = project(
+    let dir = one_read_path(
         "SELECT p.id, p.body FROM posts_part p\n\
          WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
          ORDER BY p.created_at, p.id LIMIT 20",
@@ -927,7 +899,7 @@ fn a_partitioned_index_passes_through_its_leaves_and_names_a_partition_without_o
     assert_eq!(status, 1);
 
     // The twin has a leaf on every partition: the moderator's whole thread passes.
-    let dir = project(
+    let dir = one_read_path(
         "SELECT p.id, p.body FROM posts_part p WHERE p.thread_id = 1\n\
          ORDER BY p.created_at, p.id LIMIT 20",
         "[scopes.moderator]\nindex = \"posts_part_thread_all_idx\"\n",
@@ -961,7 +933,7 @@ fn row_level_security_scopes_member_policy_and_moderator_policy() {
     // The read path filters nothing itself: the policy does.
     let plan = "SELECT p.id, p.body FROM posts p WHERE p.thread_id = 1\n\
                 ORDER BY p.created_at, p.id LIMIT 20";
-    let dir = project(
+    let dir = one_read_path(
         plan,
         "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n\
          setup = [\"SET LOCAL ROLE board_member\"]\n\
@@ -986,12 +958,7 @@ fn row_level_security_scopes_member_policy_and_moderator_policy() {
         "not-usable",
         "{report:#}"
     );
-    let guest = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["scope"] == "guest")
-        .unwrap();
+    let guest = check_of(&report, "path", "guest");
     assert!(
         guest["message"]
             .as_str()
@@ -1009,7 +976,7 @@ fn a_visibility_from_a_stable_function_is_not_usable_and_the_function_is_named()
         "CREATE FUNCTION current_visibility() RETURNS text STABLE LANGUAGE plpgsql \
          AS $$ BEGIN RETURN 'visible'; END $$",
     );
-    let dir = project(
+    let dir = one_read_path(
         "SELECT p.id FROM posts p\n\
          WHERE p.thread_id = 1 AND p.visibility = current_visibility()\n\
          ORDER BY p.created_at, p.id LIMIT 20",

@@ -4,14 +4,17 @@
 //! libpq does with it, and the password sources (the string, `PGPASSWORD`, `~/.pgpass`) through
 //! the real binary, whose environment is set only in its own process.
 
+mod common;
+
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock, mpsc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::{Run, project, run_command, runtime, wait_until, within};
 use plancheck::db::Target;
 use plancheck::db::conninfo::GivenEnv;
 use rcgen::{
@@ -61,13 +64,9 @@ extern "C" fn stop_servers() {
             unsafe {
                 libc::kill(server.child.id() as libc::pid_t, libc::SIGINT);
             }
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = server.child.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            wait_until(within(Duration::from_secs(10)), || {
+                matches!(server.child.try_wait(), Ok(Some(_)))
+            });
             let _ = server.child.kill();
             let _ = server.child.wait();
             let _ = fs::remove_dir_all(&server.dir);
@@ -78,13 +77,6 @@ extern "C" fn stop_servers() {
             let _ = fs::remove_dir_all(dir);
         }
     }
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
 }
 
 /// The two servers, started once per test binary.
@@ -356,30 +348,30 @@ fn wait_ready(running: &mut Running, dir: &Path, port: u16) -> Result<(), String
         .user(SUPERUSER)
         .dbname("postgres");
     let target = Target::from_config(config);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    runtime().block_on(async {
-        loop {
-            if let Ok(Some(status)) = running.child.try_wait() {
-                return Err(format!("the server exited ({status})"));
-            }
-            if let Ok(client) = target.connect().await {
-                client
-                    .batch_execute(&format!(
-                        "ALTER ROLE {SUPERUSER} PASSWORD '{PASSWORD}';
-                         CREATE ROLE certuser LOGIN;
-                         CREATE ROLE tlsonly LOGIN PASSWORD '{PASSWORD}';
-                         CREATE ROLE plainonly LOGIN PASSWORD '{PASSWORD}';"
-                    ))
-                    .await
-                    .map_err(|e| format!("setting the roles up: {e}"))?;
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                return Err("the server did not start within 60 s".into());
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+    let rt = runtime();
+    let mut client = None;
+    let mut exited = None;
+    let ready = wait_until(within(Duration::from_secs(60)), || {
+        if let Ok(Some(status)) = running.child.try_wait() {
+            exited = Some(status);
+            return true;
         }
-    })
+        client = rt.block_on(target.connect()).ok();
+        client.is_some()
+    });
+    if let Some(status) = exited {
+        return Err(format!("the server exited ({status})"));
+    }
+    let (true, Some(client)) = (ready, client) else {
+        return Err("the server did not start within 60 s".into());
+    };
+    rt.block_on(client.batch_execute(&format!(
+        "ALTER ROLE {SUPERUSER} PASSWORD '{PASSWORD}';
+         CREATE ROLE certuser LOGIN;
+         CREATE ROLE tlsonly LOGIN PASSWORD '{PASSWORD}';
+         CREATE ROLE plainonly LOGIN PASSWORD '{PASSWORD}';"
+    )))
+    .map_err(|e| format!("setting the roles up: {e}"))
 }
 
 /// A home folder of the test's own, with nothing in it: no ~/.pgpass, no ~/.postgresql.
@@ -691,28 +683,20 @@ fn certificates_in_the_home_folder_are_used_by_default() {
 /// A project with one read path that only needs a connection: exit status 0 or 1 means it
 /// connected, 3 means it did not.
 fn tiny_project() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    fs::create_dir(dir.path().join("plans")).unwrap();
-    fs::create_dir(dir.path().join("expectations")).unwrap();
-    fs::write(dir.path().join("plans/p.sql"), "SELECT 1\n").unwrap();
-    fs::write(
-        dir.path().join("expectations/p.toml"),
-        "[scopes.s]\nindex = \"pg_class_oid_index\"\n",
-    )
-    .unwrap();
-    dir
+    project(&[
+        ("plans/p.sql", "SELECT 1\n"),
+        (
+            "expectations/p.toml",
+            "[scopes.s]\nindex = \"pg_class_oid_index\"\n",
+        ),
+    ])
 }
 
-/// Runs `plancheck check` with only the given variables (and HOME) of the PG* family set.
-fn check(url: &str, home: &Path, vars: &[(&str, &str)]) -> (i32, String) {
+/// Runs `plancheck check` with only the given variables (and HOME) of the PG* family set;
+/// returns the exit status and stdout and stderr together.
+fn check_env(url: &str, home: &Path, vars: &[(&str, &str)]) -> (i32, String) {
     let project = tiny_project();
-    let mut cmd = assert_cmd::Command::cargo_bin("plancheck").unwrap();
-    for (name, _) in std::env::vars() {
-        if name.starts_with("PG") || name == "DATABASE_URL" {
-            cmd.env_remove(name);
-        }
-    }
-    cmd.env("HOME", home).args([
+    let mut cmd = common::plancheck(&[
         "check",
         "--database-url",
         url,
@@ -723,16 +707,17 @@ fn check(url: &str, home: &Path, vars: &[(&str, &str)]) -> (i32, String) {
         "--iterations",
         "1",
     ]);
+    for (name, _) in std::env::vars() {
+        if name.starts_with("PG") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.env("HOME", home);
     for (k, v) in vars {
         cmd.env(k, v);
     }
-    let out = cmd.output().expect("run plancheck");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().expect("an exit status"), text)
+    let run: Run = run_command(&mut cmd);
+    (run.code(), format!("{}{}", run.stdout, run.stderr))
 }
 
 fn assert_connected(status: i32, output: &str) {
@@ -747,10 +732,10 @@ fn pgpassword_supplies_the_password() {
         "host=127.0.0.1 port={} user={SUPERUSER} dbname=postgres",
         s.tls_port
     );
-    let (status, output) = check(&url, home.path(), &[("PGPASSWORD", PASSWORD)]);
+    let (status, output) = check_env(&url, home.path(), &[("PGPASSWORD", PASSWORD)]);
     assert_connected(status, &output);
     // Without it there is no password at all.
-    let (status, output) = check(&url, home.path(), &[]);
+    let (status, output) = check_env(&url, home.path(), &[]);
     assert_eq!(status, 3, "{output}");
 }
 
@@ -769,13 +754,13 @@ fn the_environment_fills_what_the_string_leaves_out_and_the_string_wins() {
         ("PGSSLMODE", "require"),
     ];
     // PGSSLMODE=require against the plain server: the environment was applied.
-    let (status, output) = check("application_name=envtest", home.path(), &env);
+    let (status, output) = check_env("application_name=envtest", home.path(), &env);
     assert_eq!(status, 3, "{output}");
     assert!(output.contains("does not support TLS"), "{output}");
     // The string's port and sslmode win over PGPORT and PGSSLMODE.
-    let (status, output) = check(&format!("port={plain} sslmode=disable"), home.path(), &env);
+    let (status, output) = check_env(&format!("port={plain} sslmode=disable"), home.path(), &env);
     assert_connected(status, &output);
-    let (status, output) = check(&format!("port={tls}"), home.path(), &env);
+    let (status, output) = check_env(&format!("port={tls}"), home.path(), &env);
     assert_connected(status, &output);
 }
 
@@ -795,19 +780,19 @@ fn pgpass_supplies_the_password_unless_others_may_read_it() {
     .unwrap();
     fs::set_permissions(&pgpass, fs::Permissions::from_mode(0o600)).unwrap();
     let url = format!("postgresql://{SUPERUSER}@127.0.0.1:{}/postgres", s.tls_port);
-    let (status, output) = check(&url, home.path(), &[]);
+    let (status, output) = check_env(&url, home.path(), &[]);
     assert_connected(status, &output);
     // The first matching line wins: for the plain server's port, that is the wrong password.
     let plain_url = format!(
         "postgresql://{SUPERUSER}@127.0.0.1:{}/postgres",
         s.plain_port
     );
-    let (status, output) = check(&plain_url, home.path(), &[]);
+    let (status, output) = check_env(&plain_url, home.path(), &[]);
     assert_eq!(status, 3, "{output}");
     assert!(!output.contains(WRONG_PASSWORD), "{output}");
     // Readable by others: ignored, silently.
     fs::set_permissions(&pgpass, fs::Permissions::from_mode(0o644)).unwrap();
-    let (status, output) = check(&url, home.path(), &[]);
+    let (status, output) = check_env(&url, home.path(), &[]);
     assert_eq!(status, 3, "{output}");
     assert!(!output.contains("pgpass"), "{output}");
     assert!(!output.contains(PASSWORD), "{output}");
@@ -815,7 +800,7 @@ fn pgpass_supplies_the_password_unless_others_may_read_it() {
     let other = home.path().join("elsewhere");
     fs::write(&other, format!("*:*:*:*:{PASSWORD}\n")).unwrap();
     fs::set_permissions(&other, fs::Permissions::from_mode(0o600)).unwrap();
-    let (status, output) = check(
+    let (status, output) = check_env(
         &url,
         home.path(),
         &[("PGPASSFILE", other.to_str().unwrap())],
@@ -851,7 +836,7 @@ fn a_wrong_password_exits_3_and_is_never_printed() {
             vec![("PGPASSWORD", WRONG_PASSWORD)],
         ),
     ] {
-        let (status, output) = check(&url, home.path(), &vars);
+        let (status, output) = check_env(&url, home.path(), &vars);
         assert_eq!(status, 3, "{output}");
         assert!(
             output.contains("password authentication failed"),
@@ -860,7 +845,7 @@ fn a_wrong_password_exits_3_and_is_never_printed() {
         assert!(!output.contains(WRONG_PASSWORD), "{output}");
     }
     // A malformed string holding a password is bad input, and does not show it either.
-    let (status, output) = check(
+    let (status, output) = check_env(
         &format!("host=127.0.0.1 password={WRONG_PASSWORD} sslmode=sometimes"),
         home.path(),
         &[],

@@ -1,10 +1,16 @@
 //! `plancheck demo` as a user meets it: a throwaway server, the reference board, every check
 //! passing, and nothing left behind, also when interrupted.
 
+mod common;
+
+use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use common::{Run, plancheck_process, wait_until, within};
 
 /// A private TMPDIR for one demo, so tests running side by side do not see each other's
 /// folders. Traversable by the unprivileged user the server runs as when the tests run as root.
@@ -23,24 +29,60 @@ fn throwaway_folders(tmp: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The command lines of the processes that name a path under `tmp` (the demo's server and its
+/// children, whose data folder is there).
+fn processes_under(tmp: &Path) -> Vec<String> {
+    let needle = tmp.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&needle))
+        .collect()
+}
+
+/// `plancheck demo` with `TMPDIR` set to `tmp`.
+fn demo(args: &[&str], tmp: &Path) -> std::process::Command {
+    let mut all = vec!["demo"];
+    all.extend_from_slice(args);
+    let mut cmd = plancheck_process(&all);
+    cmd.env("TMPDIR", tmp);
+    cmd
+}
+
 #[test]
 fn demo_passes_every_check_and_leaves_nothing_behind() {
     let tmp = private_tmp();
-    let out = Command::new(env!("CARGO_BIN_EXE_plancheck"))
-        .args(["demo", "--warmup", "1", "--iterations", "2"])
-        .env_remove("DATABASE_URL")
-        .env("TMPDIR", tmp.path())
-        .output()
+    let started = Instant::now();
+    let mut child = demo(&["--warmup", "1", "--iterations", "2"], tmp.path())
+        .spawn()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    // While it runs, its throwaway folder is in TMPDIR: without seeing it there, an empty TMPDIR
+    // afterwards would prove nothing (the demo could have put its folder elsewhere).
+    let mut seen = Vec::new();
+    wait_until(within(Duration::from_secs(120)), || {
+        seen = throwaway_folders(tmp.path());
+        !seen.is_empty() || matches!(child.try_wait(), Ok(Some(_)))
+    });
+    let run = Run::finish(child, started);
     assert!(
-        stdout.contains("12 checks on PostgreSQL")
-            && stdout.contains(": 12 passed, 0 failed, 0 errors"),
-        "{stdout}"
+        !seen.is_empty(),
+        "never saw the demo's folder in TMPDIR\n{}",
+        run.shown()
     );
-    assert!(stderr.contains("loaded the reference board"), "{stderr}");
+    assert_eq!(run.status, Some(0), "{}", run.shown());
+    assert!(
+        run.stdout.contains("12 checks on PostgreSQL")
+            && run.stdout.contains(": 12 passed, 0 failed, 0 errors"),
+        "{}",
+        run.shown()
+    );
+    assert!(
+        run.stderr.contains("loaded the reference board"),
+        "{}",
+        run.shown()
+    );
     let after = throwaway_folders(tmp.path());
     assert!(after.is_empty(), "left behind: {after:?}");
 }
@@ -48,42 +90,65 @@ fn demo_passes_every_check_and_leaves_nothing_behind() {
 #[test]
 fn interrupted_demo_stops_the_server_and_removes_its_files() {
     let tmp = private_tmp();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_plancheck"))
-        .args(["demo", "--scale", "0.2"])
-        .env_remove("DATABASE_URL")
-        .env("TMPDIR", tmp.path())
+    let mut child = demo(&["--scale", "0.2"], tmp.path())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the server is up and the board is loading, then interrupt.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if !throwaway_folders(tmp.path()).is_empty() {
-            std::thread::sleep(Duration::from_millis(1500));
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the demo never created its folder"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // stderr read as it comes, to see the load's progress.
+    let mut stderr_pipe = child.stderr.take().unwrap();
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let reader = {
+        let stderr = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr_pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                stderr
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    // Interrupt once the server is up and the board is loading.
+    let loading = wait_until(within(Duration::from_secs(60)), || {
+        stderr
+            .lock()
+            .unwrap()
+            .contains("loading the reference board")
+            || matches!(child.try_wait(), Ok(Some(_)))
+    });
+    let so_far = stderr.lock().unwrap().clone();
+    assert!(
+        loading && so_far.contains("loading the reference board"),
+        "the demo never started loading the board: {so_far}"
+    );
+    assert!(
+        !throwaway_folders(tmp.path()).is_empty(),
+        "the demo's folder is not in TMPDIR"
+    );
+    // The control for "no server survives": the running server is seen by the same search.
+    assert!(
+        !processes_under(tmp.path()).is_empty(),
+        "the demo's server is not found under {}",
+        tmp.path().display()
+    );
     // SAFETY: signalling our own child.
     unsafe {
         libc::kill(child.id() as libc::pid_t, libc::SIGINT);
     }
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+    reader.join().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "{}",
+        stderr.lock().unwrap().as_str()
+    );
     // No server process of this demo survives it.
-    let needle = tmp.path().to_string_lossy().into_owned();
-    let survivors: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(&needle))
-        .collect();
+    let survivors = processes_under(tmp.path());
     assert!(survivors.is_empty(), "still running: {survivors:?}");
     let after = throwaway_folders(tmp.path());
     assert!(after.is_empty(), "left behind: {after:?}");

@@ -9,24 +9,12 @@ use common::*;
 /// The smallest board `--scale` accepts a run of in well under a second (2,344 posts).
 const SMALL: &str = "0.001";
 
-/// An empty database named `name`; returns its connection string.
-fn empty_database(name: &str) -> String {
-    // fresh_board builds the connection string of a database on the test server; the board copy
-    // it makes is replaced by an empty database of the same name.
-    let conn = fresh_board(name);
-    let admin = conn.replace(&format!("dbname={name}"), "dbname=postgres");
-    sql(&admin, &format!("DROP DATABASE {name}"));
-    sql(&admin, &format!("CREATE DATABASE {name}"));
-    conn
-}
-
 /// Runs `fixtures load` into `conn` at the small scale; returns (exit status, stderr).
 fn load(conn: &str, extra: &[&str]) -> (i32, String) {
     let mut args = vec!["fixtures", "load", "--database-url", conn, "--scale", SMALL];
     args.extend_from_slice(extra);
-    let out = plancheck(&args).output().expect("run plancheck");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out.status.code().expect("an exit status"), stderr)
+    let run = run(&args);
+    (run.code(), run.stderr)
 }
 
 /// How many of the names the board uses are taken in the database, by any kind of object.
@@ -91,6 +79,11 @@ fn a_board_is_loaded_again_only_with_replace() {
     assert_eq!(status, 0, "{stderr}");
     let posts = query_text(&db, "SELECT count(*) FROM posts");
     assert_eq!(posts, "2344");
+    // The control for every "no board name taken" below: the count sees the board's tables.
+    assert_eq!(
+        board_names_taken(&db, "'posts', 'threads', 'forums', 'members'"),
+        "4"
+    );
     assert_eq!(
         query_text(&db, "SELECT obj_description('posts'::regclass, 'pg_class')"),
         "plancheck reference board: posts"

@@ -334,3 +334,111 @@ fn lint_pairs_a_partial_index_with_the_unfiltered_index_of_another_scope_unless_
     assert_eq!(status, Some(0), "{stdout}");
     assert!(stdout.starts_with("no twin drift"), "{stdout}");
 }
+
+fn index_count(db: &str) -> String {
+    query_text(
+        db,
+        "SELECT count(*) FROM pg_indexes WHERE tablename = 'events'",
+    )
+}
+
+#[test]
+fn replan_without_rivals_gives_the_planner_s_own_figure_and_leaves_every_index() {
+    let db = events_db("judgement_rivals");
+    let before = index_count(&db);
+    let dir = project(&[(
+        "sibling",
+        "SELECT id FROM events WHERE deleted_at IS NULL AND account_id = 42",
+        &member("events_live_room"),
+    )]);
+    let (status, report) = check_json(&db, dir.path(), &["--replan-without-rivals"]);
+    assert_eq!(status, 1, "{report:#}");
+    let c = check_of(&report, "sibling");
+    assert_eq!(c["verdict"], "not-chosen", "{c:#}");
+    assert_eq!(c["usable"], true, "{c:#}");
+    let message = c["message"].as_str().unwrap();
+    assert!(
+        message.contains("with events_live_account set aside")
+            && message.contains("the planner's own plan through events_live_room costs"),
+        "{message}"
+    );
+    // Dropped in a transaction that was rolled back: every index is still there.
+    assert_eq!(index_count(&db), before);
+    // Without the flag, the message says what would measure the cost.
+    let (_, report) = check_json(&db, dir.path(), &[]);
+    let message = check_of(&report, "sibling")["message"].as_str().unwrap();
+    assert!(
+        message.contains("its cost was not measured (--replan-without-rivals measures it")
+            && !message.contains("the planner's own plan through"),
+        "{message}"
+    );
+}
+
+#[test]
+fn replan_without_rivals_is_refused_on_a_read_only_server_and_with_a_migration() {
+    let db = events_db("judgement_rivals_ro");
+    let dir = project(&[(
+        "sibling",
+        "SELECT id FROM events WHERE deleted_at IS NULL AND account_id = 42",
+        &member("events_live_room"),
+    )]);
+    sql(
+        &db,
+        "ALTER DATABASE judgement_rivals_ro SET default_transaction_read_only = on",
+    );
+    let out = plancheck(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--replan-without-rivals",
+    ])
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("read-only by default"), "{stderr}");
+    let migration = dir.path().join("m.sql");
+    fs::write(&migration, "CREATE INDEX ON events (room);").unwrap();
+    let out = plancheck(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--replan-without-rivals",
+        "--migration",
+        migration.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+#[test]
+fn an_allow_seq_scan_entry_naming_no_relation_is_warned_about() {
+    let db = events_db("judgement_allow");
+    let dir = project(&[(
+        "latest",
+        "SELECT id FROM events ORDER BY created_at DESC LIMIT 20",
+        "allow_seq_scan = [\"evnts\", \"public.events\"]\n\
+         [scopes.member]\nindex = \"events_created\"\n",
+    )]);
+    let out = plancheck(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("allow_seq_scan names `evnts`, which is no relation in the database"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("`public.events`"), "{stderr}");
+}

@@ -7,13 +7,6 @@ mod common;
 use common::*;
 use plancheck::db::role::{LEAST_PRIVILEGE_SQL, risks};
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-}
-
 /// The user a key=value connection string names.
 fn user_of(conn: &str) -> &str {
     conn.split_whitespace()
@@ -34,18 +27,14 @@ fn as_user(conn: &str, user: &str) -> String {
 
 /// The role name and the rights `risks` reports for a session opened with `conn`.
 fn risks_of(conn: &str) -> (String, Vec<String>) {
-    runtime().block_on(async {
-        let client = plancheck::db::Target::parse(conn)
-            .expect("a connection string")
-            .connect()
-            .await
-            .expect("connect");
-        let (role, found) = risks(&client).await.expect("the role's rights");
-        for r in &found {
-            assert!(!r.what.is_empty(), "{r:?}");
-        }
-        (role, found.into_iter().map(|r| r.right).collect())
-    })
+    let session = Session::open(conn);
+    let (role, found) = session
+        .block_on(risks(session.client()))
+        .expect("the role's rights");
+    for r in &found {
+        assert!(!r.what.is_empty(), "{r:?}");
+    }
+    (role, found.into_iter().map(|r| r.right).collect())
 }
 
 /// The least-privilege roles of one test, on its own fresh board: roles are shared by every
@@ -99,31 +88,6 @@ fn available(conn: &str, extension: &str) -> bool {
         eprintln!("note: the {extension} extension is not available on the test server; skipped");
     }
     count == "1"
-}
-
-/// Runs `check --format json` with one measured run and returns (status, report, stderr).
-fn check_as(conn: &str, extra: &[&str]) -> (i32, serde_json::Value, String) {
-    let root = reference_project();
-    let mut args = vec![
-        "check",
-        "--database-url",
-        conn,
-        "--project",
-        root.to_str().expect("a UTF-8 path"),
-        "--format",
-        "json",
-        "--warmup",
-        "0",
-        "--iterations",
-        "1",
-    ];
-    args.extend_from_slice(extra);
-    let out = plancheck(&args).output().expect("run plancheck");
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let report = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("not a JSON report ({e})\nstdout: {stdout}\nstderr: {stderr}"));
-    (out.status.code().expect("an exit status"), report, stderr)
 }
 
 #[test]
@@ -294,39 +258,42 @@ fn postgres_fdw_is_reported_with_usage_on_the_wrapper_or_a_server() {
 #[test]
 fn the_check_role_is_enough_for_every_check_of_the_reference_project() {
     let roles = least_privilege("role_check_run");
-    let (status, report, stderr) = check_as(&roles.check, &[]);
+    let run = check(&roles.check, &reference_project(), &[]);
+    let report = run.report();
     let verdicts = verdicts(&report);
-    assert!(!verdicts.is_empty(), "{report:#}");
+    assert_eq!(verdicts.len(), REFERENCE_CHECKS, "{}", run.shown());
     for (read_path, scope, verdict) in &verdicts {
-        assert_eq!(
-            verdict, "pass",
-            "{read_path} [{scope}]\n{stderr}\n{report:#}"
-        );
+        assert_eq!(verdict, "pass", "{read_path} [{scope}]\n{}", run.shown());
     }
-    assert_eq!(status, 0, "{stderr}\n{report:#}");
+    assert_eq!(run.status, Some(0), "{}", run.shown());
 }
 
 #[test]
 fn the_migrate_role_is_enough_to_check_a_migration() {
     let roles = least_privilege("role_migrate_run");
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    let migration = dir.path().join("0001_nickname.sql");
     // ALTER TABLE and CREATE INDEX both need the table's owner.
-    std::fs::write(
-        &migration,
+    let migration = temp_file(
+        "0001_nickname.sql",
         "ALTER TABLE members ADD COLUMN nickname text;\n\
          CREATE INDEX members_nickname_idx ON members (nickname);\n",
-    )
-    .expect("write the migration");
-    let path = migration.to_str().expect("a UTF-8 path");
-    let (status, report, stderr) = check_as(&roles.migrate, &["--migration", path]);
+    );
+    let run = check(
+        &roles.migrate,
+        &reference_project(),
+        &["--migration", migration.arg()],
+    );
+    let report = run.report();
     let checks = report["checks"].as_array().expect("checks");
-    assert!(!checks.is_empty(), "{report:#}");
+    assert_eq!(checks.len(), REFERENCE_CHECKS, "{}", run.shown());
     for check in checks {
-        assert_eq!(check["verdict"], "pass", "{check:#}\n{stderr}");
-        assert_eq!(check["before"]["verdict"], "pass", "{check:#}\n{stderr}");
+        assert_eq!(check["verdict"], "pass", "{check:#}\n{}", run.stderr);
+        assert_eq!(
+            check["before"]["verdict"], "pass",
+            "{check:#}\n{}",
+            run.stderr
+        );
     }
-    assert_eq!(status, 0, "{stderr}\n{report:#}");
+    assert_eq!(run.status, Some(0), "{}", run.shown());
     let column = "SELECT count(*) FROM information_schema.columns \
                   WHERE table_name = 'members' AND column_name = 'nickname'";
     assert_eq!(query_text(&roles.admin, column), "0");

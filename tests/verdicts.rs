@@ -1,23 +1,15 @@
-//! The pure stages (plan walk and verdict) over EXPLAIN documents captured from real servers,
-//! PostgreSQL 15 and 18, whose JSON differs (fractional `Actual Rows`, `Disabled`,
-//! `Index Searches`, InitPlan labels). One folder per expected verdict under `tests/plans/`;
-//! `tests/plans/capture.py` recaptures them.
+//! The judge, with no database, over measurements captured from real servers, PostgreSQL 15 and
+//! 18, whose EXPLAIN JSON differs (fractional `Actual Rows`, `Disabled`, `Index Searches`,
+//! InitPlan labels). One folder per expected verdict under `tests/plans/`, each case a
+//! `case.toml` (how it was captured) and `pg15.measurement.json` / `pg18.measurement.json`
+//! (what `check --save-plans` wrote); `tests/plans/capture.py` recaptures them.
 
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use plancheck::explain::Explain;
-use plancheck::verdict::{PlanVerdict, RequiredIndex, Rules, Verdict, judge_generic, judge_plan};
-use serde::Deserialize;
-
-#[derive(Deserialize)]
-struct Case {
-    index: String,
-    table: String,
-    #[serde(default)]
-    allow_seq_scan: Vec<String>,
-}
+use plancheck::measure::{Measurement, Outcome};
+use plancheck::verdict::{CheckResult, Judging, Verdict, judge};
 
 fn cases() -> Vec<(String, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plans");
@@ -39,44 +31,20 @@ fn cases() -> Vec<(String, PathBuf)> {
     out
 }
 
-fn load(path: &Path) -> Explain {
-    Explain::parse(&fs::read_to_string(path).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+fn measurement(dir: &Path, label: &str) -> Measurement {
+    let path = dir.join(format!("{label}.measurement.json"));
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run tests/plans/capture.py {label})",
+            path.display()
+        )
+    });
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// Judges one captured case as PostgreSQL `label` produced it.
-fn judge(dir: &Path, label: &str) -> Option<PlanVerdict> {
-    let custom = dir.join(format!("{label}.custom.json"));
-    if !custom.exists() {
-        return None;
-    }
-    let case: Case = toml::from_str(&fs::read_to_string(dir.join("case.toml")).unwrap()).unwrap();
-    let reltuples: HashMap<String, f64> = serde_json::from_str(
-        &fs::read_to_string(dir.join(format!("{label}.reltuples.json"))).unwrap(),
-    )
-    .unwrap();
-    let index = RequiredIndex {
-        schema: "public".into(),
-        name: case.index.clone(),
-        table: case.table.clone(),
-        predicate: None,
-        keys: vec![],
-        orders: vec![],
-        siblings: vec![],
-        columns: vec![],
-        partitions: vec![],
-    };
-    let rules = Rules {
-        index: &index,
-        allow_seq_scan: &case.allow_seq_scan,
-        reltuples: &reltuples,
-    };
-    let mut v = judge_plan(&load(&custom), &rules);
-    let generic = dir.join(format!("{label}.generic.json"));
-    if generic.exists() {
-        v = judge_generic(v, judge_plan(&load(&generic), &rules), &case.index);
-    }
-    Some(v)
+/// Judges one captured case as PostgreSQL `label` measured it.
+fn judged(dir: &Path, label: &str) -> CheckResult {
+    judge(&measurement(dir, label), &Judging::default())
 }
 
 fn expected(folder: &str) -> Verdict {
@@ -86,39 +54,47 @@ fn expected(folder: &str) -> Verdict {
 }
 
 #[test]
-fn every_captured_plan_gets_its_folders_verdict_on_15_and_18() {
+fn every_captured_measurement_gets_its_folders_verdict_on_15_and_18() {
     let mut report = String::new();
-    let mut judged = 0;
+    let mut judged_count = 0;
     for (name, dir) in cases() {
         let want = expected(&name);
         for label in ["pg15", "pg18"] {
-            let v = judge(&dir, label).unwrap_or_else(|| {
-                panic!("{name}: no {label} capture (run tests/plans/capture.py)")
-            });
-            assert_eq!(v.verdict, want, "{label} {name}: {v:?}");
+            let v = judged(&dir, label);
+            assert_eq!(v.verdict, want, "{label} {name}: {}", v.message);
             report.push_str(&format!("{label} {name}: {}: {}\n", v.verdict, v.message));
-            judged += 1;
+            judged_count += 1;
         }
     }
-    assert!(judged >= 20, "only {judged} captured plans");
+    assert!(
+        judged_count >= 20,
+        "only {judged_count} captured measurements"
+    );
     insta::assert_snapshot!(report);
 }
 
 #[test]
 fn postgresql_18_marks_the_disabled_seq_scan_and_15_prices_it_out() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/plans/not-chosen/disabled-seq-scan-still-won");
-    let pg15 = load(&dir.join("pg15.custom.json"));
-    let pg18 = load(&dir.join("pg18.custom.json"));
+        .join("tests/plans/not-usable/disabled-seq-scan-still-won");
+    let first_plan = |label: &str| {
+        let Outcome::Measured(m) = measurement(&dir, label).outcome else {
+            panic!("{label}: not measured")
+        };
+        Explain::from_json(&m.custom[0]).unwrap()
+    };
+    let (pg15, pg18) = (first_plan("pg15"), first_plan("pg18"));
     let seq15 = pg15
         .nodes()
         .into_iter()
         .find(|n| n.node_type == "Seq Scan")
+        .cloned()
         .unwrap();
     let seq18 = pg18
         .nodes()
         .into_iter()
         .find(|n| n.node_type == "Seq Scan")
+        .cloned()
         .unwrap();
     assert!(seq15.total_cost >= 1e10, "{}", seq15.total_cost);
     assert_eq!(seq15.disabled, None);
@@ -127,15 +103,45 @@ fn postgresql_18_marks_the_disabled_seq_scan_and_15_prices_it_out() {
 }
 
 #[test]
-fn every_verdict_a_plan_alone_can_give_has_captured_cases() {
+fn every_verdict_a_measurement_alone_can_give_has_captured_cases() {
     let folders: Vec<String> = cases()
         .into_iter()
         .map(|(n, _)| n.split('/').next().unwrap().to_string())
         .collect();
-    for kind in ["pass", "not-chosen", "seq-scan", "generic-plan"] {
+    for kind in [
+        "pass",
+        "not-chosen",
+        "not-usable",
+        "seq-scan",
+        "generic-plan",
+        "key-unused",
+        "missing-index",
+        "invalid-index",
+    ] {
         assert!(
             folders.iter().any(|f| f == kind),
             "no captured case for {kind}"
         );
+    }
+}
+
+#[test]
+fn a_saved_measurement_judged_again_is_the_same_check() {
+    // What `plancheck judge` relies on: the saved form reads back into what was written.
+    for (name, dir) in cases() {
+        for label in ["pg15", "pg18"] {
+            let m = measurement(&dir, label);
+            let again: Measurement =
+                serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+            let (a, b) = (
+                judge(&m, &Judging::default()),
+                judge(&again, &Judging::default()),
+            );
+            assert_eq!(
+                (a.verdict, &a.message),
+                (b.verdict, &b.message),
+                "{label} {name}"
+            );
+        }
     }
 }

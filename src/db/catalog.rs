@@ -137,12 +137,12 @@ pub async fn index_names(
     Ok((names, rows.iter().map(|r| r.get(0)).collect()))
 }
 
-/// The indexes every read path of the project requires, by scope, for [`crate::lint::lint`].
+/// The indexes every read path of the project requires, by scope: the facts `lint` judges.
 /// An index whose name the server cannot even parse counts as missing here; its checks say why.
 pub async fn required_indexes(
     client: &Client,
     project: &crate::project::Project,
-) -> Result<Vec<crate::lint::ReadPathIndexes>, crate::errors::DatabaseFailure> {
+) -> Result<Vec<crate::model::ReadPathIndexes>, crate::errors::DatabaseFailure> {
     let mut out = Vec::new();
     for rp in &project.read_paths {
         let mut required = Vec::new();
@@ -173,7 +173,7 @@ pub async fn required_indexes(
                 }
             }
         }
-        out.push(crate::lint::ReadPathIndexes {
+        out.push(crate::model::ReadPathIndexes {
             read_path: rp.name.clone(),
             required,
             twins,

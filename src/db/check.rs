@@ -27,6 +27,8 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row, Statement};
 
 use super::guard::{self, Span, Watched};
+
+mod rivals;
 use super::{Target, cause};
 use crate::errors::located;
 use crate::explain::Explain;
@@ -49,6 +51,10 @@ pub struct Settings {
     pub idle_in_transaction_timeout: Duration,
     /// The settings the guard compares between statements (read from the server once a run).
     pub watched: Watched,
+    /// `--replan-without-rivals`: when re-planning cannot settle whether the required index is
+    /// usable, re-plan once more with the indexes that beat it dropped, in a read-write
+    /// transaction that is rolled back.
+    pub replan_without_rivals: bool,
 }
 
 impl Default for Settings {
@@ -61,6 +67,7 @@ impl Default for Settings {
             lock_timeout: Duration::from_secs(2),
             idle_in_transaction_timeout: Duration::from_secs(60),
             watched: Watched::default(),
+            replan_without_rivals: false,
         }
     }
 }
@@ -311,6 +318,14 @@ pub async fn run(
             });
         }
     }
+    if settings.replan_without_rivals
+        && !shared
+        && !client.is_closed()
+        && let Outcome::Measured(measured) = &mut outcome
+        && let Err(f) = rivals::settle(sess, read_path, check, measured).await
+    {
+        outcome = Outcome::Failed(f);
+    }
     Measurement {
         format: crate::measure::FORMAT.into(),
         version: crate::measure::VERSION,
@@ -447,7 +462,8 @@ async fn measure(
     {
         for scan in plan.scans() {
             if let Some(rel) = scan.relation {
-                let key = (scan.schema.unwrap_or("public").to_string(), rel.to_string());
+                let r = crate::model::Relation::new(scan.schema, rel);
+                let key = (r.schema, r.name);
                 if !wanted.contains(&key) {
                     wanted.push(key);
                 }
@@ -467,6 +483,7 @@ async fn measure(
         probes,
         relations,
         non_immutable,
+        replan_skipped: None,
     })
 }
 
@@ -653,9 +670,8 @@ const PROBE_RUNGS: [&[&str]; 4] = [
     ],
 ];
 
-/// Re-plans the statement (EXPLAIN without ANALYZE: nothing runs) rung by rung, in a savepoint
-/// that takes the settings back after each. A prepared statement keeps its cached generic plan
-/// whatever the settings, so with parameters each rung prepares afresh, at the protocol level.
+/// Re-plans the statement (EXPLAIN without ANALYZE: nothing runs) rung by rung, until a plan
+/// uses one of `index_names`.
 async fn probe(
     sess: Sess<'_>,
     check: &ScopeCheck,
@@ -663,61 +679,78 @@ async fn probe(
     kind: PlanKind,
     index_names: &[&str],
 ) -> Result<Vec<Probe>, Failure> {
-    let settings = sess.settings;
-    let fail = |f: Fail| f.or(|e| failure(e, "re-planning to test the index", settings));
     let mut probes = Vec::new();
     for rung in PROBE_RUNGS {
-        let mut sets: String = rung
-            .iter()
-            .map(|g| format!("SET LOCAL {g} = off; "))
-            .collect();
-        if let Some(mode) = plan_cache_mode {
-            sets.push_str(&format!("SET LOCAL plan_cache_mode = {mode}; "));
-        }
-        sess.exec(&format!("SAVEPOINT plancheck_probe; {sets}"))
-            .await
-            .map_err(fail)?;
-        let planned = async {
-            match plan_cache_mode {
-                None => {
-                    let statement = format!("EXPLAIN (VERBOSE, FORMAT JSON) {}", check.sql.text);
-                    sess.query(&statement, &[]).await.map_err(fail)
-                }
-                Some(_) => {
-                    let prepared = sess.prepare(&check.sql.text).await.map_err(fail)?;
-                    let name = protocol_name(sess, &check.sql.text).await?;
-                    let statement = format!(
-                        "EXPLAIN (VERBOSE, FORMAT JSON) EXECUTE {name}({})",
-                        check.params.join(", ")
-                    );
-                    let rows = sess.query(&statement, &[]).await.map_err(fail);
-                    drop(prepared);
-                    rows
-                }
-            }
-        }
-        .await;
-        sess.exec("ROLLBACK TO SAVEPOINT plancheck_probe; RELEASE SAVEPOINT plancheck_probe")
-            .await
-            .map_err(fail)?;
-        let (plan, document) = read_plan(&planned?)?;
-        let found = plan.scans().iter().any(|s| {
-            s.kind.uses_index()
-                && s.node
-                    .index_name
-                    .as_deref()
-                    .is_some_and(|n| index_names.contains(&n))
-        });
+        let (plan, document) = replan(sess, check, plan_cache_mode, rung).await?;
         probes.push(Probe {
             plan: kind,
             disabled: rung.iter().map(|g| g.to_string()).collect(),
+            dropped: Vec::new(),
             document,
         });
-        if found {
+        if uses_any(&plan, index_names) {
             break;
         }
     }
     Ok(probes)
+}
+
+/// Whether a plan reads one of the indexes named.
+fn uses_any(plan: &Explain, index_names: &[&str]) -> bool {
+    plan.scans().iter().any(|s| {
+        s.kind.uses_index()
+            && s.node
+                .index_name
+                .as_deref()
+                .is_some_and(|n| index_names.contains(&n))
+    })
+}
+
+/// One re-plan of the statement with `disabled` scan types off, in a savepoint that takes the
+/// settings back. A prepared statement keeps its cached generic plan whatever the settings, so
+/// with parameters it is prepared afresh, at the protocol level.
+async fn replan(
+    sess: Sess<'_>,
+    check: &ScopeCheck,
+    plan_cache_mode: Option<&str>,
+    disabled: &[&str],
+) -> Result<(Explain, Value), Failure> {
+    let settings = sess.settings;
+    let fail = |f: Fail| f.or(|e| failure(e, "re-planning to test the index", settings));
+    let mut sets: String = disabled
+        .iter()
+        .map(|g| format!("SET LOCAL {g} = off; "))
+        .collect();
+    if let Some(mode) = plan_cache_mode {
+        sets.push_str(&format!("SET LOCAL plan_cache_mode = {mode}; "));
+    }
+    sess.exec(&format!("SAVEPOINT plancheck_probe; {sets}"))
+        .await
+        .map_err(fail)?;
+    let planned = async {
+        match plan_cache_mode {
+            None => {
+                let statement = format!("EXPLAIN (VERBOSE, FORMAT JSON) {}", check.sql.text);
+                sess.query(&statement, &[]).await.map_err(fail)
+            }
+            Some(_) => {
+                let prepared = sess.prepare(&check.sql.text).await.map_err(fail)?;
+                let name = protocol_name(sess, &check.sql.text).await?;
+                let statement = format!(
+                    "EXPLAIN (VERBOSE, FORMAT JSON) EXECUTE {name}({})",
+                    check.params.join(", ")
+                );
+                let rows = sess.query(&statement, &[]).await.map_err(fail);
+                drop(prepared);
+                rows
+            }
+        }
+    }
+    .await;
+    sess.exec("ROLLBACK TO SAVEPOINT plancheck_probe; RELEASE SAVEPOINT plancheck_probe")
+        .await
+        .map_err(fail)?;
+    read_plan(&planned?)
 }
 
 /// plancheck's own change of `plan_cache_mode`; the guard's snapshot is taken after it.

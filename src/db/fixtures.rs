@@ -104,7 +104,7 @@ pub async fn load_into(
 ) -> anyhow::Result<f64> {
     let dropped = make_room(client, replace).await?;
     if !quiet && !dropped.is_empty() {
-        crate::say!(
+        crate::term::say!(
             "dropped what plancheck loaded here before: {}",
             dropped.join(", ")
         );
@@ -139,7 +139,7 @@ pub async fn load(client: &Client, scale: f64, quiet: bool) -> Result<f64, Datab
     for (i, step) in all.iter().enumerate() {
         let t = Instant::now();
         if !quiet {
-            crate::say_part!(
+            crate::term::say_part!(
                 "loading the reference board (scale {scale}): [{}/{total}] {} …",
                 i + 1,
                 step.label
@@ -147,7 +147,7 @@ pub async fn load(client: &Client, scale: f64, quiet: bool) -> Result<f64, Datab
         }
         client.batch_execute(&step.sql).await.map_err(|e| {
             if !quiet {
-                crate::say!();
+                crate::term::say!();
             }
             DatabaseFailure(format!(
                 "loading the board failed at step `{}`: {}",
@@ -156,12 +156,12 @@ pub async fn load(client: &Client, scale: f64, quiet: bool) -> Result<f64, Datab
             ))
         })?;
         if !quiet {
-            crate::say!(" {:.1} s", t.elapsed().as_secs_f64());
+            crate::term::say!(" {:.1} s", t.elapsed().as_secs_f64());
         }
     }
     let secs = started.elapsed().as_secs_f64();
     if !quiet {
-        crate::say!("loaded the reference board at scale {scale} in {secs:.1} s");
+        crate::term::say!("loaded the reference board at scale {scale} in {secs:.1} s");
     }
     Ok(secs)
 }

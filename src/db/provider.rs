@@ -19,7 +19,7 @@ use crate::errors::DatabaseFailure;
 pub const IMAGE_TAG: &str = "17-alpine";
 
 /// Which provider to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Provider {
     /// Docker where an engine answers (and PLANCHECK_PG_BIN is not set), else local binaries.
     Auto,
@@ -58,7 +58,7 @@ impl Throwaway {
                     ));
                 }
                 Err(e) if provider == Provider::Docker => return Err(e),
-                Err(e) => crate::say!("{e}; using local server binaries instead"),
+                Err(e) => crate::term::say!("{e}; using local server binaries instead"),
             }
         }
         let server = Server::start().await?;

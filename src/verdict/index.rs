@@ -2,7 +2,7 @@
 //! `invalid-index` (there, but not valid or not ready: the planner ignores it).
 
 use crate::measure::IndexName;
-use crate::model::IndexInfo;
+use crate::model::{IndexInfo, Relation};
 
 /// The `missing-index` message: the index does not exist; the nearest existing names (on the
 /// tables the plan reads first); and a word when the name looks table-qualified.
@@ -37,11 +37,11 @@ pub fn missing(
         .iter()
         .take(3)
         .map(|(_, _, n)| {
-            if n.schema == "public" {
-                format!("{} (on {})", n.name, n.table)
-            } else {
-                format!("{}.{} (on {}.{})", n.schema, n.name, n.schema, n.table)
-            }
+            format!(
+                "{} (on {})",
+                Relation::new(Some(&n.schema), &n.name),
+                Relation::new(Some(&n.schema), &n.table)
+            )
         })
         .collect();
     if names.is_empty() {
@@ -85,11 +85,7 @@ fn distance(a: &str, b: &str) -> usize {
 
 /// The `invalid-index` message: what state the index is in, how it gets there, how to rebuild.
 pub fn invalid(info: &IndexInfo) -> String {
-    let name = if info.schema == "public" {
-        info.name.clone()
-    } else {
-        format!("{}.{}", info.schema, info.name)
-    };
+    let name = Relation::new(Some(&info.schema), &info.name);
     let state = if !info.ready {
         "is not ready (indisready = false): a CREATE INDEX CONCURRENTLY is still building it, or \
          one failed or was cancelled in its first phase"

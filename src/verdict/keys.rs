@@ -6,6 +6,7 @@ use super::plan::{Rules, WHOLE_RELATION_SHARE, is_required_index};
 use super::predicate::{Conjunct, Form, conjuncts, mentions};
 use super::{RequiredIndex, group};
 use crate::explain::{Explain, PlanNode, ScanKind};
+use crate::model::Relation;
 
 /// A scan whose leading key is not in its Index Cond is `key-unused` when its Filter removed at
 /// least this many rows …
@@ -100,11 +101,7 @@ pub fn key_unused(plan: &Explain, rules: &Rules<'_>) -> Option<String> {
         if place.under_limit && scan.kind != ScanKind::BitmapIndex {
             let total = scan
                 .relation
-                .and_then(|r| {
-                    rules
-                        .reltuples
-                        .get(&format!("{}.{r}", scan.schema.unwrap_or("public")))
-                })
+                .and_then(|r| rules.reltuples.get(&Relation::new(scan.schema, r).key()))
                 .copied()
                 .unwrap_or(0.0);
             if read < total * WHOLE_RELATION_SHARE {

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::explain::Explain;
 use crate::measure::{IndexLookup, Measurement, Outcome, PlanKind};
-pub use crate::model::{Budget, IndexInfo, Partition, Relative};
+pub use crate::model::{Budget, IndexInfo, Partition, Relation, Relative};
 pub use budgets::{BudgetUsed, judge_budgets};
 pub use generic::judge_generic;
 pub use keys::{KEY_UNUSED_MIN_REMOVED, KEY_UNUSED_RATIO};
@@ -319,7 +319,7 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
     let reltuples: HashMap<String, f64> = measured
         .relations
         .iter()
-        .map(|f| (format!("{}.{}", f.schema, f.name), f.reltuples))
+        .map(|f| (Relation::new(Some(&f.schema), &f.name).key(), f.reltuples))
         .collect();
 
     // The required index, then each the scope accepts in its place: the first that passes
@@ -446,6 +446,7 @@ fn judge_index(
                 Some((
                     Probe {
                         disabled: p.disabled.clone(),
+                        dropped: p.dropped.clone(),
                         plan,
                     },
                     &p.document,
@@ -512,17 +513,29 @@ fn judge_index(
     let large_reads: Vec<String> = judged
         .seq_scans
         .iter()
-        .filter(|name| {
-            let key = if name.contains('.') {
-                (*name).clone()
-            } else {
-                format!("public.{name}")
+        .filter(|shown| {
+            // Shown as a reader writes it: `name` in the default schema, `schema.name` else.
+            let r = match shown.split_once('.') {
+                Some((schema, name)) => Relation::new(Some(schema), name),
+                None => Relation::new(None, shown),
             };
-            reltuples.get(&key).is_some_and(|n| *n >= how.large_rows)
+            reltuples
+                .get(&r.key())
+                .is_some_and(|n| *n >= how.large_rows)
         })
         .cloned()
         .collect();
     let mut message = judged.message;
+    if judged.verdict == Verdict::NotChosen && usable.is_none() {
+        match &measured.replan_skipped {
+            Some(why) => message.push_str(&format!(" ({why})")),
+            None if !measured.probes.iter().any(|p| !p.dropped.is_empty()) => message.push_str(
+                " On a database that is yours, --replan-without-rivals settles it: the rivals \
+                 are dropped in a transaction that is rolled back, and the statement re-planned.",
+            ),
+            None => {}
+        }
+    }
     if !large_reads.is_empty() && usable == Some(true) {
         message.push_str(&format!(
             " It reads {} whole (at least --large-rows {} rows): no --require forgives that.",
@@ -826,6 +839,7 @@ mod tests {
     fn probe(doc: Value) -> Probe {
         Probe {
             disabled: vec!["enable_seqscan".into()],
+            dropped: vec![],
             plan: Explain::from_json(&doc).unwrap(),
         }
     }

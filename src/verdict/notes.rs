@@ -3,6 +3,7 @@
 
 use super::group;
 use crate::measure::RelationFacts;
+use crate::model::Relation;
 
 /// One note per relation whose statistics are missing or stale.
 pub fn of(relations: &[RelationFacts]) -> Vec<String> {
@@ -10,11 +11,7 @@ pub fn of(relations: &[RelationFacts]) -> Vec<String> {
 }
 
 fn note(r: &RelationFacts) -> Option<String> {
-    let name = if r.schema == "public" {
-        r.name.clone()
-    } else {
-        format!("{}.{}", r.schema, r.name)
-    };
+    let name = Relation::new(Some(&r.schema), &r.name);
     if !r.has_statistics && r.bytes > 0 {
         return Some(format!(
             "{name} has never been analysed: the planner guessed its statistics, so its choice \

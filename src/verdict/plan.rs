@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use super::{RequiredIndex, Verdict, group, keys};
 use crate::explain::{Explain, Scan, ScanKind};
+use crate::model::Relation;
 
 /// What a plan must satisfy.
 #[derive(Debug, Clone)]
@@ -244,21 +245,14 @@ pub(super) fn reads_whole_relation(scan: &Scan<'_>, reltuples: &HashMap<String, 
         // presumed to read it all.
         return true;
     };
-    let key = format!(
-        "{}.{}",
-        scan.schema.unwrap_or("public"),
-        scan.relation.unwrap_or("")
-    );
+    let key = Relation::new(scan.schema, scan.relation.unwrap_or("")).key();
     let total = reltuples.get(&key).copied().unwrap_or(0.0).max(0.0);
     // A never-analysed table has reltuples -1 (read as 0): any row read counts as the whole.
     visited >= (total * WHOLE_RELATION_SHARE).max(1.0)
 }
 
 pub(super) fn qualified_for_display(relation: &str, schema: Option<&str>) -> String {
-    match schema {
-        Some(s) if s != "public" => format!("{s}.{relation}"),
-        _ => relation.to_string(),
-    }
+    Relation::new(schema, relation).to_string()
 }
 
 pub(super) fn describe_scan(scan: &Scan<'_>, with_removed: bool) -> String {

@@ -28,6 +28,8 @@ use crate::explain::Explain;
 pub struct Probe {
     /// The settings turned off: `enable_seqscan`, ….
     pub disabled: Vec<String>,
+    /// The rival indexes set aside (`--replan-without-rivals`), if any.
+    pub dropped: Vec<String>,
     pub plan: Explain,
 }
 
@@ -137,7 +139,7 @@ pub fn judge_usability(
                     "{}. {name} is usable (a re-plan with {} used it), but at these statistics \
                      the planner preferred another plan: {}.{keys}",
                     verdict.message,
-                    off(&probe.disabled),
+                    how_found(probe),
                     costs(chosen, probe, name)
                 ),
                 ..verdict
@@ -147,6 +149,26 @@ pub fn judge_usability(
         };
     }
 
+    // With the rivals set aside and seq scans disabled, a plan that reads the table through no
+    // index at all shows there is no path through this one.
+    let set_aside_proof =
+        probes
+            .iter()
+            .find(|p| {
+                !p.dropped.is_empty()
+                    && !p.disabled.is_empty()
+                    && !p.plan.scans().iter().any(|s| {
+                        s.kind.uses_index() && s.relation.is_some_and(|r| tables.contains(&r))
+                    })
+            })
+            .map(|p| {
+                format!(
+                    "with {} set aside and {} (in a rolled-back transaction, \
+                 --replan-without-rivals), no plan reads {table} through any index",
+                    p.dropped.join(", "),
+                    off(&p.disabled)
+                )
+            });
     let rival_text = |same: bool| match rivals.first() {
         Some(r) => {
             let same_predicate = index.predicate.is_some()
@@ -170,6 +192,12 @@ pub fn judge_usability(
 
     let Some(predicate) = index.predicate.as_deref() else {
         // A full index: usable by predicate, but only a re-plan can show it serves the SQL.
+        if let Some(proof) = &set_aside_proof {
+            return not_usable(
+                verdict,
+                format!("{name} cannot serve this SQL: {proof}.{keys}"),
+            );
+        }
         if rivals.is_empty() {
             return not_usable(
                 verdict,
@@ -202,7 +230,8 @@ pub fn judge_usability(
         } else {
             format!(
                 "but {}, and disabling scan types cannot set aside an index of the same scan \
-                 type, so its cost was not measured",
+                 type, so its cost was not measured (--replan-without-rivals measures it, on a \
+                 database that is yours)",
                 rival_text(true)
             )
         };
@@ -267,11 +296,24 @@ pub fn judge_usability(
         }
     };
     if let Some(cause) = causes.first() {
+        let also = set_aside_proof
+            .as_ref()
+            .map(|p| format!(" And {p}."))
+            .unwrap_or_default();
         return not_usable(
             verdict,
             format!(
                 "{name} cannot serve this SQL: its predicate {predicate} is not implied by the \
-                 conditions on {table} ({shown_conditions}). Cause: {cause}.{keys}"
+                 conditions on {table} ({shown_conditions}). Cause: {cause}.{also}{keys}"
+            ),
+        );
+    }
+    if let Some(proof) = &set_aside_proof {
+        return not_usable(
+            verdict,
+            format!(
+                "{name} cannot serve this SQL: {proof}; its predicate {predicate} is not implied \
+                 by the conditions on {table} ({shown_conditions}).{keys}"
             ),
         );
     }
@@ -293,6 +335,22 @@ pub fn judge_usability(
             rival_text(false)
         ),
     )
+}
+
+/// What a re-plan changed, as a reader would write it.
+fn how_found(probe: &Probe) -> String {
+    let mut parts = Vec::new();
+    if !probe.dropped.is_empty() {
+        parts.push(format!("{} set aside", probe.dropped.join(", ")));
+    }
+    if !probe.disabled.is_empty() {
+        parts.push(off(&probe.disabled));
+    }
+    if parts.is_empty() {
+        "nothing disabled".into()
+    } else {
+        parts.join(" and ")
+    }
 }
 
 fn not_usable(verdict: PlanVerdict, why: String) -> Usability {
@@ -324,6 +382,27 @@ fn not_settled(verdict: PlanVerdict, why: String) -> Usability {
 fn costs(chosen: &Explain, probe: &Probe, name: &str) -> String {
     let chosen_cost = chosen.root.total_cost;
     let index_cost = probe.plan.root.total_cost;
+    if !probe.dropped.is_empty() {
+        let ratio = if chosen_cost > 0.0 {
+            index_cost / chosen_cost
+        } else {
+            f64::INFINITY
+        };
+        let aside = probe.dropped.join(", ");
+        let seq = if probe.disabled.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " and {} (a seq scan was cheaper still)",
+                off(&probe.disabled)
+            )
+        };
+        return format!(
+            "the chosen plan costs {chosen_cost:.2}; with {aside} set aside{seq} in a rolled-back \
+             transaction (--replan-without-rivals), the planner's own plan through {name} costs \
+             {index_cost:.2} ({ratio:.1}×)"
+        );
+    }
     let still_disabled = probe.plan.nodes().iter().any(|n| {
         n.disabled == Some(true) || (n.children.is_empty() && n.total_cost >= DISABLED_COST)
     });

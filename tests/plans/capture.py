@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Recaptures the EXPLAIN documents the pure verdict tests read (tests/plans/VERDICT/CASE/).
+"""Recaptures the measurements the pure verdict tests judge (tests/plans/VERDICT/CASE/).
 
 Each case folder holds a case.toml: the read path's SQL and how to capture it (`sql`, optional
-`params`, `setup`, `mutation`), and what the pure stage requires of the plan (`index`,
-`table`, `allow_seq_scan`). This script starts a throwaway server from PLANCHECK_PG_BIN, loads
-the reference board at scale 0.05 with the plancheck binary, and for every case writes
-LABEL.custom.json (and LABEL.generic.json for a case with params) and LABEL.reltuples.json.
+`params`, `settings`, `mutation`), and what the expectation requires (`index`,
+`allow_seq_scan`). This script starts a throwaway server from PLANCHECK_PG_BIN, loads the
+reference board at scale 0.05 with the plancheck binary, and for every case runs `plancheck
+check --save-plans` on a copy of the board and keeps the check's measurement as
+LABEL.measurement.json: every EXPLAIN document, the re-plans, the catalog facts.
+
+`settings` are planner settings a case needs (`enable_seqscan = off`): a project may not change
+them, so they are set on the case's database (`ALTER DATABASE … SET`), where plancheck reads
+them as the server's own.
 
 usage: PLANCHECK_PG_BIN=/path/to/bin python3 tests/plans/capture.py pg15
 Run as root it starts the server as the postgres user. Needs psql on the PATH.
@@ -57,6 +62,9 @@ try:
                        check=True)
         if "mutation" in case:
             subprocess.run(["psql", conn + db, "-qc", case["mutation"]], check=True)
+        for name, value in case.get("settings", {}).items():
+            subprocess.run(["psql", conn + db, "-qc",
+                            f"alter database {db} set {name} = '{value}'"], check=True)
         project = pathlib.Path(tempfile.mkdtemp())
         (project / "plans").mkdir()
         (project / "expectations").mkdir()
@@ -64,27 +72,15 @@ try:
         expectation = ""
         if "params" in case:
             expectation += "params = " + json.dumps(case["params"]) + "\n"
-        # Any index that exists will do: only the saved plans matter here.
-        expectation += "[scopes.capture]\nindex = \"posts_pkey\"\n"
-        if "setup" in case:
-            expectation += "setup = " + json.dumps(case["setup"]) + "\n"
+        if "allow_seq_scan" in case:
+            expectation += "allow_seq_scan = " + json.dumps(case["allow_seq_scan"]) + "\n"
+        expectation += "[scopes.capture]\nindex = " + json.dumps(case["index"]) + "\n"
         (project / "expectations" / "case.toml").write_text(expectation)
         out = project / "out"
         subprocess.run([plancheck, "check", "--database-url", conn + db, "--project", project,
                         "--warmup", "1", "--iterations", "1", "--save-plans", out],
                        stdout=subprocess.DEVNULL)
-        for kind in ["custom", "generic"]:
-            saved = out / f"case.capture.{kind}.json"
-            if saved.exists():
-                shutil.copy(saved, case_dir / f"{label}.{kind}.json")
-        rows = subprocess.run(
-            ["psql", conn + db, "-Atc",
-             "select n.nspname || '.' || c.relname, c.reltuples from pg_class c "
-             "join pg_namespace n on n.oid = c.relnamespace "
-             "where c.relkind = 'r' and n.nspname = 'public'"],
-            check=True, capture_output=True, text=True).stdout.split()
-        tuples = {r.split("|")[0]: float(r.split("|")[1]) for r in rows}
-        (case_dir / f"{label}.reltuples.json").write_text(json.dumps(tuples, indent=1, sort_keys=True) + "\n")
+        shutil.copy(out / "case.capture.json", case_dir / f"{label}.measurement.json")
         print(f"{label}: {case_dir.relative_to(root)}")
 finally:
     server.terminate()

@@ -1,0 +1,87 @@
+//! `plancheck check`: every check of a project against a database, before and after a migration
+//! when one is given.
+
+use super::{RunOptions, filter, run_checks, target};
+use crate::cli::CheckArgs;
+use crate::db::Target;
+use crate::errors::{BadInput, DatabaseFailure};
+use crate::project::{self, Source};
+use crate::term::say;
+use crate::{db, migration, sql, stop};
+
+pub(super) async fn check(args: CheckArgs, stop: stop::Stop) -> anyhow::Result<i32> {
+    let project = project::load(&Source::Dir(args.project.clone()), &filter(&args.run))?;
+    let migration = match &args.migration {
+        Some(path) => {
+            let shown = path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| BadInput(format!("--migration {shown}: {e}")))?;
+            Some(migration::vet(&shown, &text)?)
+        }
+        None => None,
+    };
+    let target = target(args.database_url)?;
+    let options = RunOptions {
+        migration: migration.as_ref(),
+        analyze: args.analyze,
+        own_server: false,
+        strict_role: args.strict_role,
+        replan_without_rivals: args.replan_without_rivals,
+    };
+    run_checks(&target, &project, &args.run, &options, stop).await
+}
+
+/// The migration as this server reads it: split again when its `standard_conforming_strings`
+/// is off, so that a backslash in a plain string is read as the server reads it.
+pub(super) async fn for_server(
+    client: &tokio_postgres::Client,
+    m: &migration::Migration,
+) -> anyhow::Result<migration::Migration> {
+    let row = client
+        .query_one(
+            "SELECT pg_catalog.current_setting('standard_conforming_strings')",
+            &[],
+        )
+        .await
+        .map_err(|e| {
+            DatabaseFailure(format!(
+                "could not read the server's settings: {}",
+                db::cause(&e)
+            ))
+        })?;
+    let standard_conforming_strings = row.get::<_, String>(0) != "off";
+    if standard_conforming_strings {
+        return Ok(m.clone());
+    }
+    Ok(migration::vet_with(
+        &m.path,
+        &m.sql,
+        sql::Dialect {
+            standard_conforming_strings,
+        },
+    )?)
+}
+
+/// Sequences are not transactional: what the migration took from one stays taken after the
+/// rollback. Says which ones moved (another session may have moved them too, so "may").
+pub(super) async fn warn_advanced_sequences(target: &Target, was: &[(String, Option<i64>)]) {
+    let Ok(client) = target.connect().await else {
+        return;
+    };
+    let Ok(now) = db::migrate::sequence_values(&client).await else {
+        return;
+    };
+    for (name, value) in now {
+        if let Some((_, before)) = was.iter().find(|(n, _)| *n == name)
+            && *before != value
+        {
+            let show = |v: Option<i64>| v.map_or("unused".to_string(), |v| v.to_string());
+            say!(
+                "warning: sequence {name} moved from {} to {} during the run (a migration's \
+                 INSERT or nextval takes values a rollback does not give back)",
+                show(*before),
+                show(value)
+            );
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! `plancheck demo`: a throwaway server, the reference board, every check, all removed after.
+
+use super::{RunOptions, filter, run_checks};
+use crate::cli::DemoArgs;
+use crate::project::{self, Source};
+use crate::term::say;
+use crate::{db, stop};
+
+/// The demo's default board size. At this scale (117k posts) every check passes for the same
+/// reason it passes on the full board, and the whole demo takes seconds (see the README).
+pub const DEMO_SCALE: f64 = 0.05;
+
+pub(super) async fn demo(args: DemoArgs, mut stop: stop::Stop) -> anyhow::Result<i32> {
+    let scale = db::fixtures::validate_scale(args.scale)?;
+    let project = project::load(&Source::Embedded, &filter(&args.run))?;
+    let (server, origin) = stop::unless_stopped(&mut stop, async {
+        Ok(db::provider::Throwaway::start(args.server.into()).await?)
+    })
+    .await?;
+    say!("started {origin} (removed when done)");
+    let target = server.target("postgres");
+    let status = async {
+        stop::unless_stopped(&mut stop, async {
+            let client = target.connect().await?;
+            db::fixtures::load(&client, scale, false).await?;
+            Ok(())
+        })
+        .await?;
+        let options = RunOptions {
+            own_server: true,
+            ..RunOptions::default()
+        };
+        run_checks(&target, &project, &args.run, &options, stop.clone()).await
+    }
+    .await;
+    server.stop().await;
+    status
+}

@@ -1,0 +1,13 @@
+//! `plancheck fixtures load`: the reference board, into a database of the user's.
+
+use super::target;
+use crate::cli::LoadArgs;
+use crate::{db, exit_codes};
+
+pub(super) async fn load(args: LoadArgs) -> anyhow::Result<i32> {
+    let scale = db::fixtures::validate_scale(args.scale)?;
+    let target = target(args.database_url)?;
+    let client = target.connect().await?;
+    db::fixtures::load_into(&client, scale, false, args.replace).await?;
+    Ok(exit_codes::PASS)
+}

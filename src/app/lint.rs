@@ -1,0 +1,22 @@
+//! `plancheck lint`: twin drift and invalid indexes, from the catalog alone.
+
+use super::{target, write_stdout};
+use crate::cli::LintArgs;
+use crate::db::check::Settings;
+use crate::project::{self, Filter, Source};
+use crate::{db, exit_codes, lint, report};
+
+pub(super) async fn lint(args: LintArgs) -> anyhow::Result<i32> {
+    let project = project::load(&Source::Dir(args.project.clone()), &Filter::default())?;
+    let target = target(args.database_url)?;
+    let client = target.connect().await?;
+    db::check::bound_session(&client, &Settings::default()).await?;
+    let findings = lint::lint(&db::catalog::required_indexes(&client, &project).await?);
+    let text = report::lint(&findings, project.read_paths.len(), args.format.into());
+    write_stdout(&text)?;
+    Ok(if findings.is_empty() {
+        exit_codes::PASS
+    } else {
+        exit_codes::CHECK_FAILED
+    })
+}

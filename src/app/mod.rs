@@ -1,0 +1,166 @@
+//! The commands, one file each, and what they share: the runtime and its signals, the target
+//! database, the run of every check (`run`), the exit status a report stands for.
+
+mod check;
+mod demo;
+mod fixtures;
+mod judge;
+mod lint;
+mod run;
+
+use std::io::Write;
+
+use crate::cli::{Cli, Command, FixturesCommand, RunArgs, VerdictArgs};
+use crate::db::Target;
+use crate::db::check::Settings;
+use crate::errors::{self, OutputFailure};
+use crate::project::Filter;
+use crate::report::Report;
+use crate::term::say;
+use crate::verdict::{self, Verdict};
+use crate::{db, exit_codes, stop};
+
+pub use demo::DEMO_SCALE;
+pub use run::{RunOptions, run_checks};
+
+/// Runs the parsed command line and returns the exit status. Ctrl-C ends the run (dropping the
+/// throwaway server, which stops it and removes its files) with status 130.
+pub fn main_with(cli: Cli) -> i32 {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            say!("error: cannot start the async runtime: {e}");
+            return exit_codes::DATABASE;
+        }
+    };
+    // A current-thread runtime keeps every child process (the throwaway server) tied to the main
+    // thread, whose exit is the process's.
+    runtime.block_on(async {
+        use tokio::signal::unix::{SignalKind, signal};
+        // Registered before anything runs: a signal that arrives while a blocking step (initdb)
+        // holds the thread is kept and acted on at the next await, instead of killing the process
+        // with the server's folder still on disk.
+        let (Ok(mut interrupt), Ok(mut terminate)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            say!("error: cannot install the signal handlers");
+            return exit_codes::DATABASE;
+        };
+        // The first signal asks the run to stop in order: the running check is cancelled and
+        // rolled back, what finished is reported, a throwaway server is removed. A second one
+        // stops at once (dropping the run still removes the server and closes the sessions).
+        let (stopper, stop) = stop::Stop::new();
+        let run = run(cli, stop);
+        tokio::pin!(run);
+        let mut asked: Option<i32> = None;
+        loop {
+            tokio::select! {
+                status = &mut run => {
+                    return match status {
+                        Ok(status) => asked.unwrap_or(status),
+                        Err(e) => report_error(&e),
+                    };
+                }
+                _ = interrupt.recv() => {
+                    if asked.is_some() {
+                        say!("interrupted again: stopping now");
+                        return exit_codes::INTERRUPTED;
+                    }
+                    say!("interrupted: stopping after the running check (Ctrl-C again to stop now)");
+                    asked = Some(exit_codes::INTERRUPTED);
+                    stopper.send(exit_codes::INTERRUPTED);
+                }
+                _ = terminate.recv() => {
+                    if asked.is_some() {
+                        return exit_codes::TERMINATED;
+                    }
+                    say!("terminated: stopping after the running check");
+                    asked = Some(exit_codes::TERMINATED);
+                    stopper.send(exit_codes::TERMINATED);
+                }
+            }
+        }
+    })
+}
+
+fn report_error(e: &anyhow::Error) -> i32 {
+    let failure = errors::Failure::of(e);
+    if !matches!(failure, errors::Failure::Stopped(_)) {
+        say!("error: {e:#}");
+    }
+    failure.exit_status()
+}
+
+async fn run(cli: Cli, mut stop: stop::Stop) -> anyhow::Result<i32> {
+    match cli.command {
+        Command::Check(args) => check::check(args, stop).await,
+        Command::Lint(args) => stop::unless_stopped(&mut stop, lint::lint(args)).await,
+        Command::Judge(args) => judge::judge(args),
+        Command::Demo(args) => demo::demo(args, stop).await,
+        Command::Fixtures(FixturesCommand::Load(args)) => {
+            stop::unless_stopped(&mut stop, fixtures::load(args)).await
+        }
+    }
+}
+
+/// The database to check: `--database-url` (or `DATABASE_URL`), completed from the libpq
+/// environment (`PGHOST`, `PGUSER`, …) and its defaults, as every PostgreSQL tool does.
+fn target(url: Option<String>) -> anyhow::Result<Target> {
+    Ok(Target::resolve(url.as_deref())?)
+}
+
+fn settings(run: &RunArgs) -> Settings {
+    Settings {
+        warmup: run.warmup,
+        iterations: run.iterations,
+        statement_timeout: run.statement_timeout,
+        lock_timeout: run.lock_timeout,
+        idle_in_transaction_timeout: run.idle_in_transaction_timeout,
+        watched: db::guard::Watched::default(),
+        replan_without_rivals: false,
+    }
+}
+
+fn filter(run: &RunArgs) -> Filter {
+    Filter {
+        only: run.only.clone(),
+        scopes: run.scope.clone(),
+    }
+}
+
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        // A closed pipe (`plancheck check | head`) is not an error.
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(OutputFailure(format!("cannot write the report: {e}")).into());
+        }
+    }
+    Ok(())
+}
+
+fn judging(args: &VerdictArgs) -> verdict::Judging {
+    verdict::Judging {
+        large_rows: args.large_rows,
+    }
+}
+
+/// The exit status a report stands for.
+pub fn status(report: &Report) -> i32 {
+    if report.checks.iter().any(|c| c.connection_lost) {
+        exit_codes::DATABASE
+    } else if report.lint.is_empty()
+        && report
+            .checks
+            .iter()
+            .all(|c| c.verdict == Verdict::Pass || c.is_warning(report.require))
+    {
+        exit_codes::PASS
+    } else {
+        exit_codes::CHECK_FAILED
+    }
+}

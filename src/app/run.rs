@@ -1,0 +1,305 @@
+//! The run of every check of a project: measured by `db`, with a migration applied between two
+//! passes when one is given, judged by `verdict`, rendered by `report`.
+
+use std::io::IsTerminal;
+
+use super::{judging, settings, status, write_stdout};
+use crate::cli::{RunArgs, VerdictArgs};
+use crate::db::Target;
+use crate::db::check::Settings;
+use crate::errors::{BadInput, DatabaseFailure};
+use crate::project::Project;
+use crate::report::Report;
+use crate::term::{say, say_part};
+use crate::verdict::{self, Verdict};
+use crate::{db, lint, measure, migration, report, saved, stop};
+
+/// How a run treats its database, beyond the flags `check` and `demo` share.
+#[derive(Debug, Default)]
+pub struct RunOptions<'a> {
+    /// `--migration`: check before and after it.
+    pub migration: Option<&'a migration::Migration>,
+    /// `--analyze`: analyse the existing tables the migration alters too.
+    pub analyze: bool,
+    /// The server is plancheck's own throwaway: nobody else's data is on it.
+    pub own_server: bool,
+    /// `--strict-role`: refuse to run with a role whose rights reach outside the transaction.
+    pub strict_role: bool,
+    /// `--replan-without-rivals`: settle usability by dropping rival indexes in a rolled-back
+    /// read-write transaction.
+    pub replan_without_rivals: bool,
+}
+
+/// The rights of the connecting role that let a project's SQL act outside the rolled-back
+/// transaction, said on stderr; with `--strict-role` they stop the run (bad input, exit 2).
+async fn role_warnings(
+    client: &tokio_postgres::Client,
+    options: &RunOptions<'_>,
+) -> anyhow::Result<Vec<db::role::RoleRisk>> {
+    if options.own_server {
+        return Ok(Vec::new());
+    }
+    let (role, risks) = db::role::risks(client).await?;
+    if risks.is_empty() {
+        return Ok(risks);
+    }
+    let rights: Vec<&str> = risks.iter().map(|r| r.right.as_str()).collect();
+    if options.strict_role {
+        return Err(BadInput(format!(
+            "--strict-role: role {role} has rights that reach outside the rolled-back \
+             transaction ({}); connect as a least-privilege role (see the README)",
+            rights.join(", ")
+        ))
+        .into());
+    }
+    for r in &risks {
+        say!("warning: role {role} has {}: {}", r.right, r.what);
+    }
+    say!(
+        "warning: the project's files run with these rights; connect as a least-privilege role \
+         (see the README), or --strict-role to refuse"
+    );
+    Ok(risks)
+}
+
+/// An `allow_seq_scan` entry that names no relation in the database allows nothing: said on
+/// stderr, not refused (a migration under test may create the relation, and a project shared by
+/// several databases may name one some lack).
+async fn warn_unknown_allowed(
+    client: &tokio_postgres::Client,
+    project: &Project,
+) -> anyhow::Result<()> {
+    for rp in &project.read_paths {
+        for entry in &rp.allow_seq_scan {
+            let (schema, name) = match entry.split_once('.') {
+                Some((s, n)) => (Some(s), n),
+                None => (None, entry.as_str()),
+            };
+            let row = client
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c \
+                     JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+                     WHERE c.relname OPERATOR(pg_catalog.=) $2 \
+                       AND ($1::text IS NULL OR n.nspname OPERATOR(pg_catalog.=) $1))",
+                    &[&schema, &name],
+                )
+                .await
+                .map_err(|e| {
+                    DatabaseFailure(format!("could not read the catalog: {}", db::cause(&e)))
+                })?;
+            if !row.get::<_, bool>(0) {
+                say!(
+                    "warning: {}: allow_seq_scan names `{entry}`, which is no relation in the \
+                     database: it allows nothing (a typo?)",
+                    rp.expectation_path
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--replan-without-rivals` needs a server that takes DDL (rolled back after): never a standby,
+/// never a server whose transactions are read-only by default.
+async fn refuse_read_only(client: &tokio_postgres::Client) -> anyhow::Result<()> {
+    let row = client
+        .query_one(
+            "SELECT pg_catalog.pg_is_in_recovery(), \
+                    pg_catalog.current_setting('default_transaction_read_only') = 'on'",
+            &[],
+        )
+        .await
+        .map_err(|e| {
+            DatabaseFailure(format!(
+                "could not read the server's state: {}",
+                db::cause(&e)
+            ))
+        })?;
+    let (standby, read_only): (bool, bool) = (row.get(0), row.get(1));
+    if standby || read_only {
+        return Err(BadInput(format!(
+            "--replan-without-rivals drops indexes in a transaction it rolls back, and this \
+             server is {}: run without it, or against a database that is yours",
+            if standby {
+                "a standby (in recovery)"
+            } else {
+                "read-only by default (default_transaction_read_only = on)"
+            }
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Runs every check of the project, prints the report, returns the exit status. With a
+/// migration, every check runs twice: as the database is, then inside one transaction that has
+/// applied the migration and is rolled back at the end; the report puts the two side by side.
+pub async fn run_checks(
+    target: &Target,
+    project: &Project,
+    run: &RunArgs,
+    options: &RunOptions<'_>,
+    mut stop: stop::Stop,
+) -> anyhow::Result<i32> {
+    let migration = options.migration;
+    let mut settings = settings(run);
+    let client = target.connect().await?;
+    db::check::bound_session(&client, &settings).await?;
+    let server_version = db::server_version(&client).await?;
+    let role_warnings = role_warnings(&client, options).await?;
+    warn_unknown_allowed(&client, project).await?;
+    if options.replan_without_rivals {
+        refuse_read_only(&client).await?;
+        settings.replan_without_rivals = true;
+    }
+    settings.watched = db::guard::Watched::read(&client).await.map_err(|e| {
+        DatabaseFailure(format!(
+            "could not read the server's planner settings: {}",
+            db::cause(&e)
+        ))
+    })?;
+    // Twin drift and invalid indexes, cheaply, before any check. A missing index is left to the
+    // checks, whose `missing-index` verdict says it.
+    let mut lint = lint_findings(&client, project).await?;
+    drop(client);
+
+    let judging = judging(&run.verdict);
+    let mut measured = run_all(
+        db::check::Session::Own(target),
+        project,
+        &settings,
+        &judging,
+        &mut stop,
+    )
+    .await;
+    let mut before = None;
+    if let (Some(m), None) = (migration, stop.requested()) {
+        let session = target.connect().await?;
+        let m = &super::check::for_server(&session, m).await?;
+        let sequences = db::migrate::sequence_values(&session).await.ok();
+        let applied = db::migrate::apply(&session, m, &settings, options.analyze).await?;
+        for note in &applied.notes {
+            say!("note: {note}");
+        }
+        // The lint and the checks now see the migrated catalog.
+        lint = lint_findings(&session, project).await?;
+        let after = run_all(
+            db::check::Session::Savepoint(&session),
+            project,
+            &settings,
+            &judging,
+            &mut stop,
+        )
+        .await;
+        let _ = session.batch_execute("ROLLBACK").await;
+        before = Some(std::mem::replace(&mut measured, after));
+        if let Some(was) = sequences {
+            super::check::warn_advanced_sequences(target, &was).await;
+        }
+    }
+    let saved = saved::Run {
+        format: saved::RUN_FORMAT.into(),
+        version: measure::VERSION,
+        server_version,
+        role_warnings,
+        lint,
+        checks: measured,
+        before,
+    };
+    if let Some(dir) = &run.save_plans {
+        saved::write(dir, &saved)?;
+    }
+    let report = judge_run(saved, &run.verdict);
+    write_stdout(&report::render(&report, run.verdict.format.into()))?;
+    Ok(stop.requested().unwrap_or_else(|| status(&report)))
+}
+
+/// Judges a run's measurements into the report: every check, then the budgets across them.
+pub(super) fn judge_run(run: saved::Run, args: &VerdictArgs) -> Report {
+    let judging = judging(args);
+    let judge_all = |measured: &[measure::Measurement]| {
+        let mut checks: Vec<verdict::CheckResult> = measured
+            .iter()
+            .map(|m| verdict::judge(m, &judging))
+            .collect();
+        verdict::judge_budgets(&mut checks);
+        checks
+    };
+    let checks = judge_all(&run.checks);
+    // Said once: an invalid index a check requires is that check's `invalid-index`.
+    let lint = run
+        .lint
+        .into_iter()
+        .filter(|f| {
+            f.kind != lint::Kind::Invalid
+                || !checks
+                    .iter()
+                    .any(|c| c.verdict == Verdict::InvalidIndex && c.required_index == f.index)
+        })
+        .collect();
+    Report {
+        server_version: run.server_version,
+        checks,
+        require: args.require.into(),
+        lint,
+        explain: args.explain,
+        before: run.before.as_deref().map(judge_all),
+        role_warnings: run.role_warnings,
+    }
+}
+
+pub(super) async fn lint_findings(
+    client: &tokio_postgres::Client,
+    project: &Project,
+) -> anyhow::Result<Vec<lint::Finding>> {
+    Ok(
+        lint::lint(&db::catalog::required_indexes(client, project).await?)
+            .into_iter()
+            // A missing index is the checks' `missing-index`; a read path the lint could not
+            // read for a lock is the checks' timeout `error`.
+            .filter(|f| !matches!(f.kind, lint::Kind::Missing | lint::Kind::Unchecked))
+            .collect(),
+    )
+}
+
+/// Every check in order, measured; after a stop, the ones not yet run are left out.
+async fn run_all(
+    session: db::check::Session<'_>,
+    project: &Project,
+    settings: &Settings,
+    judging: &verdict::Judging,
+    stop: &mut stop::Stop,
+) -> Vec<measure::Measurement> {
+    let progress = std::io::stderr().is_terminal();
+    let mut checks = Vec::new();
+    let mut shared_lost = false;
+    for read_path in &project.read_paths {
+        for scope_check in &read_path.checks {
+            if stop.requested().is_some() {
+                return checks;
+            }
+            if progress {
+                say_part!("checking {} [{}] …", read_path.name, scope_check.scope);
+            }
+            if shared_lost {
+                checks.push(db::check::not_run(
+                    read_path,
+                    scope_check,
+                    "not run: the migration's session was lost before this check",
+                ));
+                continue;
+            }
+            let measured = db::check::run(session, read_path, scope_check, settings, stop).await;
+            if progress {
+                say!(" {}", verdict::judge(&measured, judging).verdict);
+            }
+            // Every check after a migration shares its session: once that is lost (or given up
+            // for not answering), nothing more is sent on it.
+            let lost =
+                matches!(&measured.outcome, measure::Outcome::Failed(f) if f.connection_lost);
+            shared_lost |= lost && matches!(session, db::check::Session::Savepoint(_));
+            checks.push(measured);
+        }
+    }
+    checks
+}

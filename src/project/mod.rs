@@ -1,0 +1,354 @@
+//! project: `plancheck.toml`, `expectations/NAME.toml` and `plans/NAME.sql`, read, validated and
+//! resolved into the checks to run. Every error names the file, line and column.
+//!
+//! Precedence, written down once: a scope's settings come from the expectation's
+//! `[scopes.NAME]` table first, then (for params) the expectation's top-level `params`, then the
+//! project's `[scopes.NAME]` in `plancheck.toml`. Fragments merge key by key, the expectation's
+//! value winning; `params` and `setup` are replaced whole, never merged. A fragment an
+//! expectation gives must fill a placeholder of its plan; one from `plancheck.toml` serves many
+//! read paths and need not.
+//!
+//! The files, in the order a load goes through them:
+//!
+//! - `mod.rs`: what the module gives (the types below, [`load`]);
+//! - `source.rs`: reading a project's files from a folder, the binary or memory, as text;
+//! - `schema.rs`: the files' TOML schema (serde structs, every rejectable value spanned);
+//! - `resolve.rs`: scopes and precedence: plancheck.toml's scopes merged with an expectation's
+//!   into the checks (fragments, params, setup, settings, budgets, relative targets);
+//! - `plan.rs`: the plan file an expectation checks: found, not empty, one query;
+//! - `template.rs`: `{{fragment}}` placeholders filled, and offsets mapped back into the plan;
+//! - `values.rs`: values vetted and converted (settings, setup, fragments, parameter literals);
+//! - `names.rs`: names people write (read paths, scopes, indexes, relations);
+//! - `place.rs`: where a value is written, and how a message quotes it;
+//! - `filter.rs`: `--only`/`--scope`, keeping the checks relative budgets compare with.
+
+mod filter;
+mod names;
+mod place;
+mod plan;
+mod resolve;
+mod schema;
+mod source;
+mod template;
+mod values;
+
+use std::path::PathBuf;
+
+use crate::errors::{BadInput, located};
+use crate::model::Budget;
+
+pub use names::is_safe_name;
+pub use values::max_placeholder;
+
+use place::Place;
+use template::Segment;
+
+/// Where the project's files come from: a folder, the reference project built into the binary,
+/// or files held in memory (path relative to the project root, contents) for tests and fuzzing,
+/// read through the same code as a folder's. Read in `source.rs`.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Dir(PathBuf),
+    Embedded,
+    Memory(Vec<(String, Vec<u8>)>),
+}
+
+/// Everything to check, validated.
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub read_paths: Vec<ReadPath>,
+    /// Every scope name declared anywhere (project or expectation), for `--scope` validation.
+    pub scope_names: Vec<String>,
+}
+
+/// A read path and the scopes it is checked under.
+#[derive(Debug, Clone)]
+pub struct ReadPath {
+    pub name: String,
+    /// `plans/NAME.sql` as the user sees it.
+    pub plan_path: String,
+    pub expectation_path: String,
+    pub allow_seq_scan: Vec<String>,
+    pub checks: Vec<ScopeCheck>,
+    /// The expectation file's text, for errors found once every expectation is read.
+    expectation_text: String,
+    /// Each relative budget's comparison, checked once every expectation is read.
+    relatives: Vec<RelativeTarget>,
+}
+
+/// The check a relative budget compares with, and where the budget says so.
+#[derive(Debug, Clone)]
+struct RelativeTarget {
+    to: String,
+    /// The scope compared with: the budget's `scope`, else the check's own.
+    scope: String,
+    /// The offset of the `relative` table.
+    at: usize,
+    /// The offset of its `scope` value, when it has one.
+    scope_at: Option<usize>,
+}
+
+/// One read path in one scope: what a check runs.
+#[derive(Debug, Clone)]
+pub struct ScopeCheck {
+    pub scope: String,
+    /// The required index as written (`name` or `schema.name`, quoted parts allowed); the first
+    /// when the scope accepts several.
+    pub index: String,
+    /// The other indexes the scope accepts in its place (`index = ["a", "b"]`), in order.
+    pub also: Vec<String>,
+    /// What the scope declares of its index's twin, for `lint`.
+    pub twin: Option<crate::model::TwinDecl>,
+    pub sql: RenderedSql,
+    /// Parameter values as SQL literals, for `$1`, `$2`, ….
+    pub params: Vec<String>,
+    pub setup: Vec<String>,
+    /// Declared planner settings (`settings = { … }`), name and value, applied before the setup.
+    pub settings: Vec<(String, String)>,
+    pub budget: Budget,
+    /// Where each parameter value is written, for an error the server finds in one.
+    param_places: Vec<Place>,
+    /// Where each setup statement is written.
+    setup_places: Vec<Place>,
+}
+
+impl ScopeCheck {
+    /// `message` located at parameter value `index` (0 for `$1`) in the file that gives it,
+    /// with the line shown: for an error the server finds in the value (a text it cannot
+    /// convert to the parameter's type). `None` when there is no such parameter.
+    pub fn locate_param(&self, index: usize, message: &str) -> Option<String> {
+        let p = self.param_places.get(index)?;
+        Some(located(&p.path, &p.text, p.offset, message))
+    }
+
+    /// `message` located at setup statement `index` (0 for the first) in the file that gives
+    /// it (the expectation, or plancheck.toml), with the line shown: for a statement the server
+    /// refuses. `None` when there is no such statement.
+    pub fn locate_setup(&self, index: usize, message: &str) -> Option<String> {
+        let p = self.setup_places.get(index)?;
+        Some(located(&p.path, &p.text, p.offset, message))
+    }
+
+    /// The parameter (0 for `$1`) at byte `offset` of the parameter list as sent,
+    /// `params.join(", ")`; `None` when the offset falls outside every value.
+    pub fn param_at(&self, offset: usize) -> Option<usize> {
+        let mut start = 0;
+        for (i, p) in self.params.iter().enumerate() {
+            if offset >= start && offset < start + p.len() {
+                return Some(i);
+            }
+            start += p.len() + ", ".len();
+        }
+        None
+    }
+}
+
+/// A plan's SQL with the scope's fragments filled in, and the map back to the plan file
+/// (`template.rs` renders it and maps offsets back).
+#[derive(Debug, Clone)]
+pub struct RenderedSql {
+    pub text: String,
+    source: String,
+    segments: Vec<Segment>,
+}
+
+/// What to load, as the command line narrowed it.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub only: Vec<String>,
+    pub scopes: Vec<String>,
+}
+
+/// Loads a project of one read path, `path`, from text in memory: the expectation
+/// (`expectations/path.toml`), its plan (`plans/path.sql`, absent when `None`) and
+/// `plancheck.toml` (absent when `None`), through the same code as [`load`] (for tests and
+/// fuzzing; nothing touches the disk).
+pub fn load_texts(
+    expectation: &str,
+    plan_sql: Option<&str>,
+    project_toml: Option<&str>,
+) -> Result<Project, BadInput> {
+    let mut files = vec![(
+        "expectations/path.toml".to_string(),
+        expectation.as_bytes().to_vec(),
+    )];
+    if let Some(sql) = plan_sql {
+        files.push(("plans/path.sql".to_string(), sql.as_bytes().to_vec()));
+    }
+    if let Some(toml) = project_toml {
+        files.push(("plancheck.toml".to_string(), toml.as_bytes().to_vec()));
+    }
+    load(&Source::Memory(files), &Filter::default())
+}
+
+/// Reads and validates the whole project, then narrows it to the filter.
+pub fn load(source: &Source, filter: &Filter) -> Result<Project, BadInput> {
+    let config = resolve::read_config(source)?;
+    let names = source.list("expectations", "toml")?;
+    if names.is_empty() {
+        return Err(BadInput(format!(
+            "{}: no expectations (*.toml) found",
+            source.display("expectations")
+        )));
+    }
+    let mut scope_names: Vec<String> = config.file.scopes.keys().cloned().collect();
+    let mut read_paths = Vec::new();
+    for name in &names {
+        let rp = resolve::load_expectation(source, &config, name)?;
+        for c in &rp.checks {
+            if !scope_names.contains(&c.scope) {
+                scope_names.push(c.scope.clone());
+            }
+        }
+        read_paths.push(rp);
+    }
+    scope_names.sort();
+
+    filter::check_names(filter, &read_paths, &names, &scope_names)?;
+    resolve::check_relatives(&read_paths, &names)?;
+    let read_paths = filter::narrow(read_paths, filter);
+    Ok(Project {
+        read_paths,
+        scope_names,
+    })
+}
+
+/// What the tests of several files share: a plan with a placeholder, a project filling it, and
+/// projects loaded from memory.
+#[cfg(test)]
+mod testing {
+    use super::*;
+
+    pub(super) const PLAN: &str =
+        "SELECT p.id FROM posts p\nWHERE p.thread_id = $1\n  AND {{vis}}\n";
+    pub(super) const PROJECT: &str =
+        "[scopes.member]\nfragments = { vis = \"p.visibility = 'visible'\" }\n";
+
+    pub(super) fn error(expectation: &str, plan: Option<&str>, project: Option<&str>) -> String {
+        load_texts(expectation, plan, project).unwrap_err().0
+    }
+
+    /// A project from (path, text) pairs.
+    pub(super) fn load_files(
+        files: &[(&str, String)],
+        filter: &Filter,
+    ) -> Result<Project, BadInput> {
+        let files = files
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
+            .collect();
+        load(&Source::Memory(files), filter)
+    }
+
+    /// Read paths `a` (scope `member`, with `relative` under it) and `b` (scopes `member` and
+    /// `all`).
+    pub(super) fn load_relative(relative: &str, filter: &Filter) -> Result<Project, BadInput> {
+        load_files(
+            &[
+                (
+                    "expectations/a.toml",
+                    format!("[scopes.member]\nindex = \"i\"\nrelative = {relative}\n"),
+                ),
+                ("plans/a.sql", "SELECT 1".into()),
+                (
+                    "expectations/b.toml",
+                    "[scopes.member]\nindex = \"i\"\n[scopes.all]\nindex = \"i\"\n".into(),
+                ),
+                ("plans/b.sql", "SELECT 2".into()),
+            ],
+            filter,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::*;
+
+    #[test]
+    fn a_project_in_memory_loads_like_a_folder() {
+        let p = load_texts(
+            "params = [7]\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+            Some(PLAN),
+            Some(PROJECT),
+        )
+        .unwrap();
+        let c = &p.read_paths[0].checks[0];
+        assert_eq!(p.read_paths[0].name, "path");
+        assert_eq!(p.read_paths[0].plan_path, "plans/path.sql");
+        assert!(c.sql.text.ends_with("AND p.visibility = 'visible'\n"));
+        assert_eq!(c.params, ["7"]);
+    }
+
+    #[test]
+    fn every_file_error_names_file_line_and_column() {
+        let ok_scope = "[scopes.member]\nindex = \"i\"\n";
+        for (expectation, plan, project, wanted) in [
+            (
+                "",
+                Some("SELECT 1"),
+                None,
+                "expectations/path.toml:1:1: declares no scope",
+            ),
+            (
+                ok_scope,
+                None,
+                None,
+                "expectations/path.toml:1:1: the plan file plans/path.sql",
+            ),
+            (
+                ok_scope,
+                Some(" \n"),
+                None,
+                "plans/path.sql:1:1: the plan file is empty",
+            ),
+            (
+                ok_scope,
+                Some("SELECT $1"),
+                None,
+                "plans/path.sql:1:8: plans/path.sql uses 1",
+            ),
+            (
+                "params = [1, 2]\n[scopes.member]\nindex = \"i\"\n",
+                Some("SELECT $1"),
+                None,
+                "expectations/path.toml:1:14: plans/path.sql uses 1 parameter ($1) but",
+            ),
+            (
+                ok_scope,
+                Some("SELECT $1"),
+                Some("[scopes.member]\nparams = [[1]]\n"),
+                "plancheck.toml:2:11: parameter $1: an array",
+            ),
+            (
+                "budget = { buffers = 0 }\n[scopes.member]\nindex = \"i\"\n",
+                Some("SELECT 1"),
+                None,
+                "expectations/path.toml:1:22: budget `buffers` must be a number above 0",
+            ),
+            (
+                "relative = { to = \"nowhere\", max_ratio = 2 }\n[scopes.member]\nindex = \"i\"\n",
+                Some("SELECT 1"),
+                None,
+                "expectations/path.toml:1:12: relative budget: no read path `nowhere`",
+            ),
+            (
+                "[scopes.member]\nindex = \"i\"\nsetup = [\"\"]\n",
+                Some("SELECT 1"),
+                None,
+                "expectations/path.toml:3:10: setup statement 1 is empty",
+            ),
+            (
+                "allow_seq_scan = [\"a.b.c\"]\n[scopes.member]\nindex = \"i\"\n",
+                Some("SELECT 1"),
+                None,
+                "expectations/path.toml:1:19: `allow_seq_scan` lists relations",
+            ),
+        ] {
+            let e = error(expectation, plan, project);
+            assert!(e.starts_with(wanted), "wanted {wanted:?}, got:\n{e}");
+            assert!(e.contains("\n  |\n"), "no snippet:\n{e}");
+        }
+    }
+}
