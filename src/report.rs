@@ -129,60 +129,59 @@ pub fn table(report: &Report) -> String {
             "budget used",
         ]);
     for c in &report.checks {
-        let instead = match c.verdict {
-            // Over budget: the index verdict passed, so nothing was used instead of it.
-            Verdict::Pass | Verdict::OverBudget => String::new(),
-            Verdict::Error => c.message.clone(),
-            // No required index to compare with: what the read path uses now.
-            Verdict::MissingIndex | Verdict::InvalidIndex => c.used.join("; "),
-            _ => {
-                let other: Vec<&String> = c
-                    .used
-                    .iter()
-                    .filter(|u| !u.contains(&format!(" using {} on ", c.required_index)))
-                    .collect();
-                other
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            }
-        };
-        t.add_row(vec![
-            Cell::new(&c.read_path),
-            Cell::new(&c.scope),
-            Cell::new(if c.accepted.is_empty() {
-                c.required_index.clone()
-            } else {
-                let others: Vec<&str> = c
-                    .accepted
-                    .iter()
-                    .filter(|a| **a != c.required_index)
-                    .map(String::as_str)
-                    .collect();
-                format!("{} (or {})", c.required_index, others.join(", "))
-            }),
-            Cell::new({
-                let now = if c.is_warning(report.require) {
-                    format!("{} (warning)", c.verdict)
-                } else {
-                    c.verdict.to_string()
-                };
-                match (migration, report.before_of(c)) {
-                    (true, Some(b)) => format!("{} → {now}", b.verdict),
-                    (true, None) => format!("(not run) → {now}"),
-                    (false, _) => now,
-                }
-            }),
-            Cell::new(instead),
-            Cell::new(ms(c.warm_ms)),
-            Cell::new(c.shared_buffers.map(group).unwrap_or_else(|| "-".into())),
-            Cell::new(budget_used(&c.budget, c.budget_used.as_ref())),
-        ]);
+        t.add_row(row(report, c));
     }
-    let s = report.summary();
     let mut out = t.to_string();
     out.push('\n');
+    out.push_str(&sections(report));
+    out
+}
+
+/// One check's row.
+fn row(report: &Report, c: &CheckResult) -> Vec<Cell> {
+    let instead = match c.verdict {
+        Verdict::Error => c.message.clone(),
+        _ => c.instead.join("; "),
+    };
+    let required = if c.accepted.is_empty() {
+        c.required_index.clone()
+    } else {
+        let others: Vec<&str> = c
+            .accepted
+            .iter()
+            .filter(|a| **a != c.required_index)
+            .map(String::as_str)
+            .collect();
+        format!("{} (or {})", c.required_index, others.join(", "))
+    };
+    let now = if c.is_warning(report.require) {
+        format!("{} (warning)", c.verdict)
+    } else {
+        c.verdict.to_string()
+    };
+    let result = match (report.before.is_some(), report.before_of(c)) {
+        (true, Some(b)) => format!("{} → {now}", b.verdict),
+        (true, None) => format!("(not run) → {now}"),
+        (false, _) => now,
+    };
+    vec![
+        Cell::new(&c.read_path),
+        Cell::new(&c.scope),
+        Cell::new(required),
+        Cell::new(result),
+        Cell::new(instead),
+        Cell::new(ms(c.warm_ms)),
+        Cell::new(c.shared_buffers.map(group).unwrap_or_else(|| "-".into())),
+        Cell::new(budget_used(&c.budget, c.budget_used.as_ref())),
+    ]
+}
+
+/// What follows the table: why each check failed, notes, index problems, plans (`--explain`),
+/// declared settings, and the summary line.
+// Long because it is the sections under the table in the order a reader meets them.
+fn sections(report: &Report) -> String {
+    let mut out = String::new();
+    let s = report.summary();
     let failing: Vec<String> = report
         .checks
         .iter()

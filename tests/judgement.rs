@@ -442,3 +442,48 @@ fn an_allow_seq_scan_entry_naming_no_relation_is_warned_about() {
     );
     assert!(!stderr.contains("`public.events`"), "{stderr}");
 }
+
+#[test]
+fn usability_is_probed_for_a_partitioned_index_too() {
+    let db = fresh_board("judgement_partitioned");
+    sql(
+        &db,
+        "CREATE TABLE pe (id int NOT NULL, flagged boolean NOT NULL) PARTITION BY RANGE (id);
+         CREATE TABLE pe_a PARTITION OF pe FOR VALUES FROM (0) TO (100);
+         CREATE TABLE pe_b PARTITION OF pe FOR VALUES FROM (100) TO (200);
+         INSERT INTO pe SELECT i, i % 7 = 0 FROM generate_series(0, 199) i;
+         CREATE INDEX pe_id ON pe (id);
+         CREATE INDEX pe_flagged_id ON pe (id) WHERE flagged;",
+    );
+    sql(&db, "ANALYZE pe");
+    let dir = project(&[
+        // Tiny partitions: a seq scan is cheaper, a re-plan uses the leaves.
+        ("tiny", "SELECT id FROM pe WHERE id = 5", &member("pe_id")),
+        // No condition on flagged: no plan can use the partial index's leaves.
+        (
+            "unflagged",
+            "SELECT id FROM pe WHERE id = 5",
+            &member("pe_flagged_id"),
+        ),
+    ]);
+    let (_, report) = check_json(&db, dir.path(), &[]);
+    let tiny = check_of(&report, "tiny");
+    assert_eq!(tiny["verdict"], "not-chosen", "{tiny:#}");
+    assert_eq!(tiny["usable"], true, "{tiny:#}");
+    assert!(
+        tiny["message"]
+            .as_str()
+            .unwrap()
+            .contains("pe_id is usable (a re-plan with"),
+        "{tiny:#}"
+    );
+    let unflagged = check_of(&report, "unflagged");
+    assert_eq!(unflagged["verdict"], "not-usable", "{unflagged:#}");
+    assert!(
+        unflagged["message"]
+            .as_str()
+            .unwrap()
+            .contains("the query puts no condition on flagged"),
+        "{unflagged:#}"
+    );
+}

@@ -23,6 +23,7 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
         accepted: vec![],
         verdict,
         used: vec![format!("Index Scan using {index} on {table}")],
+        instead: vec![],
         seq_scans: vec![],
         message: format!("Index Scan using {index} on {table} (custom and generic plans)"),
         warm_ms: Some(Spread {
@@ -93,6 +94,7 @@ fn failing_checks() -> Vec<CheckResult> {
         Verdict::NotUsable,
     );
     not_usable.used = vec!["Index Scan using posts_thread_all_idx on posts p".into()];
+    not_usable.instead = not_usable.used.clone();
     not_usable.usable = Some(false);
     not_usable.message = "posts_thread_visible_idx cannot serve this read path: its predicate \
         (visibility = 'visible') is not implied by Filter: (p.visibility <> 'deleted'::text), \
@@ -106,6 +108,7 @@ fn failing_checks() -> Vec<CheckResult> {
         Verdict::NotChosen,
     );
     not_chosen.used = vec!["Bitmap Index Scan using posts_author_idx on posts".into()];
+    not_chosen.instead = not_chosen.used.clone();
     not_chosen.usable = Some(true);
     not_chosen.message = "posts_author_visible_idx is usable but not chosen: the chosen plan \
         costs 12.50; a plan using posts_author_visible_idx costs 14.00"
@@ -131,6 +134,7 @@ fn failing_checks() -> Vec<CheckResult> {
         "Index Scan using threads_latest_idx on threads".into(),
         "Seq Scan on forums".into(),
     ];
+    seq_scan.instead = vec!["Seq Scan on forums".into()];
     seq_scan.seq_scans = vec!["forums".into()];
     seq_scan.message = "a Seq Scan on forums beside threads_latest_idx (allow_seq_scan does not \
         name it)"
@@ -143,6 +147,7 @@ fn failing_checks() -> Vec<CheckResult> {
         Verdict::GenericPlan,
     );
     generic.used = vec!["Seq Scan on posts".into()];
+    generic.instead = generic.used.clone();
     generic.usable = Some(false);
     generic.message = "the custom plan uses posts_body_search_idx; the generic plan (after five \
         executions of a prepared statement) reads Seq Scan on posts"
@@ -179,6 +184,7 @@ fn failing_checks() -> Vec<CheckResult> {
         Verdict::MissingIndex,
     );
     missing.used = vec!["Seq Scan on posts".into()];
+    missing.instead = missing.used.clone();
     missing.message = "no index posts_forum_visibility_idx on this database".into();
 
     let mut invalid = check(
@@ -188,6 +194,7 @@ fn failing_checks() -> Vec<CheckResult> {
         Verdict::InvalidIndex,
     );
     invalid.used = vec!["Seq Scan on threads".into()];
+    invalid.instead = invalid.used.clone();
     invalid.message = "threads_forum_listing_all_idx is not valid (a failed CREATE INDEX \
         CONCURRENTLY?): the planner cannot use it"
         .into();

@@ -108,6 +108,31 @@ pub async fn bound_session(
         })
 }
 
+/// How a bounded transaction begins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Begin {
+    /// `BEGIN READ ONLY`: a check.
+    ReadOnly,
+    /// `BEGIN READ WRITE`: `--replan-without-rivals`, always rolled back.
+    ReadWrite,
+    /// `BEGIN`: a migration, made read-only once applied.
+    Migration,
+    /// `SAVEPOINT plancheck_check`: a check inside the migration's transaction.
+    Savepoint,
+}
+
+/// The one way plancheck opens a transaction: the statement that begins it, then its bounds
+/// (`statement_timeout`, `lock_timeout`, `idle_in_transaction_session_timeout`) set locally.
+pub fn begin_bounded(begin: Begin, settings: &Settings) -> String {
+    let start = match begin {
+        Begin::ReadOnly => "BEGIN READ ONLY",
+        Begin::ReadWrite => "BEGIN READ WRITE",
+        Begin::Migration => "BEGIN",
+        Begin::Savepoint => "SAVEPOINT plancheck_check",
+    };
+    format!("{start}; {}", local_bounds(settings))
+}
+
 /// The `SET LOCAL` statements of plancheck's bounds, for the start of a transaction (and again
 /// after a migration).
 pub fn local_bounds(settings: &Settings) -> String {
@@ -348,11 +373,11 @@ async fn measure(
 ) -> Result<Measured, Failure> {
     let settings = sess.settings;
     let begin = if shared {
-        "SAVEPOINT plancheck_check"
+        Begin::Savepoint
     } else {
-        "BEGIN READ ONLY"
+        Begin::ReadOnly
     };
-    sess.exec(&format!("{begin}; {}", local_bounds(settings)))
+    sess.exec(&begin_bounded(begin, settings))
         .await
         .map_err(|f| f.or(|e| failure(e, "could not start the check's transaction", settings)))?;
     for (name, value) in &check.settings {

@@ -477,6 +477,7 @@ fn parse_key_values(text: &str) -> Result<Settings, String> {
 }
 
 /// `[user[:password]@][host[:port][,host[:port]…]][/dbname][?key=value&…]`, percent-decoded.
+// Long because it follows libpq's URI grammar part by part (scheme, user, hosts, ports, path, query), in its order.
 fn parse_url(rest: &str) -> Result<Settings, String> {
     let mut settings = Settings::default();
     let (before_query, query) = match rest.split_once('?') {
@@ -608,6 +609,7 @@ impl Origin {
 }
 
 /// Resolves a connection string (or none) against an environment: see the module's precedence.
+// Long because it is libpq's order of precedence, one setting after another: the connection string, then the environment, then the service and password files, then the defaults.
 pub fn resolve(text: Option<&str>, env: &dyn Environment) -> Result<ConnInfo, BadInput> {
     let given = match text {
         Some(t) if !t.trim().is_empty() => {
@@ -737,6 +739,7 @@ pub fn resolve(text: Option<&str>, env: &dyn Environment) -> Result<ConnInfo, Ba
     Ok(info)
 }
 
+// Long because libpq pairs hosts, host addresses and ports by position, with its own rules for each count.
 fn resolve_hosts(
     host: Option<(String, Origin)>,
     hostaddr: Option<(String, Origin)>,

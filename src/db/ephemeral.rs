@@ -35,6 +35,7 @@ const SUPERUSER: &str = "plancheck";
 impl Server {
     /// Finds server binaries, initialises a cluster and starts it. Blocks until the server
     /// accepts connections.
+    // Long because it is the server's start in order: the folder, initdb, the configuration, the process, the wait until it answers, each with its own cleanup on failure.
     pub async fn start() -> Result<Server, DatabaseFailure> {
         let bin = find_bin_dir()?;
         let owner = server_user()?;

@@ -15,7 +15,7 @@ use tokio_postgres::Client;
 use tokio_postgres::error::{ErrorPosition, SqlState};
 
 use super::cause;
-use super::check::{Fail, Settings, clocked, hung_message, local_bounds};
+use super::check::{Begin, Fail, Settings, begin_bounded, clocked, hung_message, local_bounds};
 use super::guard::{self, Span};
 use crate::errors::{BadInput, DatabaseFailure, located};
 use crate::migration::Migration;
@@ -46,7 +46,7 @@ pub async fn apply(
             Fail::Hung(limit) => DatabaseFailure(format!("{what}: {}", hung_message(limit))).into(),
         }
     };
-    run(format!("BEGIN; {}", local_bounds(settings)))
+    run(begin_bounded(Begin::Migration, settings))
         .await
         .map_err(|f| db("could not begin the migration's transaction", f))?;
     let existing = table_oids(client, settings)

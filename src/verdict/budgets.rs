@@ -23,6 +23,7 @@ pub struct BudgetUsed {
 /// figures). Only a check that passed can go over budget: a lost index is the bigger news. A
 /// comparison that did not run, or ran without figures, makes the relative budget an `error`:
 /// a budget that cannot be measured is never a pass.
+// Long because each budget kind (warm time, buffers, relative) is measured and compared in turn, then one verdict is made of all three.
 pub fn judge_budgets(checks: &mut [CheckResult]) {
     let buffers_of: HashMap<(String, String), Option<f64>> = checks
         .iter()

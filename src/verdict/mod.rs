@@ -124,6 +124,9 @@ pub struct CheckResult {
     pub accepted: Vec<String>,
     pub verdict: Verdict,
     pub used: Vec<String>,
+    /// What was used instead of the required index (every access path when it is missing or
+    /// invalid); empty for a pass and for a check that passed its index rule.
+    pub instead: Vec<String>,
     pub seq_scans: Vec<String>,
     pub message: String,
     /// Server-side `Execution Time` of the measured runs.
@@ -251,8 +254,10 @@ impl RequiredIndex {
 
 /// Judges one measurement: the check's verdict, its reasons and figures. Budgets are judged
 /// afterwards over every check ([`judge_budgets`]).
-pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
-    let mut r = CheckResult {
+/// A check's result before any rule: an `error` with no message, the check's identity, budget
+/// and settings.
+fn unjudged(m: &Measurement) -> CheckResult {
+    CheckResult {
         read_path: m.read_path.clone(),
         scope: m.scope.clone(),
         required_index: m.requires.index.clone(),
@@ -266,6 +271,7 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         },
         verdict: Verdict::Error,
         used: Vec::new(),
+        instead: Vec::new(),
         seq_scans: Vec::new(),
         message: String::new(),
         warm_ms: None,
@@ -279,7 +285,31 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         large_reads: Vec::new(),
         plans: Vec::new(),
         settings: m.settings.clone(),
-    };
+    }
+}
+
+/// The measured figures (warm time, planning time, shared buffers), the notes on statistics,
+/// and the plans `--explain` shows.
+fn figures(r: &mut CheckResult, measured: &crate::measure::Measured, custom: &[Explain]) {
+    let exec: Vec<f64> = custom.iter().filter_map(|p| p.execution_ms).collect();
+    let planning: Vec<f64> = custom.iter().filter_map(|p| p.planning_ms).collect();
+    let buffers: Vec<f64> = custom.iter().map(Explain::shared_buffers).collect();
+    r.warm_ms = Spread::of(&exec);
+    r.planning_ms = Spread::of(&planning);
+    r.shared_buffers = Spread::of(&buffers).map(|s| s.p50);
+    r.notes = notes::of(&measured.relations);
+    r.plans.push((
+        PlanKind::Custom.as_str().into(),
+        measured.custom.last().cloned().unwrap_or_default(),
+    ));
+    if let Some(g) = &measured.generic {
+        r.plans.push((PlanKind::Generic.as_str().into(), g.clone()));
+    }
+}
+
+// Long because it is the whole judgement in order: failure, documents, figures, then each accepted index.
+pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
+    let mut r = unjudged(m);
     let measured = match &m.outcome {
         Outcome::Failed(f) => {
             r.message = f.message.clone();
@@ -302,20 +332,7 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
             return r;
         }
     };
-    let exec: Vec<f64> = custom.iter().filter_map(|p| p.execution_ms).collect();
-    let planning: Vec<f64> = custom.iter().filter_map(|p| p.planning_ms).collect();
-    let buffers: Vec<f64> = custom.iter().map(Explain::shared_buffers).collect();
-    r.warm_ms = Spread::of(&exec);
-    r.planning_ms = Spread::of(&planning);
-    r.shared_buffers = Spread::of(&buffers).map(|s| s.p50);
-    r.notes = notes::of(&measured.relations);
-    r.plans.push((
-        PlanKind::Custom.as_str().into(),
-        measured.custom.last().cloned().unwrap_or_default(),
-    ));
-    if let Some(g) = &measured.generic {
-        r.plans.push((PlanKind::Generic.as_str().into(), g.clone()));
-    }
+    figures(&mut r, measured, &custom);
     let reltuples: HashMap<String, f64> = measured
         .relations
         .iter()
@@ -363,6 +380,7 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
     r.required_index = used_name;
     r.verdict = chosen.verdict;
     r.used = chosen.used;
+    r.instead = chosen.instead;
     r.seq_scans = chosen.seq_scans;
     r.message = chosen.message;
     r.usable = chosen.usable;
@@ -376,6 +394,8 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
 /// The verdict of a check against one accepted index.
 struct Judged {
     verdict: Verdict,
+    /// The access paths not through the index, when the verdict is not a pass.
+    instead: Vec<String>,
     used: Vec<String>,
     seq_scans: Vec<String>,
     message: String,
@@ -400,6 +420,8 @@ fn judge_index(
 ) -> Judged {
     let plain = |verdict: Verdict, message: String| Judged {
         verdict,
+        // No index to compare with: everything the read path uses now.
+        instead: plan::describe_access_paths(&custom[0].scans()),
         used: plan::describe_access_paths(&custom[0].scans()),
         seq_scans: Vec::new(),
         message,
@@ -510,6 +532,16 @@ fn judge_index(
         }
         judged = judge_generic(judged, g, &required.name);
     }
+    // What was used instead of the index, from the plan the verdict is about.
+    let about = match (judged.verdict, generic) {
+        (Verdict::GenericPlan, Some(g)) => g,
+        _ => &custom[at],
+    };
+    let instead = if judged.verdict.is_pass() {
+        Vec::new()
+    } else {
+        plan::other_access_paths(about, &required)
+    };
     let large_reads: Vec<String> = judged
         .seq_scans
         .iter()
@@ -545,6 +577,7 @@ fn judge_index(
     }
     Judged {
         verdict: judged.verdict,
+        instead,
         used: judged.used,
         seq_scans: judged.seq_scans,
         message,
@@ -936,6 +969,7 @@ mod tests {
             accepted: vec![],
             verdict,
             used: vec![],
+            instead: vec![],
             seq_scans: vec![],
             message: "ok".into(),
             warm_ms: Spread::of(&[warm]),

@@ -38,111 +38,28 @@ pub(super) const WHOLE_RELATION_SHARE: f64 = 0.5;
 pub(super) const DISABLED_COST: f64 = 1.0e10;
 
 /// Judges one plan against the rules.
+// Long because it is the rules for one plan in their order of precedence: partitions, key-unused, not-chosen, seq-scan, pass.
 pub fn judge_plan(plan: &Explain, rules: &Rules<'_>) -> PlanVerdict {
     let scans = plan.scans();
     let used = describe_access_paths(&scans);
 
-    let mut uses_required = scans.iter().any(|s| is_required_index(s, rules.index));
-    // A partitioned index: plans name the leaf indexes on the leaf partitions. Every partition
-    // the plan scans (pruned ones are not in it) must be read through its leaf of the required
-    // index; a partition read any other way is named.
-    let mut partition_problems: Vec<(bool, String, String)> = Vec::new();
-    if !rules.index.partitions.is_empty() {
-        let mut any_ran = false;
-        let mut any_leaf = false;
-        for part in &rules.index.partitions {
-            let on_part: Vec<&Scan<'_>> = scans
-                .iter()
-                .filter(|s| {
-                    s.relation == Some(part.table.as_str())
-                        && s.schema.is_none_or(|sc| sc == part.schema)
-                        && s.kind != ScanKind::BitmapHeap
-                })
-                .collect();
-            if on_part.is_empty() {
-                continue;
-            }
-            let leaf_used: Vec<&&Scan<'_>> = on_part
-                .iter()
-                .filter(|s| {
-                    s.kind.uses_index()
-                        && part.leaf_index.is_some()
-                        && s.node.index_name == part.leaf_index
-                })
-                .collect();
-            if leaf_used.is_empty() {
-                let seq = on_part.iter().any(|s| s.kind == ScanKind::Seq);
-                let how: Vec<String> = on_part.iter().map(|s| describe_scan(s, true)).collect();
-                let lacks = if part.leaf_index.is_none() {
-                    format!(
-                        " (partition {} has no leaf of {})",
-                        part.table, rules.index.name
-                    )
-                } else {
-                    String::new()
+    let uses_required = if rules.index.partitions.is_empty() {
+        scans.iter().any(|s| is_required_index(s, rules.index))
+    } else {
+        match partitions(&scans, rules) {
+            Partitions::Every => true,
+            Partitions::None => false,
+            Partitions::Some(verdict, message, seq_scans) => {
+                return PlanVerdict {
+                    verdict,
+                    message,
+                    seq_scans,
+                    used,
                 };
-                partition_problems.push((
-                    seq,
-                    qualified_for_display(&part.table, Some(&part.schema)),
-                    format!("{}{lacks}", how.join("; ")),
-                ));
-            } else {
-                any_leaf = true;
-                // A skipped partition (a LIMIT satisfied earlier) still shows the planned path.
-                any_ran |= leaf_used.iter().any(|s| s.node.actual_loops != Some(0.0));
             }
         }
-        uses_required = any_leaf && any_ran && partition_problems.is_empty();
-        if any_leaf && any_ran && !partition_problems.is_empty() {
-            let index = &rules.index.name;
-            let seq = partition_problems.iter().any(|(seq, _, _)| *seq);
-            let detail: Vec<&str> = partition_problems
-                .iter()
-                .map(|(_, _, d)| d.as_str())
-                .collect();
-            return PlanVerdict {
-                verdict: if seq {
-                    Verdict::SeqScan
-                } else {
-                    Verdict::NotChosen
-                },
-                message: format!(
-                    "{index} is used on some partitions, but not on every partition the plan \
-                     scans: {}",
-                    detail.join("; ")
-                ),
-                seq_scans: partition_problems
-                    .iter()
-                    .filter(|(seq, _, _)| *seq)
-                    .map(|(_, name, _)| name.clone())
-                    .collect(),
-                used,
-            };
-        }
-    }
-    let mut seq_scans = Vec::new();
-    let mut seq_details = Vec::new();
-    for s in &scans {
-        let Some(relation) = s.relation else { continue };
-        if is_allowed(relation, s.schema, rules.allow_seq_scan) {
-            continue;
-        }
-        let whole = match s.kind {
-            ScanKind::Seq => true,
-            ScanKind::Index | ScanKind::IndexOnly => {
-                !is_required_index(s, rules.index) && reads_whole_relation(s, rules.reltuples)
-            }
-            _ => false,
-        };
-        if whole {
-            let name = qualified_for_display(relation, s.schema);
-            if !seq_scans.contains(&name) {
-                seq_scans.push(name);
-            }
-            seq_details.push(describe_scan(s, true));
-        }
-    }
-
+    };
+    let (seq_scans, seq_details) = whole_reads(&scans, rules);
     let index = &rules.index.name;
     if uses_required && let Some(why) = keys::key_unused(plan, rules) {
         let beside = if seq_details.is_empty() {
@@ -207,6 +124,127 @@ pub fn judge_plan(plan: &Explain, rules: &Rules<'_>) -> PlanVerdict {
         used,
         seq_scans,
     }
+}
+
+/// How a plan reads a partitioned index.
+enum Partitions {
+    /// Every partition the plan scans (pruned ones are not in it), through its leaf.
+    Every,
+    /// No leaf at all (or only in nodes that never ran).
+    None,
+    /// Some partitions through their leaf, others another way: the verdict, its message and
+    /// the partitions read whole.
+    Some(Verdict, String, Vec<String>),
+}
+
+/// A partitioned index: plans name the leaf indexes on the leaf partitions. Every partition the
+/// plan scans must be read through its leaf of the required index; a partition read any other
+/// way is named.
+fn partitions(scans: &[Scan<'_>], rules: &Rules<'_>) -> Partitions {
+    let mut partition_problems: Vec<(bool, String, String)> = Vec::new();
+    {
+        let mut any_ran = false;
+        let mut any_leaf = false;
+        for part in &rules.index.partitions {
+            let on_part: Vec<&Scan<'_>> = scans
+                .iter()
+                .filter(|s| {
+                    s.relation == Some(part.table.as_str())
+                        && s.schema.is_none_or(|sc| sc == part.schema)
+                        && s.kind != ScanKind::BitmapHeap
+                })
+                .collect();
+            if on_part.is_empty() {
+                continue;
+            }
+            let leaf_used: Vec<&&Scan<'_>> = on_part
+                .iter()
+                .filter(|s| {
+                    s.kind.uses_index()
+                        && part.leaf_index.is_some()
+                        && s.node.index_name == part.leaf_index
+                })
+                .collect();
+            if leaf_used.is_empty() {
+                let seq = on_part.iter().any(|s| s.kind == ScanKind::Seq);
+                let how: Vec<String> = on_part.iter().map(|s| describe_scan(s, true)).collect();
+                let lacks = if part.leaf_index.is_none() {
+                    format!(
+                        " (partition {} has no leaf of {})",
+                        part.table, rules.index.name
+                    )
+                } else {
+                    String::new()
+                };
+                partition_problems.push((
+                    seq,
+                    qualified_for_display(&part.table, Some(&part.schema)),
+                    format!("{}{lacks}", how.join("; ")),
+                ));
+            } else {
+                any_leaf = true;
+                // A skipped partition (a LIMIT satisfied earlier) still shows the planned path.
+                any_ran |= leaf_used.iter().any(|s| s.node.actual_loops != Some(0.0));
+            }
+        }
+        if any_leaf && any_ran && partition_problems.is_empty() {
+            return Partitions::Every;
+        }
+        if any_leaf && any_ran {
+            let index = &rules.index.name;
+            let seq = partition_problems.iter().any(|(seq, _, _)| *seq);
+            let detail: Vec<&str> = partition_problems
+                .iter()
+                .map(|(_, _, d)| d.as_str())
+                .collect();
+            return Partitions::Some(
+                if seq {
+                    Verdict::SeqScan
+                } else {
+                    Verdict::NotChosen
+                },
+                format!(
+                    "{index} is used on some partitions, but not on every partition the plan \
+                     scans: {}",
+                    detail.join("; ")
+                ),
+                partition_problems
+                    .iter()
+                    .filter(|(seq, _, _)| *seq)
+                    .map(|(_, name, _)| name.clone())
+                    .collect(),
+            );
+        }
+    }
+    Partitions::None
+}
+
+/// The relations read whole without being allowed to be, and how each was read: seq scans, and
+/// scans of another index with no Index Cond over (nearly) the whole relation.
+fn whole_reads(scans: &[Scan<'_>], rules: &Rules<'_>) -> (Vec<String>, Vec<String>) {
+    let mut seq_scans = Vec::new();
+    let mut seq_details = Vec::new();
+    for s in scans {
+        let Some(relation) = s.relation else { continue };
+        if is_allowed(relation, s.schema, rules.allow_seq_scan) {
+            continue;
+        }
+        let whole = match s.kind {
+            ScanKind::Seq => true,
+            ScanKind::Index | ScanKind::IndexOnly => {
+                !is_required_index(s, rules.index) && reads_whole_relation(s, rules.reltuples)
+            }
+            _ => false,
+        };
+        if whole {
+            let name = qualified_for_display(relation, s.schema);
+            if !seq_scans.contains(&name) {
+                seq_scans.push(name);
+            }
+            seq_details.push(describe_scan(s, true));
+        }
+    }
+    (seq_scans, seq_details)
 }
 
 pub(super) fn is_required_index(scan: &Scan<'_>, index: &RequiredIndex) -> bool {
@@ -282,6 +320,29 @@ pub(super) fn describe_scan(scan: &Scan<'_>, with_removed: bool) -> String {
         }
     }
     text
+}
+
+/// The access paths of a plan other than through the required index (or its leaves): what was
+/// used instead of it.
+pub(super) fn other_access_paths(plan: &Explain, index: &RequiredIndex) -> Vec<String> {
+    let leaves: Vec<&str> = index
+        .partitions
+        .iter()
+        .filter_map(|p| p.leaf_index.as_deref())
+        .collect();
+    let scans: Vec<Scan<'_>> = plan
+        .scans()
+        .into_iter()
+        .filter(|s| {
+            !is_required_index(s, index)
+                && !s
+                    .node
+                    .index_name
+                    .as_deref()
+                    .is_some_and(|n| leaves.contains(&n))
+        })
+        .collect();
+    describe_access_paths(&scans)
 }
 
 pub(super) fn describe_access_paths(scans: &[Scan<'_>]) -> Vec<String> {

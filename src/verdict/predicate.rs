@@ -505,6 +505,7 @@ pub fn implies(clause: &Conjunct, pred: &Conjunct) -> bool {
 }
 
 /// Why `clause` cannot imply `pred`, when a rule shows it; `None` when it may.
+// Long because it is one arm per rule, each a reason the planner cannot prove the predicate; kept together so the rules read as one list.
 pub fn cannot_imply(
     clause: &Conjunct,
     pred: &Conjunct,

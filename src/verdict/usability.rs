@@ -18,7 +18,7 @@
 
 use super::plan::{DISABLED_COST, PlanVerdict, Rules, is_required_index};
 use super::predicate::{Conjunct, cannot_imply, implies, mentions};
-use super::{Verdict, keys};
+use super::{RequiredIndex, Verdict, keys};
 use crate::explain::Explain;
 
 /// A plan made while probing whether the required index can serve the statement at all: the
@@ -66,81 +66,19 @@ pub fn judge_usability(
             shown: None,
         };
     }
-    let index = rules.index;
-    let name = &index.name;
-    let table = index.table.as_str();
-    // A partitioned table is read through its partitions: their scans hold the conditions.
-    let tables: Vec<&str> = std::iter::once(table)
-        .chain(index.partitions.iter().map(|p| p.table.as_str()))
-        .collect();
-    let leaves: Vec<&str> = index
-        .partitions
-        .iter()
-        .filter_map(|p| p.leaf_index.as_deref())
-        .collect();
-    let found = probes.iter().position(|p| {
-        p.plan.scans().iter().any(|s| {
-            is_required_index(s, index)
-                || index
-                    .partitions
-                    .iter()
-                    .any(|part| part.leaf_index.is_some() && s.node.index_name == part.leaf_index)
-        })
-    });
-    let plans: Vec<&Explain> = std::iter::once(chosen)
-        .chain(probes.iter().map(|p| &p.plan))
-        .collect();
-
-    // The other indexes the plans used on the table, in order of first use.
-    let mut rivals: Vec<String> = Vec::new();
-    for plan in &plans {
-        for s in plan.scans() {
-            if s.kind.uses_index()
-                && s.relation.is_some_and(|r| tables.contains(&r))
-                && let Some(n) = &s.node.index_name
-                && n != name
-                && !leaves.contains(&n.as_str())
-                && !rivals.contains(n)
-            {
-                rivals.push(n.clone());
-            }
-        }
-    }
-    // What the plans show to hold on the table: its conditions, and the predicates of the
-    // partial indexes the planner used on it (it proved them, and prints no condition they
-    // imply).
-    let mut known: Vec<Conjunct> = Vec::new();
-    for plan in &plans {
-        for t in &tables {
-            for c in plan.conditions_on(t) {
-                known.extend(index.conjuncts(&c));
-            }
-        }
-    }
-    for rival in &rivals {
-        if let Some(p) = index
-            .siblings
-            .iter()
-            .find(|s| &s.name == rival)
-            .and_then(|s| s.predicate.as_deref())
-        {
-            known.extend(index.conjuncts(p));
-        }
-    }
-    let keys = keys::summary(index, &known, chosen)
-        .map(|k| format!(" {k}"))
-        .unwrap_or_default();
-
-    if let Some(i) = found {
+    let ev = Evidence::gather(chosen, probes, rules.index);
+    if let Some(i) = ev.found {
         let probe = &probes[i];
+        let name = &rules.index.name;
         return Usability {
             verdict: PlanVerdict {
                 message: format!(
                     "{}. {name} is usable (a re-plan with {} used it), but at these statistics \
-                     the planner preferred another plan: {}.{keys}",
+                     the planner preferred another plan: {}.{}",
                     verdict.message,
                     how_found(probe),
-                    costs(chosen, probe, name)
+                    costs(chosen, probe, name),
+                    ev.keys
                 ),
                 ..verdict
             },
@@ -148,11 +86,107 @@ pub fn judge_usability(
             shown: Some(i),
         };
     }
+    match rules.index.predicate.as_deref() {
+        None => full_index(verdict, &ev),
+        Some(predicate) => partial_index(verdict, predicate, &ev, non_immutable),
+    }
+}
 
-    // With the rivals set aside and seq scans disabled, a plan that reads the table through no
-    // index at all shows there is no path through this one.
-    let set_aside_proof =
-        probes
+const TRIED: &str = "even with seq scans and, in turn, each competing scan type disabled";
+
+/// What the plans (the chosen one and the re-plans) show about the required index's table.
+struct Evidence<'a> {
+    index: &'a RequiredIndex,
+    /// The re-plan that used the index, if one did.
+    found: Option<usize>,
+    /// The other indexes the plans used on the table, in order of first use.
+    rivals: Vec<String>,
+    /// What the plans show to hold on the table: its conditions, and the predicates of the
+    /// partial indexes the planner used on it (it proved them, and prints no condition they
+    /// imply).
+    known: Vec<Conjunct>,
+    /// What of the index the query can use, as a sentence (with a leading space), or empty.
+    keys: String,
+    /// The chosen plan's conditions on the table, as printed, for the message.
+    shown_conditions: String,
+    /// With rivals set aside and seq scans disabled, no plan read the table through any index.
+    set_aside_proof: Option<String>,
+}
+
+impl<'a> Evidence<'a> {
+    // Long because each piece of evidence is read from every plan in turn: the re-plan that found the index, rivals, known conditions, keys, the set-aside proof.
+    fn gather(chosen: &Explain, probes: &[Probe], index: &'a RequiredIndex) -> Evidence<'a> {
+        // A partitioned table is read through its partitions: their scans hold the conditions.
+        let tables: Vec<&str> = std::iter::once(index.table.as_str())
+            .chain(index.partitions.iter().map(|p| p.table.as_str()))
+            .collect();
+        let leaves: Vec<&str> = index
+            .partitions
+            .iter()
+            .filter_map(|p| p.leaf_index.as_deref())
+            .collect();
+        let found = probes.iter().position(|p| {
+            p.plan.scans().iter().any(|s| {
+                is_required_index(s, index)
+                    || (s.kind.uses_index()
+                        && s.node
+                            .index_name
+                            .as_deref()
+                            .is_some_and(|n| leaves.contains(&n)))
+            })
+        });
+        let plans: Vec<&Explain> = std::iter::once(chosen)
+            .chain(probes.iter().map(|p| &p.plan))
+            .collect();
+        let mut rivals: Vec<String> = Vec::new();
+        for plan in &plans {
+            for s in plan.scans() {
+                if s.kind.uses_index()
+                    && s.relation.is_some_and(|r| tables.contains(&r))
+                    && let Some(n) = &s.node.index_name
+                    && n != &index.name
+                    && !leaves.contains(&n.as_str())
+                    && !rivals.contains(n)
+                {
+                    rivals.push(n.clone());
+                }
+            }
+        }
+        let mut known: Vec<Conjunct> = Vec::new();
+        for plan in &plans {
+            for t in &tables {
+                for c in plan.conditions_on(t) {
+                    known.extend(index.conjuncts(&c));
+                }
+            }
+        }
+        for rival in &rivals {
+            if let Some(p) = index
+                .siblings
+                .iter()
+                .find(|s| &s.name == rival)
+                .and_then(|s| s.predicate.as_deref())
+            {
+                known.extend(index.conjuncts(p));
+            }
+        }
+        let keys = keys::summary(index, &known, chosen)
+            .map(|k| format!(" {k}"))
+            .unwrap_or_default();
+        let mut shown: Vec<String> = Vec::new();
+        for t in &tables {
+            for c in chosen.conditions_on(t) {
+                if !shown.contains(&c) {
+                    shown.push(c);
+                }
+            }
+        }
+        let shown_conditions = if shown.is_empty() {
+            "none".to_string()
+        } else {
+            shown.join(", ")
+        };
+        let set_aside_proof = probes
             .iter()
             .find(|p| {
                 !p.dropped.is_empty()
@@ -164,67 +198,89 @@ pub fn judge_usability(
             .map(|p| {
                 format!(
                     "with {} set aside and {} (in a rolled-back transaction, \
-                 --replan-without-rivals), no plan reads {table} through any index",
+                     --replan-without-rivals), no plan reads {} through any index",
                     p.dropped.join(", "),
-                    off(&p.disabled)
+                    off(&p.disabled),
+                    index.table
                 )
             });
-    let rival_text = |same: bool| match rivals.first() {
-        Some(r) => {
-            let same_predicate = index.predicate.is_some()
-                && index
-                    .siblings
-                    .iter()
-                    .find(|s| &s.name == r)
-                    .is_some_and(|s| s.predicate == index.predicate);
-            format!(
-                "{r}{} was chosen instead in every re-plan",
-                if same && same_predicate {
-                    " (same predicate)"
-                } else {
-                    ""
-                }
-            )
+        Evidence {
+            index,
+            found,
+            rivals,
+            known,
+            keys,
+            shown_conditions,
+            set_aside_proof,
         }
-        None => "no plan used it".into(),
-    };
-    let tried = "even with seq scans and, in turn, each competing scan type disabled";
+    }
 
-    let Some(predicate) = index.predicate.as_deref() else {
-        // A full index: usable by predicate, but only a re-plan can show it serves the SQL.
-        if let Some(proof) = &set_aside_proof {
-            return not_usable(
-                verdict,
-                format!("{name} cannot serve this SQL: {proof}.{keys}"),
-            );
-        }
-        if rivals.is_empty() {
-            return not_usable(
-                verdict,
-                format!(
-                    "{name} cannot serve this SQL: no plan uses it {tried}, and no other index \
-                     was chosen in its place.{keys}"
-                ),
-            );
-        }
-        return not_settled(
+    /// `rival was chosen instead in every re-plan`, saying "(same predicate)" when asked and so.
+    fn rival_text(&self, same: bool) -> String {
+        let Some(r) = self.rivals.first() else {
+            return "no plan used it".into();
+        };
+        let same_predicate = self.index.predicate.is_some()
+            && self
+                .index
+                .siblings
+                .iter()
+                .find(|s| &s.name == r)
+                .is_some_and(|s| s.predicate == self.index.predicate);
+        let note = if same && same_predicate {
+            " (same predicate)"
+        } else {
+            ""
+        };
+        format!("{r}{note} was chosen instead in every re-plan")
+    }
+}
+
+/// A full index: usable by predicate, but only a re-plan can show it serves the SQL.
+fn full_index(verdict: PlanVerdict, ev: &Evidence<'_>) -> Usability {
+    let (name, keys) = (&ev.index.name, &ev.keys);
+    if let Some(proof) = &ev.set_aside_proof {
+        return not_usable(
+            verdict,
+            format!("{name} cannot serve this SQL: {proof}.{keys}"),
+        );
+    }
+    if ev.rivals.is_empty() {
+        return not_usable(
             verdict,
             format!(
-                "{} ({tried}), so whether {name} can serve this SQL at all is not settled.{keys}",
-                rival_text(false)
+                "{name} cannot serve this SQL: no plan uses it {TRIED}, and no other index was \
+                 chosen in its place.{keys}"
             ),
         );
-    };
+    }
+    not_settled(
+        verdict,
+        format!(
+            "{} ({TRIED}), so whether {name} can serve this SQL at all is not settled.{keys}",
+            ev.rival_text(false)
+        ),
+    )
+}
 
+/// A partial index: implied (usable), disproved by a rule or a re-plan (not usable), or neither.
+fn partial_index(
+    verdict: PlanVerdict,
+    predicate: &str,
+    ev: &Evidence<'_>,
+    non_immutable: &[String],
+) -> Usability {
+    let index = ev.index;
+    let (name, table, keys) = (&index.name, &index.table, &ev.keys);
     let wanted = index.conjuncts(predicate);
     let unproved: Vec<&Conjunct> = wanted
         .iter()
-        .filter(|p| !known.iter().any(|c| implies(c, p)))
+        .filter(|p| !ev.known.iter().any(|c| implies(c, p)))
         .collect();
     if unproved.is_empty() {
-        let how = if rivals.is_empty() {
+        let how = if ev.rivals.is_empty() {
             format!(
-                "yet no plan used it {tried}; whether the planner can build a path through it \
+                "yet no plan used it {TRIED}; whether the planner can build a path through it \
                  is not settled"
             )
         } else {
@@ -232,7 +288,7 @@ pub fn judge_usability(
                 "but {}, and disabling scan types cannot set aside an index of the same scan \
                  type, so its cost was not measured (--replan-without-rivals measures it, on a \
                  database that is yours)",
-                rival_text(true)
+                ev.rival_text(true)
             )
         };
         return Usability {
@@ -244,14 +300,55 @@ pub fn judge_usability(
                 ),
                 ..verdict
             },
-            usable: rivals.first().map(|_| true),
+            usable: ev.rivals.first().map(|_| true),
             shown: None,
         };
     }
+    let conditions = &ev.shown_conditions;
+    let not_implied = format!(
+        "its predicate {predicate} is not implied by the conditions on {table} ({conditions})"
+    );
+    if let Some(cause) = causes(&unproved, &ev.known, non_immutable).first() {
+        let also = ev
+            .set_aside_proof
+            .as_ref()
+            .map(|p| format!(" And {p}."))
+            .unwrap_or_default();
+        return not_usable(
+            verdict,
+            format!("{name} cannot serve this SQL: {not_implied}. Cause: {cause}.{also}{keys}"),
+        );
+    }
+    if let Some(proof) = &ev.set_aside_proof {
+        return not_usable(
+            verdict,
+            format!("{name} cannot serve this SQL: {proof}; {not_implied}.{keys}"),
+        );
+    }
+    if ev.rivals.is_empty() {
+        return not_usable(
+            verdict,
+            format!(
+                "{name} cannot serve this SQL: no plan uses it {TRIED}, and no other index was \
+                 chosen in its place; {not_implied}.{keys}"
+            ),
+        );
+    }
+    not_settled(
+        verdict,
+        format!(
+            "{} ({TRIED}), and whether the conditions on {table} ({conditions}) imply its \
+             predicate {predicate} is not settled by the plans.{keys}",
+            ev.rival_text(false)
+        ),
+    )
+}
 
-    // A conjunct the query cannot imply, shown by a rule.
-    let mut causes: Vec<String> = Vec::new();
-    for p in &unproved {
+/// For each conjunct of the predicate no condition implies, why it cannot be, where a rule shows
+/// it: no condition on its column, or every condition on its column shown unable to imply it.
+fn causes(unproved: &[&Conjunct], known: &[Conjunct], non_immutable: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in unproved {
         let columns = p.columns();
         let on_column: Vec<&Conjunct> = known
             .iter()
@@ -263,7 +360,7 @@ pub fn judge_usability(
             .collect();
         if on_column.is_empty() {
             if let Some(col) = columns.first() {
-                causes.push(format!(
+                out.push(format!(
                     "the query puts no condition on {col}, which the predicate constrains (`{}`)",
                     p.text
                 ));
@@ -277,64 +374,10 @@ pub fn judge_usability(
         if each.iter().all(Option::is_some)
             && let Some(Some(first)) = each.into_iter().next()
         {
-            causes.push(first);
+            out.push(first);
         }
     }
-    let shown_conditions = {
-        let mut all: Vec<String> = Vec::new();
-        for t in &tables {
-            for c in chosen.conditions_on(t) {
-                if !all.contains(&c) {
-                    all.push(c);
-                }
-            }
-        }
-        if all.is_empty() {
-            "none".to_string()
-        } else {
-            all.join(", ")
-        }
-    };
-    if let Some(cause) = causes.first() {
-        let also = set_aside_proof
-            .as_ref()
-            .map(|p| format!(" And {p}."))
-            .unwrap_or_default();
-        return not_usable(
-            verdict,
-            format!(
-                "{name} cannot serve this SQL: its predicate {predicate} is not implied by the \
-                 conditions on {table} ({shown_conditions}). Cause: {cause}.{also}{keys}"
-            ),
-        );
-    }
-    if let Some(proof) = &set_aside_proof {
-        return not_usable(
-            verdict,
-            format!(
-                "{name} cannot serve this SQL: {proof}; its predicate {predicate} is not implied \
-                 by the conditions on {table} ({shown_conditions}).{keys}"
-            ),
-        );
-    }
-    if rivals.is_empty() {
-        return not_usable(
-            verdict,
-            format!(
-                "{name} cannot serve this SQL: no plan uses it {tried}, and no other index was \
-                 chosen in its place; its predicate {predicate} is not implied by the \
-                 conditions on {table} ({shown_conditions}).{keys}"
-            ),
-        );
-    }
-    not_settled(
-        verdict,
-        format!(
-            "{} ({tried}), and whether the conditions on {table} ({shown_conditions}) imply \
-             its predicate {predicate} is not settled by the plans.{keys}",
-            rival_text(false)
-        ),
-    )
+    out
 }
 
 /// What a re-plan changed, as a reader would write it.

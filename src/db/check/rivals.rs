@@ -10,7 +10,9 @@
 //! ANALYZE). The scope's setup must be SET/RESET statements only: plancheck runs a setup's
 //! SELECT in a read-only transaction, never in this one.
 
-use super::{Fail, Sess, failure, local_bounds, replan, run_setup, set_plan_cache_mode, uses_any};
+use super::{
+    Begin, Fail, Sess, begin_bounded, failure, replan, run_setup, set_plan_cache_mode, uses_any,
+};
 use crate::explain::Explain;
 use crate::measure::{Failure, IndexLookup, Measured, PlanKind, Probe};
 use crate::project::{ReadPath, ScopeCheck};
@@ -22,6 +24,7 @@ const ROUNDS: usize = 6;
 
 /// Adds the re-plans without rivals to `measured` when they can settle something, or says in
 /// it why they were not made.
+// Long because it decides, in order, whether a re-plan without rivals can settle anything (the index, the plan kind, the rivals, the setup) before making it.
 pub(super) async fn settle(
     sess: Sess<'_>,
     read_path: &ReadPath,
@@ -136,7 +139,7 @@ async fn without_rivals(
 ) -> Result<Vec<Probe>, Failure> {
     let settings = sess.settings;
     let fail = |what: &'static str| move |f: Fail| f.or(|e| failure(e, what, settings));
-    sess.exec(&format!("BEGIN READ WRITE; {}", local_bounds(settings)))
+    sess.exec(&begin_bounded(Begin::ReadWrite, settings))
         .await
         .map_err(fail("could not start the re-plan's transaction"))?;
     for (k, v) in &check.settings {
