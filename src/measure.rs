@@ -48,6 +48,9 @@ pub struct Requirement {
     pub allow_seq_scan: Vec<String>,
     #[serde(default)]
     pub budget: Budget,
+    /// The plan baseline recorded by `plancheck accept` (`baselines/NAME.SCOPE.plan`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }
 
 /// Measured, or why not.

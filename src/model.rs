@@ -130,3 +130,8 @@ pub struct ReadPathIndexes {
     /// Why the catalog could not be read for this read path (a lock timeout), if it could not.
     pub unchecked: Option<String>,
 }
+
+/// Where `plancheck accept` records a check's plan baseline, inside the project.
+pub fn baseline_path(read_path: &str, scope: &str) -> String {
+    format!("baselines/{read_path}.{scope}.plan")
+}

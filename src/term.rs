@@ -21,3 +21,92 @@ macro_rules! say_part {
 }
 
 pub(crate) use {say, say_part};
+
+/// How progress is shown: one live line rewritten in place on a terminal, a line per check
+/// where stderr is a file or a CI log, nothing with `--quiet`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Live,
+    Lines,
+    Quiet,
+}
+
+/// Progress through a run's checks, on stderr.
+pub struct Progress {
+    total: usize,
+    done: usize,
+    mode: Mode,
+    /// Said before each check: `before the migration`, ….
+    phase: &'static str,
+    /// Whether the live line is on screen, to be cleared.
+    shown: bool,
+}
+
+/// A live line longer than this is cut, so that it never wraps (a wrapped line cannot be
+/// rewritten in place).
+const LIVE_WIDTH: usize = 78;
+
+impl Progress {
+    pub fn new(total: usize, quiet: bool, phase: &'static str) -> Progress {
+        use std::io::IsTerminal;
+        let mode = if quiet {
+            Mode::Quiet
+        } else if std::io::stderr().is_terminal() {
+            Mode::Live
+        } else {
+            Mode::Lines
+        };
+        Progress {
+            total,
+            done: 0,
+            mode,
+            phase,
+            shown: false,
+        }
+    }
+
+    /// A check begins: on a terminal, the live line says which, and how far the run is.
+    pub fn start(&mut self, what: &str) {
+        if self.mode != Mode::Live {
+            return;
+        }
+        let mut line = format!(
+            "[{}/{}] {}checking {what} …",
+            self.done + 1,
+            self.total,
+            self.phase
+        );
+        if line.chars().count() > LIVE_WIDTH {
+            line = line.chars().take(LIVE_WIDTH - 1).collect::<String>() + "…";
+        }
+        say_part!("\r\x1b[2K{line}");
+        self.shown = true;
+    }
+
+    /// A check ended with `verdict`: a line of its own where stderr is not a terminal.
+    pub fn finish(&mut self, what: &str, verdict: &str) {
+        self.done += 1;
+        if self.mode == Mode::Lines {
+            say!(
+                "[{}/{}] {}{what}: {verdict}",
+                self.done,
+                self.total,
+                self.phase
+            );
+        }
+    }
+
+    /// Takes the live line away, before the report is printed.
+    pub fn clear(&mut self) {
+        if self.shown {
+            say_part!("\r\x1b[2K");
+            self.shown = false;
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}

@@ -853,3 +853,146 @@ fn a_wrong_password_exits_3_and_is_never_printed() {
     assert_eq!(status, 2, "{output}");
     assert!(!output.contains(WRONG_PASSWORD), "{output}");
 }
+
+// ---- connection services: libpq's pg_service.conf ----
+
+/// Variables that point plancheck at the test's own service files: `PGSERVICEFILE` (when given)
+/// and a system folder of the test's own, so that the machine's
+/// /etc/postgresql-common/pg_service.conf plays no part.
+fn service_vars<'a>(system: &'a Path, file: Option<&'a Path>) -> Vec<(&'a str, &'a str)> {
+    let mut vars = vec![("PGSYSCONFDIR", system.to_str().unwrap())];
+    if let Some(file) = file {
+        vars.push(("PGSERVICEFILE", file.to_str().unwrap()));
+    }
+    vars
+}
+
+#[test]
+fn a_service_in_pgservicefile_connects_and_the_string_wins_over_it() {
+    let s = servers();
+    let home = empty_home();
+    let system = empty_home();
+    let file = home.path().join("services.conf");
+    fs::write(
+        &file,
+        format!(
+            "# plancheck test services\n\
+             [plain]\nhost=127.0.0.1\nport={plain}\nuser={SUPERUSER}\ndbname=postgres\n\
+             password={PASSWORD}\n\
+             [tls_required]\nhost=127.0.0.1\nport={plain}\nuser={SUPERUSER}\ndbname=postgres\n\
+             password={PASSWORD}\nsslmode=require\n",
+            plain = s.plain_port
+        ),
+    )
+    .unwrap();
+    let vars = service_vars(system.path(), Some(&file));
+
+    // service= in a key=value string.
+    let (status, output) = check_env("service=plain", home.path(), &vars);
+    assert_connected(status, &output);
+    // PGSERVICE, with no connection string at all.
+    let mut with_pgservice = vars.clone();
+    with_pgservice.push(("PGSERVICE", "plain"));
+    let (status, output) = check_env("", home.path(), &with_pgservice);
+    assert_connected(status, &output);
+
+    // The service's sslmode=require against the plain server: the service was applied...
+    let (status, output) = check_env("service=tls_required", home.path(), &vars);
+    assert_eq!(status, 3, "{output}");
+    assert!(output.contains("does not support TLS"), "{output}");
+    // ...over the environment's PGSSLMODE,
+    let mut with_env = vars.clone();
+    with_env.push(("PGSSLMODE", "disable"));
+    let (status, output) = check_env("service=tls_required", home.path(), &with_env);
+    assert_eq!(status, 3, "{output}");
+    // ...and under the string's sslmode,
+    let (status, output) = check_env("service=tls_required sslmode=disable", home.path(), &vars);
+    assert_connected(status, &output);
+    // ...and a URL's port: the TLS server, where require is met.
+    let url = format!(
+        "postgresql://127.0.0.1:{}/postgres?service=tls_required",
+        s.tls_port
+    );
+    let (status, output) = check_env(&url, home.path(), &vars);
+    assert_connected(status, &output);
+    assert!(!output.contains(PASSWORD), "{output}");
+}
+
+#[test]
+fn the_per_user_service_file_wins_over_the_system_file() {
+    let s = servers();
+    let home = empty_home();
+    let system = empty_home();
+    let section = |name: &str, password: &str| {
+        format!(
+            "[{name}]\nhost=127.0.0.1\nport={}\nuser={SUPERUSER}\ndbname=postgres\n\
+             password={password}\n",
+            s.plain_port
+        )
+    };
+    // The same service in both files: the one in ~/.pg_service.conf has the right password.
+    fs::write(
+        home.path().join(".pg_service.conf"),
+        section("both", PASSWORD),
+    )
+    .unwrap();
+    fs::write(
+        system.path().join("pg_service.conf"),
+        format!(
+            "{}{}",
+            section("both", WRONG_PASSWORD),
+            section("system_only", PASSWORD)
+        ),
+    )
+    .unwrap();
+    let vars = service_vars(system.path(), None);
+    let (status, output) = check_env("service=both", home.path(), &vars);
+    assert_connected(status, &output);
+    let (status, output) = check_env("service=system_only", home.path(), &vars);
+    assert_connected(status, &output);
+    // Without the per-user file, the system file's wrong password is used, and not shown.
+    fs::remove_file(home.path().join(".pg_service.conf")).unwrap();
+    let (status, output) = check_env("service=both", home.path(), &vars);
+    assert_eq!(status, 3, "{output}");
+    assert!(
+        output.contains("password authentication failed"),
+        "{output}"
+    );
+    assert!(!output.contains(WRONG_PASSWORD), "{output}");
+}
+
+#[test]
+fn an_unknown_or_broken_service_is_bad_input_naming_the_file() {
+    let home = empty_home();
+    let system = empty_home();
+    let file = home.path().join("services.conf");
+    fs::write(
+        &file,
+        format!("[broken]\nhost=127.0.0.1\npassword {PASSWORD}\n"),
+    )
+    .unwrap();
+    let vars = service_vars(system.path(), Some(&file));
+
+    let (status, output) = check_env("service=nosuch", home.path(), &vars);
+    assert_eq!(status, 2, "{output}");
+    assert!(
+        output.contains(&format!(
+            "definition of service \"nosuch\" not found: looked in {} (PGSERVICEFILE) and {} \
+             (no such file)",
+            file.display(),
+            system.path().join("pg_service.conf").display()
+        )),
+        "{output}"
+    );
+    // A line without "=": the file and the line are named, the line (a password) is not shown.
+    let (status, output) = check_env("service=broken", home.path(), &vars);
+    assert_eq!(status, 2, "{output}");
+    assert!(
+        output.contains(&format!(
+            "syntax error in service file \"{}\", line 3",
+            file.display()
+        )),
+        "{output}"
+    );
+    assert!(!output.contains(PASSWORD), "{output}");
+}

@@ -487,3 +487,114 @@ fn usability_is_probed_for_a_partitioned_index_too() {
         "{unflagged:#}"
     );
 }
+
+#[test]
+fn judge_refuses_what_it_cannot_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let judge = |path: &std::path::Path| {
+        let out = plancheck(&["judge", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // No run.json.
+    let (status, stderr) = judge(dir.path());
+    assert_eq!(status, Some(2), "{stderr}");
+    assert!(stderr.contains("no run.json here"), "{stderr}");
+    // A newer saved form.
+    let run = dir.path().join("run.json");
+    fs::write(
+        &run,
+        r#"{"format": "plancheck-run", "version": 99, "server_version": "18", "checks": []}"#,
+    )
+    .unwrap();
+    let (status, stderr) = judge(dir.path());
+    assert_eq!(status, Some(2), "{stderr}");
+    assert!(stderr.contains("saved form version 99"), "{stderr}");
+    // A listed name that would leave the folder.
+    fs::write(
+        &run,
+        r#"{"format": "plancheck-run", "version": 1, "server_version": "18",
+            "checks": ["../outside.json"]}"#,
+    )
+    .unwrap();
+    let (status, stderr) = judge(dir.path());
+    assert_eq!(status, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is not the name of a measurement file"),
+        "{stderr}"
+    );
+    // Broken JSON, located.
+    fs::write(&run, "{\n  \"format\": \n").unwrap();
+    let (status, stderr) = judge(dir.path());
+    assert_eq!(status, Some(2), "{stderr}");
+    assert!(stderr.contains("run.json:3:"), "{stderr}");
+}
+
+#[test]
+fn accept_records_the_plan_and_check_reports_a_changed_shape() {
+    let db = events_db("judgement_baseline");
+    sql(
+        &db,
+        "CREATE TABLE accts (id bigint PRIMARY KEY, name text NOT NULL);
+         INSERT INTO accts SELECT i, 'a' || i FROM generate_series(0, 49999) i;",
+    );
+    sql(&db, "ANALYZE accts");
+    let dir = project(&[(
+        "feed",
+        "SELECT e.id, a.name FROM events e JOIN accts a ON a.id = e.account_id\n\
+         WHERE e.deleted_at IS NULL AND e.account_id = 42",
+        "allow_seq_scan = [\"accts\"]\n[scopes.member]\nindex = \"events_live_account\"\n",
+    )]);
+    let out = plancheck(&[
+        "accept",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let recorded = fs::read_to_string(dir.path().join("baselines/feed.member.plan")).unwrap();
+    assert!(
+        recorded.contains("Index Scan using accts_pkey on accts")
+            && recorded.contains("Bitmap Index Scan using events_live_account"),
+        "{recorded}"
+    );
+    // Nothing changed: a pass.
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    let c = check_of(&report, "feed");
+    assert_eq!(c["verdict"], "pass", "{c:#}");
+    assert_eq!(status, 0);
+    // The join's other side loses its index: the required index is still used, the plan is not
+    // the one accepted.
+    sql(&db, "ALTER TABLE accts DROP CONSTRAINT accts_pkey");
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    let c = check_of(&report, "feed");
+    assert_eq!(c["verdict"], "plan-changed", "{c:#}");
+    assert_eq!(c["warning"], true, "{c:#}");
+    assert_eq!(status, 0, "a changed plan warns: {report:#}");
+    let diff: Vec<&str> = c["plan_diff"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(
+        diff.iter()
+            .any(|l| l.starts_with("- ") && l.contains("Index Scan using accts_pkey on accts")),
+        "{diff:?}"
+    );
+    assert!(
+        diff.iter()
+            .any(|l| l.starts_with("+ ") && l.contains("Seq Scan on accts")),
+        "{diff:?}"
+    );
+    let (status, report) = check_json(&db, dir.path(), &["--strict-plans"]);
+    assert_eq!(check_of(&report, "feed")["verdict"], "plan-changed");
+    assert_eq!(status, 1, "--strict-plans fails the run: {report:#}");
+}

@@ -5,7 +5,7 @@
 
 use plancheck::db::role::RoleRisk;
 use plancheck::lint::{Finding, Kind};
-use plancheck::report::{Format, Report, Summary, render};
+use plancheck::report::{Format, Report, Style, Summary, render};
 use plancheck::verdict::{Budget, BudgetUsed, CheckResult, Relative, Require, Spread, Verdict};
 use serde_json::{Value, json};
 
@@ -43,6 +43,9 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
         budget_used: None,
         usable: None,
         large_reads: vec![],
+        plan_changed: false,
+        plan_diff: vec![],
+        strict_plans: false,
         plans: vec![],
         settings: vec![],
     }
@@ -62,16 +65,29 @@ fn report(checks: Vec<CheckResult>) -> Report {
         explain: false,
         before: None,
         role_warnings: vec![],
+        locations: Default::default(),
     }
 }
 
+/// The table as a terminal wide enough for every column in full shows it, no colour.
 fn table(report: &Report) -> String {
-    render(report, Format::Table)
+    table_at(report, 240)
+}
+
+fn table_at(report: &Report, width: usize) -> String {
+    render(
+        report,
+        Format::Table,
+        Style {
+            width,
+            color: false,
+        },
+    )
 }
 
 /// The JSON rendering, parsed (and checked to be one document ending in a newline).
 fn json_of(report: &Report) -> Value {
-    let text = render(report, Format::Json);
+    let text = render(report, Format::Json, Style::PLAIN);
     assert!(text.ends_with("}\n"), "{text}");
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
@@ -250,9 +266,9 @@ fn a_passing_check_renders_with_its_figures_and_exits_0() {
         row(&text, "thread-page-first", "member")[3..],
         [
             "pass",
-            "",
             "0.42 ms",
             "1,234",
+            "",
             "1% of 50 ms, 62% of 2,000 buf"
         ]
     );
@@ -384,36 +400,38 @@ fn row(text: &str, read_path: &str, scope: &str) -> Vec<String> {
 fn used_instead_shows_the_other_indexes_or_everything_when_the_index_is_missing() {
     let checks = failing_checks();
     let text = table(&report(checks));
-    // Columns: read path, scope, required index, result, used instead, warm p50, buffers,
+    // Columns: read path, scope, required index, result, warm p50, buffers, used instead,
     // budget used.
     // not-chosen: the index used instead.
     let not_chosen = row(&text, "member-profile", "member");
     assert_eq!(not_chosen.len(), 8, "{not_chosen:?}");
     assert_eq!(not_chosen[3], "not-chosen");
+    assert_eq!(not_chosen[4..6], ["0.42 ms", "1,234"]);
     assert_eq!(
-        not_chosen[4],
+        not_chosen[6],
         "Bitmap Index Scan using posts_author_idx on posts"
     );
-    assert_eq!(not_chosen[5..], ["0.42 ms", "1,234", ""]);
+    assert_eq!(not_chosen[7], "");
     // seq-scan: the other scans, never the required index's own line.
     let seq_scan = row(&text, "discovery-latest", "member");
-    assert_eq!(seq_scan[4], "Seq Scan on forums");
+    assert_eq!(seq_scan[6], "Seq Scan on forums");
     // missing-index: everything the read path uses.
     let missing = row(&text, "moderation-queue", "moderator");
-    assert_eq!(missing[4], "Seq Scan on posts");
+    assert_eq!(missing[6], "Seq Scan on posts");
     // over-budget: the index verdict passed, so nothing was used instead; the share of each
     // budget used.
     let over = row(&text, "forum-page-deep", "member");
-    assert_eq!(over[4], "");
+    assert_eq!(over[6], "");
     assert_eq!(over[7], "4% of 50 ms, 3.4× of 2× forum-page-first");
     // error: the message instead, and no figures.
     let error = row(&text, "thread-page-deep", "moderator");
     assert_eq!(error[3], "error");
+    assert_eq!(error[4..6], ["-", "-"]);
     assert_eq!(
-        error[4],
+        error[6],
         "plans/thread-page-deep.sql:3:7: column p.thred_id does not exist"
     );
-    assert_eq!(error[5..], ["-", "-", ""]);
+    assert_eq!(error[7], "");
 }
 
 #[test]
@@ -452,10 +470,7 @@ fn not_chosen_but_usable_is_a_warning_under_require_usable_and_a_failure_otherwi
     let text = table(&r);
     assert!(text.contains("not-chosen (warning)"), "{text}");
     assert!(
-        text.ends_with(
-            "\n2 checks on PostgreSQL 15.8: 1 passed, 0 failed, 0 errors, 1 warnings (usable, \
-             not chosen)\n"
-        ),
+        text.ends_with("\n2 checks on PostgreSQL 15.8: 1 passed, 0 failed, 0 errors, 1 warnings\n"),
         "{text}"
     );
     insta::assert_snapshot!("warning_table", text);
@@ -677,6 +692,11 @@ fn a_migration_shows_each_check_before_and_after() {
     assert!(text.contains("pass → invalid-index"), "{text}");
     assert!(text.contains("(not run) → pass"), "{text}");
     insta::assert_snapshot!("migration_table", text);
+    // The header reads as one phrase at any width.
+    for width in [60, 80, 100, 120] {
+        let text = table_at(&r, width);
+        assert!(text.contains("┆ before → after migration ┆"), "{text}");
+    }
     let doc = json_of(&r);
     assert_eq!(doc["checks"][1]["before"]["verdict"], "pass");
     // A check that did not run before has no `before`.
@@ -780,4 +800,488 @@ fn explain_ends_the_table_with_the_plan_each_verdict_is_about() {
     // Without --explain, no plan.
     r.explain = false;
     assert!(!table(&r).contains("custom plan:"), "{}", table(&r));
+}
+
+// ----------------------------------------------------------------------------------------------
+// The table fitted to the terminal.
+
+/// A check of the reference project: read path, scope, index, warm p50, shared buffers, warm
+/// budget, buffers budget, and the read path a relative budget compares with.
+type Reference = (
+    &'static str,
+    &'static str,
+    &'static str,
+    f64,
+    f64,
+    f64,
+    f64,
+    Option<&'static str>,
+);
+
+/// The reference project's report as the demo prints it: twelve passing checks, each with its
+/// budgets, its warm p50 and its shared buffers.
+fn reference_like() -> Report {
+    #[rustfmt::skip]
+    let rows: [Reference; 12] = [
+        ("discovery-latest", "member", "threads_latest_idx", 0.02, 7.0, 150.0, 400.0, None),
+        ("forum-page-deep", "member", "threads_forum_listing_idx", 0.05, 68.0, 60.0, 400.0, Some("forum-page-first")),
+        ("forum-page-deep", "moderator", "threads_forum_listing_all_idx", 0.05, 68.0, 60.0, 400.0, Some("forum-page-first")),
+        ("forum-page-first", "member", "threads_forum_listing_idx", 0.06, 69.0, 50.0, 400.0, None),
+        ("forum-page-first", "moderator", "threads_forum_listing_all_idx", 0.05, 69.0, 50.0, 400.0, None),
+        ("member-profile", "member", "posts_author_visible_idx", 0.14, 11.0, 60.0, 400.0, None),
+        ("moderation-queue", "moderator", "posts_forum_visibility_idx", 0.05, 52.0, 50.0, 400.0, None),
+        ("search-rare", "member", "posts_body_search_idx", 0.07, 51.0, 200.0, 4000.0, None),
+        ("thread-page-deep", "member", "posts_thread_visible_idx", 0.06, 83.0, 60.0, 400.0, Some("thread-page-first")),
+        ("thread-page-deep", "moderator", "posts_thread_all_idx", 0.06, 83.0, 60.0, 400.0, Some("thread-page-first")),
+        ("thread-page-first", "member", "posts_thread_visible_idx", 0.06, 80.0, 50.0, 400.0, None),
+        ("thread-page-first", "moderator", "posts_thread_all_idx", 0.05, 80.0, 50.0, 400.0, None),
+    ];
+    let checks = rows
+        .iter()
+        .map(
+            |&(rp, scope, index, warm, buffers, warm_budget, buffer_budget, to)| {
+                let mut c = pass(rp, scope, index);
+                c.warm_ms = Some(Spread {
+                    p50: warm,
+                    min: warm,
+                    max: warm,
+                });
+                c.shared_buffers = Some(buffers);
+                c.budget = Budget {
+                    warm_ms: Some(warm_budget),
+                    buffers: Some(buffer_budget),
+                    relative: to.map(|to| Relative {
+                        to: to.into(),
+                        scope: None,
+                        max_ratio: 2.0,
+                    }),
+                };
+                c.budget_used = Some(BudgetUsed {
+                    warm_ms: Some(warm / warm_budget),
+                    buffers: Some(buffers / buffer_budget),
+                    ratio: to.map(|_| 1.0),
+                });
+                c
+            },
+        )
+        .collect();
+    let mut r = report(checks);
+    r.server_version = "15.18 (Debian 15.18-0+deb12u1)".into();
+    r
+}
+
+/// The lines of the table itself (its borders and rows), without what follows it.
+fn table_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .take_while(|l| !l.is_empty())
+        .filter(|l| l.starts_with(['┌', '│', '╞', '└']))
+        .collect()
+}
+
+fn widest(lines: &[&str]) -> usize {
+    lines.iter().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+#[test]
+fn the_reference_table_fits_80_100_and_120_columns_and_loses_nothing() {
+    let r = reference_like();
+    for width in [80, 100, 120] {
+        let text = table_at(&r, width);
+        let lines = table_lines(&text);
+        assert!(
+            widest(&lines) <= width,
+            "{} columns wide at {width}:\n{text}",
+            widest(&lines)
+        );
+        for c in &r.checks {
+            // Identifiers whole, on one line.
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.contains(&format!(" {} ", c.required_index))),
+                "{width}: {} broken:\n{text}",
+                c.required_index
+            );
+            // The budget figures in full, in the table or under it.
+            let budget = format!(
+                "{}% of {} ms",
+                (100.0 * c.budget_used.as_ref().unwrap().warm_ms.unwrap()).round(),
+                c.budget.warm_ms.unwrap()
+            );
+            assert!(text.contains(&budget), "{width}: no {budget:?} in\n{text}");
+        }
+        assert!(text.contains("1.0× of 2× forum-page-first"), "{text}");
+        insta::assert_snapshot!(format!("reference_table_{width}"), text);
+    }
+    // Wide enough, every figure has a column of its own and nothing is said under the table.
+    let text = table_at(&r, 200);
+    assert!(text.contains("┆ budget used "), "{text}");
+    assert!(!text.contains("\nbudget used:\n"), "{text}");
+    // At 120 (a CI log) the warm time and buffers keep their columns; the budgets go under.
+    let text = table_at(&r, 120);
+    assert!(text.contains("┆ warm p50 ┆ buffers ┆"), "{text}");
+    assert!(
+        text.contains(
+            "\nbudget used:\n  discovery-latest [member]:      0% of 150 ms, 2% of 400 buf\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_failing_table_keeps_every_identifier_whole_and_says_everything_at_any_width() {
+    // The reference report with four checks failing in four ways.
+    let mut r = reference_like();
+    let failing = failing_checks();
+    for f in [0, 1, 6, 8].map(|i| failing[i].clone()) {
+        let at = r
+            .checks
+            .iter()
+            .position(|c| c.read_path == f.read_path && c.scope == f.scope)
+            .unwrap();
+        r.checks[at] = f;
+    }
+    for width in (40..=240).step_by(20) {
+        let text = table_at(&r, width);
+        let lines = table_lines(&text);
+        for c in &r.checks {
+            for name in [&c.read_path, &c.scope, &c.required_index] {
+                assert!(
+                    lines.iter().any(|l| l.contains(&format!(" {name} "))),
+                    "{width}: {name} broken:\n{text}"
+                );
+            }
+            // What was used instead, as the plan names it: in its column or under `why:`.
+            for instead in &c.instead {
+                assert!(
+                    text.contains(instead.as_str()),
+                    "{width}: no {instead:?}\n{text}"
+                );
+            }
+            if !c.verdict.is_pass() {
+                assert!(
+                    text.contains(&c.message),
+                    "{width}: no message of {c:?}\n{text}"
+                );
+            }
+        }
+        // The table is as wide as the width allows, or as narrow as unbroken names allow.
+        let narrowest = 1 + [17, 9, 29, 13, 20].iter().map(|w| w + 3).sum::<usize>();
+        assert!(
+            widest(&lines) <= width.max(narrowest),
+            "{} columns at {width}:\n{text}",
+            widest(&lines)
+        );
+    }
+    let text = table_at(&r, 100);
+    // The index used instead, compactly, in its column; the plan line under `why:`.
+    let not_chosen = row(&text, "member-profile", "member");
+    assert_eq!(not_chosen.last().unwrap(), "posts_author_idx", "{text}");
+    assert!(
+        text.contains(
+            "\n  member-profile [member] not-chosen: posts_author_visible_idx is usable but not \
+             chosen: the chosen plan costs 12.50; a plan using posts_author_visible_idx costs \
+             14.00\n    used instead: Bitmap Index Scan using posts_author_idx on posts\n"
+        ),
+        "{text}"
+    );
+    // missing-index says what the read path uses now, in the column meant for it.
+    let missing = row(&text, "moderation-queue", "moderator");
+    assert_eq!(missing[3], "missing-index");
+    assert_eq!(missing.last().unwrap(), "Seq Scan on posts", "{text}");
+    insta::assert_snapshot!("failing_table_100", text);
+}
+
+#[test]
+fn colour_marks_each_verdict_and_only_when_asked() {
+    let checks = failing_checks();
+    let mut r = report(vec![
+        pass("thread-page-first", "member", "posts_thread_visible_idx"),
+        checks[1].clone(),
+        checks[6].clone(),
+    ]);
+    r.require = Require::Usable;
+    let plain = table_at(&r, 120);
+    assert!(!plain.contains('\x1b'), "{plain}");
+    let coloured = render(
+        &r,
+        Format::Table,
+        Style {
+            width: 120,
+            color: true,
+        },
+    );
+    // Green pass, yellow warning (not-chosen, usable), red failure: in the table and under why.
+    assert!(coloured.contains("┆ \x1b[32mpass\x1b[0m "), "{coloured:?}");
+    assert!(
+        coloured.contains("┆ \x1b[33mnot-chosen (warning)\x1b[0m ┆"),
+        "{coloured:?}"
+    );
+    assert!(
+        coloured.contains("┆ \x1b[31mmissing-index\x1b[0m "),
+        "{coloured:?}"
+    );
+    assert!(
+        coloured.contains("moderation-queue [moderator] \x1b[31mmissing-index\x1b[0m:"),
+        "{coloured:?}"
+    );
+    // The same table once the escapes are taken out.
+    let stripped = regex::Regex::new("\x1b\\[[0-9;]*m")
+        .unwrap()
+        .replace_all(&coloured, "");
+    assert_eq!(stripped, plain);
+    // However narrow the table, the result is painted (here the fourth and last column).
+    let narrow = render(
+        &reference_like(),
+        Format::Table,
+        Style {
+            width: 80,
+            color: true,
+        },
+    );
+    assert_eq!(
+        narrow.matches("┆ \x1b[32mpass\x1b[0m   │").count(),
+        12,
+        "{narrow}"
+    );
+    // Machine formats never carry colour.
+    for format in [
+        Format::Json,
+        Format::Junit,
+        Format::Github,
+        Format::Markdown,
+    ] {
+        let text = render(
+            &r,
+            format,
+            Style {
+                width: 120,
+                color: true,
+            },
+        );
+        assert!(!text.contains('\x1b'), "{format:?}: {text}");
+    }
+}
+
+// ----------------------------------------------------------------------------------------------
+// JUnit, GitHub, Markdown.
+
+/// Every kind of check in one report: passes, each failing verdict, a warning, an index
+/// problem, a migration's before; plans on two of them; expectation files located.
+fn everything() -> Report {
+    let mut checks = failing_checks();
+    checks[0].plans = vec![(
+        "custom".into(),
+        plan_doc(
+            Some("posts_thread_all_idx"),
+            "(p.visibility <> 'deleted'::text)",
+        ),
+    )];
+    checks[4].plans = vec![
+        (
+            "custom".into(),
+            plan_doc(Some("posts_body_search_idx"), "(body @@ 'rare'::tsquery)"),
+        ),
+        ("generic".into(), plan_doc(None, "(body @@ to_tsquery($1))")),
+    ];
+    let mut warning = checks[1].clone();
+    warning.scope = "guest".into();
+    let mut all = vec![
+        pass("thread-page-first", "moderator", "posts_thread_all_idx"),
+        warning,
+    ];
+    all.extend(checks);
+    let mut r = report(all);
+    r.require = Require::Usable;
+    r.lint = findings()[..1].to_vec();
+    for c in &r.checks {
+        r.locations.insert(
+            (c.read_path.clone(), c.scope.clone()),
+            plancheck::report::Location {
+                path: format!("expectations/{}.toml", c.read_path),
+                line: Some(if c.scope == "member" { 4 } else { 9 }),
+            },
+        );
+    }
+    r
+}
+
+#[test]
+fn junit_is_a_testcase_per_read_path_and_scope() {
+    // The not-chosen checks are usable: under --require usable, reported, not failed.
+    let xml = render(&everything(), Format::Junit, Style::PLAIN);
+    insta::assert_snapshot!("junit", xml);
+}
+
+#[test]
+fn the_junit_file_is_well_formed_and_counts_what_the_json_summary_counts() {
+    for r in [everything(), reference_like(), report(failing_checks())] {
+        let xml = render(&r, Format::Junit, Style::PLAIN);
+        let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}:\n{xml}"));
+        let summary = json_of(&r)["summary"].clone();
+        let lint = r.lint.len();
+        let suites: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("testsuite"))
+            .collect();
+        assert_eq!(suites.len(), 1, "{xml}");
+        let cases: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("testcase"))
+            .collect();
+        let count = |tag: &str| doc.descendants().filter(|n| n.has_tag_name(tag)).count();
+        let n = |k: &str| summary[k].as_u64().unwrap() as usize;
+        // A testcase per check (passed, failed, errors, warnings), and one per index problem.
+        assert_eq!(
+            cases.len(),
+            n("passed") + n("failed") + n("errors") + n("warnings") + lint
+        );
+        assert_eq!(cases.len(), r.checks.len() + lint);
+        // A failure per failed check and per index problem; an error per error; a warning is
+        // neither.
+        assert_eq!(count("failure"), n("failed") + lint, "{xml}");
+        assert_eq!(count("error"), n("errors"), "{xml}");
+        let suite = suites[0];
+        assert_eq!(
+            suite.attribute("tests"),
+            Some(cases.len().to_string().as_str())
+        );
+        assert_eq!(
+            suite.attribute("failures"),
+            Some((n("failed") + lint).to_string().as_str())
+        );
+        assert_eq!(
+            suite.attribute("errors"),
+            Some(n("errors").to_string().as_str())
+        );
+        // classname the read path, name the scope, in the report's order.
+        let named: Vec<(String, String)> = cases
+            .iter()
+            .take(r.checks.len())
+            .map(|c| {
+                (
+                    c.attribute("classname").unwrap().to_string(),
+                    c.attribute("name").unwrap().to_string(),
+                )
+            })
+            .collect();
+        let expected: Vec<(String, String)> = r
+            .checks
+            .iter()
+            .map(|c| (c.read_path.clone(), c.scope.clone()))
+            .collect();
+        assert_eq!(named, expected);
+    }
+    // A failure's message is the why: line, its body the plan the verdict is about.
+    let xml = render(&everything(), Format::Junit, Style::PLAIN);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let failure = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testcase") && n.attribute("classname") == Some("search-rare"))
+        .and_then(|c| c.children().find(|n| n.has_tag_name("failure")))
+        .unwrap();
+    assert!(
+        failure
+            .attribute("message")
+            .unwrap()
+            .starts_with("search-rare [member] generic-plan: the custom plan uses"),
+        "{xml}"
+    );
+    assert_eq!(failure.attribute("type"), Some("generic-plan"));
+    assert!(
+        failure
+            .text()
+            .unwrap()
+            .starts_with("generic plan:\nLimit  (est. rows 20)\n└─ Seq Scan on posts p"),
+        "{xml}"
+    );
+}
+
+#[test]
+fn github_annotations_point_at_the_scope_of_each_failing_expectation() {
+    let mut r = everything();
+    let text = render(&r, Format::Github, Style::PLAIN);
+    // A warning is a warning; a pass says nothing; the rest are errors on their scope's line.
+    assert!(
+        text.starts_with(
+            "::warning file=expectations/member-profile.toml,line=9,title=plancheck%3A \
+             member-profile [guest] not-chosen::posts_author_visible_idx is usable but not \
+             chosen: the chosen plan costs 12.50; a plan using posts_author_visible_idx costs \
+             14.00%0Aused instead: Bitmap Index Scan using posts_author_idx on posts\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("[moderator] pass"), "{text}");
+    assert!(
+        text.contains(
+            "\n::error file=expectations/moderation-queue.toml,line=9,title=plancheck%3A \
+             moderation-queue [moderator] missing-index::no index posts_forum_visibility_idx on \
+             this database%0Aused instead: Seq Scan on posts\n"
+        ),
+        "{text}"
+    );
+    // Seven failures, an error, an index problem.
+    assert_eq!(text.matches("::error ").count(), 9, "{text}");
+    assert_eq!(text.matches("::warning ").count(), 2, "{text}");
+    assert!(
+        text.ends_with(
+            "\n11 checks on PostgreSQL 15.8: 1 passed, 7 failed, 1 errors, 2 warnings\n"
+        ),
+        "{text}"
+    );
+    insta::assert_snapshot!("github", text);
+
+    // Without a location (`judge`, the built-in project), the annotation has no file.
+    r.locations.clear();
+    let text = render(&r, Format::Github, Style::PLAIN);
+    assert!(
+        text.contains("\n::error title=plancheck%3A moderation-queue [moderator] missing-index::"),
+        "{text}"
+    );
+    // A pass alone annotates nothing.
+    let text = render(&reference_like(), Format::Github, Style::PLAIN);
+    assert!(!text.contains("::"), "{text}");
+}
+
+#[test]
+fn markdown_is_the_evidence_table_and_the_budgets_table() {
+    let text = render(&reference_like(), Format::Markdown, Style::PLAIN);
+    assert!(
+        text.contains(
+            "\n| Page | Index | Used | Warm |\n|---|---|---|---|\n| discovery-latest [member] | \
+             `threads_latest_idx` | yes | 0.02 ms |\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\n| Page | Budget | p50 | Used |\n|---|---|---|---|\n| discovery-latest [member] | \
+             150 ms | 0.02 ms | 0% |\n| discovery-latest [member] | 400 buf | 7 buf | 2% |\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("| forum-page-deep [member] | 2× forum-page-first | 1.0× | 50% |\n"),
+        "{text}"
+    );
+    insta::assert_snapshot!("markdown_reference", text);
+
+    // A budgets table of the checks with budgets only; failures say why.
+    let text = render(&everything(), Format::Markdown, Style::PLAIN);
+    assert!(
+        text.contains(
+            "\n| Page | Budget | p50 | Used |\n|---|---|---|---|\n| forum-page-deep [member] | \
+             50 ms | 0.42 ms | 4% |\n| forum-page-deep [member] | 2× forum-page-first | 3.4× | \
+             170% |\n\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "| moderation-queue [moderator] | `posts_forum_visibility_idx` | **missing-index**: \
+             Seq Scan on posts | 0.42 ms |\n"
+        ),
+        "{text}"
+    );
+    insta::assert_snapshot!("markdown_failing", text);
 }

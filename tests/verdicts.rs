@@ -145,3 +145,23 @@ fn a_saved_measurement_judged_again_is_the_same_check() {
         }
     }
 }
+
+#[test]
+fn a_plan_accepted_on_15_is_the_same_shape_on_18() {
+    // The baseline normalisation holds across versions: every captured case's pg15 plans,
+    // recorded as a baseline, compare equal with the same case measured on 18.
+    let mut compared = 0;
+    for (name, dir) in cases() {
+        let (pg15, pg18) = (measurement(&dir, "pg15"), measurement(&dir, "pg18"));
+        let Some(baseline) = plancheck::verdict::baseline::record(&pg15) else {
+            continue;
+        };
+        let Outcome::Measured(on18) = &pg18.outcome else {
+            continue;
+        };
+        let diff = plancheck::verdict::baseline::compare(on18, &baseline);
+        assert!(diff.is_empty(), "{name}: {}", diff.join("\n"));
+        compared += 1;
+    }
+    assert!(compared >= 10, "only {compared} cases compared");
+}

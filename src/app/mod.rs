@@ -1,11 +1,15 @@
 //! The commands, one file each, and what they share: the runtime and its signals, the target
 //! database, the run of every check (`run`), the exit status a report stands for.
 
+mod accept;
 mod check;
+mod completions;
 mod demo;
 mod fixtures;
+mod init;
 mod judge;
 mod lint;
+mod output;
 mod run;
 
 use std::io::Write;
@@ -100,6 +104,9 @@ async fn run(cli: Cli, mut stop: stop::Stop) -> anyhow::Result<i32> {
         Command::Check(args) => check::check(args, stop).await,
         Command::Lint(args) => stop::unless_stopped(&mut stop, lint::lint(args)).await,
         Command::Judge(args) => judge::judge(args),
+        Command::Accept(args) => accept::accept(args, stop).await,
+        Command::Init(args) => init::init(args),
+        Command::Completions(args) => completions::completions(args),
         Command::Demo(args) => demo::demo(args, stop).await,
         Command::Fixtures(FixturesCommand::Load(args)) => {
             stop::unless_stopped(&mut stop, fixtures::load(args)).await
@@ -146,6 +153,7 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
 fn judging(args: &VerdictArgs) -> verdict::Judging {
     verdict::Judging {
         large_rows: args.large_rows,
+        strict_plans: args.strict_plans,
     }
 }
 

@@ -1,18 +1,16 @@
 //! The run of every check of a project: measured by `db`, with a migration applied between two
 //! passes when one is given, judged by `verdict`, rendered by `report`.
 
-use std::io::IsTerminal;
-
-use super::{judging, settings, status, write_stdout};
+use super::{judging, settings, status};
 use crate::cli::{RunArgs, VerdictArgs};
 use crate::db::Target;
 use crate::db::check::Settings;
 use crate::errors::{BadInput, DatabaseFailure};
 use crate::project::Project;
 use crate::report::Report;
-use crate::term::{say, say_part};
+use crate::term::{Progress, say};
 use crate::verdict::{self, Verdict};
-use crate::{db, lint, measure, migration, report, saved, stop};
+use crate::{db, lint, measure, migration, saved, stop};
 
 /// How a run treats its database, beyond the flags `check` and `demo` share.
 #[derive(Debug, Default)]
@@ -32,7 +30,7 @@ pub struct RunOptions<'a> {
 
 /// The rights of the connecting role that let a project's SQL act outside the rolled-back
 /// transaction, said on stderr; with `--strict-role` they stop the run (bad input, exit 2).
-async fn role_warnings(
+pub(super) async fn role_warnings(
     client: &tokio_postgres::Client,
     options: &RunOptions<'_>,
 ) -> anyhow::Result<Vec<db::role::RoleRisk>> {
@@ -169,6 +167,7 @@ pub async fn run_checks(
         project,
         &settings,
         &judging,
+        run.quiet,
         &mut stop,
     )
     .await;
@@ -188,6 +187,7 @@ pub async fn run_checks(
             project,
             &settings,
             &judging,
+            run.quiet,
             &mut stop,
         )
         .await;
@@ -209,8 +209,9 @@ pub async fn run_checks(
     if let Some(dir) = &run.save_plans {
         saved::write(dir, &saved)?;
     }
-    let report = judge_run(saved, &run.verdict);
-    write_stdout(&report::render(&report, run.verdict.format.into()))?;
+    let mut report = judge_run(saved, &run.verdict);
+    report.locations = super::output::locations(project);
+    super::output::emit(&report, &run.verdict)?;
     Ok(stop.requested().unwrap_or_else(|| status(&report)))
 }
 
@@ -245,6 +246,7 @@ pub(super) fn judge_run(run: saved::Run, args: &VerdictArgs) -> Report {
         explain: args.explain,
         before: run.before.as_deref().map(judge_all),
         role_warnings: run.role_warnings,
+        locations: Default::default(),
     }
 }
 
@@ -263,14 +265,20 @@ pub(super) async fn lint_findings(
 }
 
 /// Every check in order, measured; after a stop, the ones not yet run are left out.
-async fn run_all(
+pub(super) async fn run_all(
     session: db::check::Session<'_>,
     project: &Project,
     settings: &Settings,
     judging: &verdict::Judging,
+    quiet: bool,
     stop: &mut stop::Stop,
 ) -> Vec<measure::Measurement> {
-    let progress = std::io::stderr().is_terminal();
+    let total = project.read_paths.iter().map(|r| r.checks.len()).sum();
+    let phase = match session {
+        db::check::Session::Own(_) => "",
+        db::check::Session::Savepoint(_) => "after the migration: ",
+    };
+    let mut progress = Progress::new(total, quiet, phase);
     let mut checks = Vec::new();
     let mut shared_lost = false;
     for read_path in &project.read_paths {
@@ -278,9 +286,8 @@ async fn run_all(
             if stop.requested().is_some() {
                 return checks;
             }
-            if progress {
-                say_part!("checking {} [{}] …", read_path.name, scope_check.scope);
-            }
+            let what = format!("{} [{}]", read_path.name, scope_check.scope);
+            progress.start(&what);
             if shared_lost {
                 checks.push(db::check::not_run(
                     read_path,
@@ -290,9 +297,7 @@ async fn run_all(
                 continue;
             }
             let measured = db::check::run(session, read_path, scope_check, settings, stop).await;
-            if progress {
-                say!(" {}", verdict::judge(&measured, judging).verdict);
-            }
+            progress.finish(&what, verdict::judge(&measured, judging).verdict.as_str());
             // Every check after a migration shares its session: once that is lost (or given up
             // for not answering), nothing more is sent on it.
             let lost =

@@ -267,6 +267,7 @@ fn requirement(read_path: &ReadPath, check: &ScopeCheck) -> Requirement {
     Requirement {
         index: check.index.clone(),
         also: check.also.clone(),
+        baseline: check.baseline.clone(),
         allow_seq_scan: read_path.allow_seq_scan.clone(),
         budget: check.budget.clone(),
     }

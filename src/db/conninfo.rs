@@ -1,14 +1,23 @@
 //! Connection settings resolved the way libpq resolves them: a `postgresql://` URL or a
-//! `key=value` string, the `PG*` environment variables, the password file and libpq's defaults.
+//! `key=value` string, a connection service, the `PG*` environment variables, the password file
+//! and libpq's defaults.
 //!
 //! ## Precedence
 //!
 //! For each setting, a value in the connection string (`--database-url` / `DATABASE_URL`, URL or
-//! key=value) wins over its environment variable, which wins over the default. An empty value
-//! counts as not set.
+//! key=value) wins over the connection service's, which wins over its environment variable,
+//! which wins over the default. This is libpq's order: `conninfo_add_defaults` first lets
+//! `parseServiceInfo` fill what the string left unset ("don't override any previous explicit
+//! setting"), and only then reads the environment for what is still unset. An empty value counts
+//! as not set, wherever it is written (libpq keeps an empty value from the string or a service
+//! file, which then hides the environment's).
+//!
+//! The service is `service` in the string, else `PGSERVICE`; its file and format are described
+//! in [`service`]. A service named but found in no file is an error naming the files looked in.
 //!
 //! | setting | environment | default |
 //! |---|---|---|
+//! | `service` | `PGSERVICE` | none |
 //! | `host` | `PGHOST` | the Unix socket folder `/var/run/postgresql` if it exists, else `localhost` (only when `hostaddr` is not set either) |
 //! | `hostaddr` | `PGHOSTADDR` | none: the address is looked up from `host` |
 //! | `port` | `PGPORT` | `5432` |
@@ -44,6 +53,10 @@ use std::time::Duration;
 
 use crate::errors::BadInput;
 
+pub mod service;
+
+pub use service::{DEFAULT_SYSCONFDIR, Service};
+
 /// libpq's compiled-in socket folder on Debian.
 pub const DEFAULT_SOCKET_DIR: &str = "/var/run/postgresql";
 pub const DEFAULT_PORT: u16 = 5432;
@@ -52,6 +65,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The keys a connection string may hold, with the environment variable of each.
 const KEYS: &[(&str, &str)] = &[
+    ("service", "PGSERVICE"),
     ("host", "PGHOST"),
     ("hostaddr", "PGHOSTADDR"),
     ("port", "PGPORT"),
@@ -594,15 +608,24 @@ fn decode(text: &str, what: &str) -> Result<String, String> {
 
 /// Where a value came from, for errors.
 #[derive(Clone, Copy)]
-enum Origin {
+enum Origin<'a> {
     Given(&'static str),
+    /// A line of the connection service's section.
+    Service {
+        key: &'static str,
+        line: usize,
+        service: &'a Service,
+    },
     Env(&'static str),
 }
 
-impl Origin {
+impl Origin<'_> {
     fn error(self, problem: &str) -> BadInput {
         match self {
             Origin::Given(key) => BadInput(format!("invalid --database-url: {key}: {problem}")),
+            Origin::Service { key, line, service } => {
+                BadInput(format!("invalid {key} in {}: {problem}", service.at(line)))
+            }
             Origin::Env(var) => BadInput(format!("invalid {var}: {problem}")),
         }
     }
@@ -617,9 +640,23 @@ pub fn resolve(text: Option<&str>, env: &dyn Environment) -> Result<ConnInfo, Ba
         }
         _ => Settings::default(),
     };
+    // The service comes first, as in libpq's conninfo_add_defaults: `service` in the string,
+    // else PGSERVICE (parseServiceInfo reads that variable itself, before any other).
+    let service = match given.get("service").filter(|s| !s.is_empty()) {
+        Some(name) => Some(service::find(name, service::Named::Given, env)?),
+        None => match env.var("PGSERVICE").filter(|s| !s.is_empty()) {
+            Some(name) => Some(service::find(&name, service::Named::Env, env)?),
+            None => None,
+        },
+    };
     let value = |key: &'static str| -> Option<(String, Origin)> {
         if let Some(v) = given.get(key).filter(|v| !v.is_empty()) {
             return Some((v.to_string(), Origin::Given(key)));
+        }
+        if let Some(service) = &service
+            && let Some((v, line)) = service.get(key)
+        {
+            return Some((v.to_string(), Origin::Service { key, line, service }));
         }
         let var = KEYS.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)?;
         env.var(var)
@@ -741,9 +778,9 @@ pub fn resolve(text: Option<&str>, env: &dyn Environment) -> Result<ConnInfo, Ba
 
 // Long because libpq pairs hosts, host addresses and ports by position, with its own rules for each count.
 fn resolve_hosts(
-    host: Option<(String, Origin)>,
-    hostaddr: Option<(String, Origin)>,
-    port: Option<(String, Origin)>,
+    host: Option<(String, Origin<'_>)>,
+    hostaddr: Option<(String, Origin<'_>)>,
+    port: Option<(String, Origin<'_>)>,
     env: &dyn Environment,
 ) -> Result<Vec<HostSpec>, BadInput> {
     let names: Vec<String> = host
@@ -908,7 +945,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     /// A fake environment: variables, home, user, files with modes, folders.
-    #[derive(Default)]
+    #[derive(Default, Clone)]
     struct Fake {
         vars: BTreeMap<String, String>,
         home: Option<PathBuf>,
@@ -936,6 +973,10 @@ mod tests {
         fn dir(mut self, path: &str) -> Fake {
             self.dirs.insert(path.into());
             self
+        }
+        /// A copy with one more variable.
+        fn clone_with(&self, k: &str, v: &str) -> Fake {
+            self.clone().var(k, v)
         }
     }
 
@@ -1324,5 +1365,331 @@ db.example:5432:*:ann:pa\\:ss\\\\word
         let info = ok("host=h sslmode=verify-ca sslrootcert=system", &env);
         assert_eq!(info.sslrootcert, Some(RootCert::System));
         assert!(info.sslrootcert_exists);
+    }
+
+    // ---- connection services ----
+
+    const USER_SERVICES: &str = "/home/ann/.pg_service.conf";
+    const SYSTEM_SERVICES: &str = "/etc/postgresql-common/pg_service.conf";
+
+    /// The per-user service file of the tests: a section before and after the one they use.
+    const SERVICES: &str = "\
+# services for the tests
+[other]
+host=otherhost
+
+[mysvc]
+host=svchost
+port=6543
+dbname=svcdb
+user=svcuser
+password=svc-secret
+sslmode=require
+port=1111
+[after]
+host=afterhost
+";
+
+    #[test]
+    fn a_service_fills_what_the_string_leaves_unset_and_wins_over_the_environment() {
+        let env = Fake::new()
+            .file(USER_SERVICES, SERVICES, 0o644)
+            .var("PGHOST", "envhost")
+            .var("PGPORT", "7000")
+            .var("PGUSER", "envuser")
+            .var("PGDATABASE", "envdb")
+            .var("PGPASSWORD", "env-pass")
+            .var("PGSSLMODE", "disable")
+            .var("PGAPPNAME", "envapp");
+        let info = ok("service=mysvc", &env);
+        assert_eq!(info.hosts[0].host, tcp("svchost"));
+        // The first value of a key in the section wins, as in libpq.
+        assert_eq!(info.hosts[0].port, 6543);
+        assert_eq!(info.user, "svcuser");
+        assert_eq!(info.dbname, "svcdb");
+        assert_eq!(password(&info), Some("svc-secret"));
+        assert_eq!(info.sslmode, SslMode::Require);
+        // What the service does not set still comes from the environment.
+        assert_eq!(info.application_name, "envapp");
+
+        // A key in the string wins over the service's.
+        let info = ok("service=mysvc port=5000 user=given sslmode=prefer", &env);
+        assert_eq!(info.hosts[0].host, tcp("svchost"));
+        assert_eq!(info.hosts[0].port, 5000);
+        assert_eq!(info.user, "given");
+        assert_eq!(info.sslmode, SslMode::Prefer);
+        // Whether `service` comes before or after the keys makes no difference.
+        assert_eq!(ok("port=5000 service=mysvc", &env).hosts[0].port, 5000);
+        // An empty value in the string counts as not set: the service's applies.
+        assert_eq!(
+            ok("service=mysvc host=''", &env).hosts[0].host,
+            tcp("svchost")
+        );
+    }
+
+    #[test]
+    fn a_key_in_the_url_wins_over_the_services() {
+        let env = Fake::new().file(USER_SERVICES, SERVICES, 0o644);
+        let info = ok(
+            "postgresql://urlhost/urldb?service=mysvc&sslmode=disable",
+            &env,
+        );
+        assert_eq!(info.hosts[0].host, tcp("urlhost"));
+        assert_eq!(info.dbname, "urldb");
+        assert_eq!(info.sslmode, SslMode::Disable);
+        // What the URL leaves out comes from the service.
+        assert_eq!(info.hosts[0].port, 6543);
+        assert_eq!(info.user, "svcuser");
+        assert_eq!(password(&info), Some("svc-secret"));
+        // The service name itself may be percent-encoded, like any value.
+        let env = Fake::new().file(USER_SERVICES, "[my svc]\nport=4321\n", 0o644);
+        assert_eq!(
+            ok("postgresql://h?service=my%20svc", &env).hosts[0].port,
+            4321
+        );
+        assert_eq!(
+            ok("postgres:///?service=my%20svc", &env).hosts[0].port,
+            4321
+        );
+    }
+
+    #[test]
+    fn pgservice_names_the_service_unless_the_string_does() {
+        let env = Fake::new()
+            .file(USER_SERVICES, SERVICES, 0o644)
+            .var("PGSERVICE", "mysvc")
+            .var("PGHOST", "envhost");
+        // No string at all (no --database-url, no DATABASE_URL): PGSERVICE alone.
+        let info = resolve(None, &env).unwrap();
+        assert_eq!(info.hosts[0].host, tcp("svchost"));
+        assert_eq!(info.dbname, "svcdb");
+        assert_eq!(ok("port=1", &env).hosts[0].host, tcp("svchost"));
+        // service in the string wins over PGSERVICE; an empty one counts as not set.
+        assert_eq!(ok("service=other", &env).hosts[0].host, tcp("otherhost"));
+        assert_eq!(ok("service=''", &env).hosts[0].host, tcp("svchost"));
+        // `other` sets no port: the default, not mysvc's (one service, never two).
+        assert_eq!(ok("service=other", &env).hosts[0].port, 5432);
+        // An empty PGSERVICE counts as not set.
+        let env = Fake::new()
+            .file(USER_SERVICES, SERVICES, 0o644)
+            .var("PGSERVICE", "");
+        assert_eq!(ok("", &env).hosts[0].host, tcp("localhost"));
+    }
+
+    #[test]
+    fn the_user_service_file_wins_over_the_system_file_whole() {
+        let system = "[mysvc]\nhost=syshost\nport=9999\n[syssvc]\nhost=sysonly\n";
+        let env = Fake::new()
+            .file(USER_SERVICES, "[mysvc]\nhost=userhost\n", 0o600)
+            .file(SYSTEM_SERVICES, system, 0o644);
+        let info = ok("service=mysvc", &env);
+        assert_eq!(info.hosts[0].host, tcp("userhost"));
+        // The system file's port is not merged in: the first file with the service is it.
+        assert_eq!(info.hosts[0].port, 5432);
+        // A service only in the system file is found there.
+        assert_eq!(ok("service=syssvc", &env).hosts[0].host, tcp("sysonly"));
+        // Without a per-user file, the system file alone.
+        let env = Fake::new().file(SYSTEM_SERVICES, system, 0o644);
+        assert_eq!(ok("service=mysvc", &env).hosts[0].port, 9999);
+
+        // PGSERVICEFILE replaces ~/.pg_service.conf; PGSYSCONFDIR the system folder.
+        let env = Fake::new()
+            .file(USER_SERVICES, "[mysvc]\nhost=userhost\n", 0o600)
+            .file("/srv/services.conf", "[mysvc]\nhost=named-file\n", 0o644)
+            .file(
+                "/opt/pg/etc/pg_service.conf",
+                "[sys2]\nhost=other-etc\n",
+                0o644,
+            )
+            .file(SYSTEM_SERVICES, system, 0o644);
+        let named = env.clone_with("PGSERVICEFILE", "/srv/services.conf");
+        assert_eq!(ok("service=mysvc", &named).hosts[0].host, tcp("named-file"));
+        // ~/.pg_service.conf is then not read: syssvc still comes from the system file.
+        assert_eq!(ok("service=syssvc", &named).hosts[0].host, tcp("sysonly"));
+        let moved = env.clone_with("PGSYSCONFDIR", "/opt/pg/etc");
+        assert_eq!(ok("service=sys2", &moved).hosts[0].host, tcp("other-etc"));
+        assert!(err("service=syssvc", &moved).contains("/opt/pg/etc/pg_service.conf"));
+        // A PGSERVICEFILE that is not there is an error, as in libpq (which does not look first).
+        let missing = env.clone_with("PGSERVICEFILE", "/nope/services.conf");
+        assert_eq!(
+            err("service=mysvc", &missing),
+            "service file \"/nope/services.conf\" not found, or not readable as UTF-8 text"
+        );
+    }
+
+    #[test]
+    fn an_unknown_service_is_an_error_naming_the_service_and_the_files() {
+        assert_eq!(
+            err("service=nosuch", &Fake::new()),
+            "definition of service \"nosuch\" not found: looked in \
+             /home/ann/.pg_service.conf (no such file) and \
+             /etc/postgresql-common/pg_service.conf (no such file)"
+        );
+        let env = Fake::new().file(USER_SERVICES, SERVICES, 0o644).file(
+            SYSTEM_SERVICES,
+            "[syssvc]\n",
+            0o644,
+        );
+        assert_eq!(
+            err("postgresql://h/d?service=nosuch", &env),
+            "definition of service \"nosuch\" not found: looked in \
+             /home/ann/.pg_service.conf and /etc/postgresql-common/pg_service.conf"
+        );
+        // A section name is matched whole: mysvc is not mysvc2, nor [mysvc] a prefix of it.
+        assert!(err("service=mysv", &env).contains("\"mysv\" not found"));
+        // Named by PGSERVICE: the message says so, for the user who forgot the variable.
+        let e = resolve(None, &env.clone_with("PGSERVICE", "gone"))
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("definition of service \"gone\" (from PGSERVICE) not found"),
+            "{e}"
+        );
+        let e = resolve(
+            None,
+            &Fake::new()
+                .var("PGSERVICE", "gone")
+                .var("PGSERVICEFILE", "/srv/s.conf")
+                .file("/srv/s.conf", "", 0o644),
+        )
+        .unwrap_err()
+        .0;
+        assert!(
+            e.contains("looked in /srv/s.conf (PGSERVICEFILE) and"),
+            "{e}"
+        );
+        // No home folder: said so.
+        let homeless = Fake {
+            home: None,
+            ..Fake::new()
+        };
+        assert!(err("service=x", &homeless).contains("~/.pg_service.conf (no home folder)"));
+    }
+
+    #[test]
+    fn a_syntax_error_in_a_service_file_names_the_file_and_the_line() {
+        let with = |section: &str| {
+            Fake::new().file(
+                USER_SERVICES,
+                &format!("# services\n[mysvc]\nhost=h\n{section}\n"),
+                0o600,
+            )
+        };
+        let prefix = "syntax error in service file \"/home/ann/.pg_service.conf\", line 4: ";
+        for (line, problem) in [
+            ("hots=x", "unknown key \"hots\""),
+            ("justtext", "no \"=\": write key=value"),
+            (
+                "port = 5",
+                "white space between \"port\" and \"=\" (libpq reads it as part of the key)",
+            ),
+            (
+                "service=other",
+                "nested service specifications are not supported",
+            ),
+            (
+                "ldap://ldap.example/dc=example?uniqueMember?one?(cn=db)",
+                "LDAP lookups (a line starting with \"ldap\") are not supported by plancheck",
+            ),
+        ] {
+            assert_eq!(
+                err("service=mysvc", &with(line)),
+                format!("{prefix}{problem}"),
+                "{line}"
+            );
+        }
+        // A value is checked as the same value in the string is, and the error says where it is.
+        assert_eq!(
+            err("service=mysvc", &with("port=http")),
+            "invalid port in service \"mysvc\" (/home/ann/.pg_service.conf, line 4): not a \
+             port number (1 to 65535)"
+        );
+        assert!(err("service=mysvc", &with("sslmode=sometimes")).contains("line 4"));
+        // A mistake outside the service's section is not read, as in libpq.
+        let env = Fake::new().file(
+            USER_SERVICES,
+            "[broken]\nnonsense\n[mysvc]\nhost=h\n[later]\nhots=x\n",
+            0o600,
+        );
+        assert_eq!(ok("service=mysvc", &env).hosts[0].host, tcp("h"));
+        // The same file in the system folder is named as such.
+        let env = Fake::new().file(SYSTEM_SERVICES, "[mysvc]\nhost\n", 0o644);
+        assert_eq!(
+            err("service=mysvc", &env),
+            "syntax error in service file \"/etc/postgresql-common/pg_service.conf\", line 2: \
+             no \"=\": write key=value"
+        );
+    }
+
+    #[test]
+    fn a_service_password_is_used_and_never_shown() {
+        let secret = "s3rv1ce-Pa55";
+        let env = Fake::new()
+            .file(
+                USER_SERVICES,
+                &format!("[mysvc]\nhost=db\npassword={secret}\n"),
+                0o644,
+            )
+            .file("/home/ann/.pgpass", "*:*:*:*:from-pgpass\n", 0o600)
+            .var("PGPASSWORD", "from-env");
+        let info = ok("service=mysvc", &env);
+        // The service's password wins over PGPASSWORD, and the password file is not read.
+        assert_eq!(password(&info), Some(secret));
+        assert!(!format!("{info:?}").contains(secret));
+        // The string's still wins over the service's.
+        assert_eq!(
+            password(&ok("service=mysvc password=given", &env)),
+            Some("given")
+        );
+        // A service without a password: PGPASSWORD, then the password file (passfile may be
+        // set by the service too).
+        let env = Fake::new()
+            .file(
+                USER_SERVICES,
+                "[a]\nhost=db\n[b]\npassfile=/srv/pass\n",
+                0o644,
+            )
+            .file("/home/ann/.pgpass", "*:*:*:*:from-pgpass\n", 0o600)
+            .file("/srv/pass", "*:*:*:*:from-service-passfile\n", 0o600);
+        assert_eq!(password(&ok("service=a", &env)), Some("from-pgpass"));
+        assert_eq!(
+            password(&ok("service=b", &env)),
+            Some("from-service-passfile")
+        );
+        // Errors in a section that holds a password never show it, whatever the mistake.
+        for line in [
+            format!("password {secret}"),
+            format!("password: {secret}"),
+            format!("password:{secret}=x"),
+            secret.to_string(),
+            format!("password={secret}\nsslmode=bogus"),
+            format!("password={secret}\nport={secret}"),
+            format!("password={secret}\n{}", "x".repeat(2000)),
+        ] {
+            let env = Fake::new().file(USER_SERVICES, &format!("[mysvc]\n{line}\n"), 0o600);
+            let e = err("service=mysvc", &env);
+            assert!(!e.contains(secret), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_service_file_line_libpq_would_refuse_as_too_long_is_refused() {
+        // libpq reads lines into a 1024-byte buffer: 1022 bytes and the newline do not fit.
+        let long = |n: usize| {
+            Fake::new().file(
+                USER_SERVICES,
+                &format!("[mysvc]\napplication_name={}\n", "a".repeat(n - 17)),
+                0o600,
+            )
+        };
+        assert_eq!(
+            ok("service=mysvc", &long(1021)).application_name.len(),
+            1004
+        );
+        assert_eq!(
+            err("service=mysvc", &long(1022)),
+            "syntax error in service file \"/home/ann/.pg_service.conf\", line 2: the line is \
+             too long: libpq refuses lines of 1023 bytes or more, newline included"
+        );
     }
 }

@@ -159,11 +159,39 @@ pub async fn load(client: &Client, scale: f64, quiet: bool) -> Result<f64, Datab
             crate::term::say!(" {:.1} s", t.elapsed().as_secs_f64());
         }
     }
+    settle_statistics(client).await;
     let secs = started.elapsed().as_secs_f64();
     if !quiet {
         crate::term::say!("loaded the reference board at scale {scale} in {secs:.1} s");
     }
     Ok(secs)
+}
+
+/// Before PostgreSQL 15 the statistics of a table reach `pg_stat_user_tables` asynchronously:
+/// right after the load's ANALYZE they still show every row modified and no analyse, and a
+/// check would warn that the board "changed a lot since it was last analysed". Waits (at most
+/// ten seconds, polling) until they show the analyse. From 15 on they are there at once.
+async fn settle_statistics(client: &Client) {
+    let deadline = Instant::now() + std::time::Duration::from_secs(10);
+    while Instant::now() < deadline {
+        let settled = client
+            .query_one(
+                "SELECT pg_catalog.current_setting('server_version_num')::int >= 150000 \
+                        OR coalesce(bool_and(coalesce(s.last_analyze, s.last_autoanalyze) \
+                                             IS NOT NULL AND s.n_mod_since_analyze = 0), true) \
+                 FROM pg_catalog.pg_stat_user_tables s \
+                 WHERE s.relname OPERATOR(pg_catalog.=) ANY \
+                       (ARRAY['members', 'forums', 'threads', 'posts'])",
+                &[],
+            )
+            .await
+            .map(|row| row.get::<_, bool>(0))
+            .unwrap_or(true);
+        if settled {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 /// An object in a schema of the search path that holds a name the board uses.

@@ -97,6 +97,8 @@ pub struct ScopeCheck {
     pub index: String,
     /// The other indexes the scope accepts in its place (`index = ["a", "b"]`), in order.
     pub also: Vec<String>,
+    /// The plan baseline `plancheck accept` recorded for this check, if there is one.
+    pub baseline: Option<String>,
     /// What the scope declares of its index's twin, for `lint`.
     pub twin: Option<crate::model::TwinDecl>,
     pub sql: RenderedSql,

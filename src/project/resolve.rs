@@ -134,7 +134,8 @@ pub(super) fn load_expectation(
     let mut relatives: Vec<RelativeTarget> = Vec::new();
     let mut checks = Vec::new();
     for (scope_name, scope) in scopes {
-        let (check, relative) = expectation.scope_check(scope_name, scope)?;
+        let (mut check, relative) = expectation.scope_check(scope_name, scope)?;
+        check.baseline = source.read(&crate::model::baseline_path(name, scope_name))?;
         checks.push(check);
         relatives.extend(relative);
     }
@@ -197,6 +198,7 @@ impl Expectation<'_> {
             scope: scope_name.to_string(),
             index,
             also,
+            baseline: None,
             twin,
             sql,
             params,

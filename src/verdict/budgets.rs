@@ -93,7 +93,8 @@ pub fn judge_budgets(checks: &mut [CheckResult]) {
             }
         }
         c.budget_used = Some(used);
-        if !c.verdict.is_pass() {
+        // A changed plan is a warning: a budget it broke is still the bigger news.
+        if !c.verdict.is_pass() && c.verdict != Verdict::PlanChanged {
             continue;
         }
         if !unmeasured.is_empty() {

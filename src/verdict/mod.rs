@@ -9,6 +9,7 @@
 //! [`generic`] (the generic plan), [`notes`] (what the planner knew); [`budgets`] once every
 //! check is judged.
 
+pub mod baseline;
 mod budgets;
 mod generic;
 mod index;
@@ -16,6 +17,7 @@ mod keys;
 mod notes;
 mod plan;
 pub mod predicate;
+pub mod shape;
 mod usability;
 
 use std::collections::HashMap;
@@ -42,6 +44,8 @@ pub enum Verdict {
     SeqScan,
     KeyUnused,
     OverBudget,
+    /// The index verdict passed, but the plan's shape is not its baseline's.
+    PlanChanged,
     MissingIndex,
     InvalidIndex,
     Error,
@@ -57,6 +61,7 @@ impl Verdict {
             Verdict::SeqScan => "seq-scan",
             Verdict::KeyUnused => "key-unused",
             Verdict::OverBudget => "over-budget",
+            Verdict::PlanChanged => "plan-changed",
             Verdict::MissingIndex => "missing-index",
             Verdict::InvalidIndex => "invalid-index",
             Verdict::Error => "error",
@@ -147,6 +152,12 @@ pub struct CheckResult {
     /// Relations of at least `--large-rows` rows the plan reads whole: no `--require` forgives
     /// them.
     pub large_reads: Vec<String>,
+    /// The plan's shape differs from its baseline (`baselines/NAME.SCOPE.plan`).
+    pub plan_changed: bool,
+    /// The shapes, baseline against now, as diff lines (`- `, `+ `, `  `).
+    pub plan_diff: Vec<String>,
+    /// `--strict-plans`: a changed plan fails the run instead of warning.
+    pub strict_plans: bool,
     /// The plans behind the verdict, labelled (`custom`, `generic`, and `probe`: the re-plan
     /// that used the index), for `--explain`.
     pub plans: Vec<(String, serde_json::Value)>,
@@ -159,6 +170,9 @@ impl CheckResult {
     /// merely not chosen at these statistics (in the custom plan, or in the generic plan), and
     /// no large relation is read whole instead.
     pub fn is_warning(&self, require: Require) -> bool {
+        if self.verdict == Verdict::PlanChanged {
+            return !self.strict_plans;
+        }
         require == Require::Usable
             && matches!(self.verdict, Verdict::NotChosen | Verdict::GenericPlan)
             && self.usable == Some(true)
@@ -209,12 +223,15 @@ pub struct Judging {
     /// `--large-rows`: a relation of at least this many rows (the catalog's estimate) read
     /// whole fails the check under every `--require`.
     pub large_rows: f64,
+    /// `--strict-plans`: a plan that changed from its baseline fails instead of warning.
+    pub strict_plans: bool,
 }
 
 impl Default for Judging {
     fn default() -> Self {
         Judging {
             large_rows: 10_000.0,
+            strict_plans: false,
         }
     }
 }
@@ -283,6 +300,9 @@ fn unjudged(m: &Measurement) -> CheckResult {
         budget_used: None,
         usable: None,
         large_reads: Vec::new(),
+        plan_changed: false,
+        plan_diff: Vec::new(),
+        strict_plans: false,
         plans: Vec::new(),
         settings: m.settings.clone(),
     }
@@ -388,7 +408,43 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
     if let Some(doc) = chosen.probe {
         r.plans.push(("probe".into(), doc));
     }
+    if let Some(baseline) = &m.requires.baseline {
+        compare_baseline(&mut r, m, measured, baseline, how);
+    }
     r
+}
+
+/// The plan against its baseline: a passing check whose plan changed shape is `plan-changed` (a
+/// warning unless `--strict-plans`); a failing one keeps its verdict, the diff beside it.
+fn compare_baseline(
+    r: &mut CheckResult,
+    m: &Measurement,
+    measured: &crate::measure::Measured,
+    baseline: &str,
+    how: &Judging,
+) {
+    let diff = baseline::compare(measured, baseline);
+    if diff.is_empty() {
+        return;
+    }
+    r.plan_changed = true;
+    r.strict_plans = how.strict_plans;
+    let path = baseline::path(&m.read_path, &m.scope);
+    let changed = diff.iter().filter(|l| !l.starts_with("  ")).count();
+    if r.verdict.is_pass() {
+        r.verdict = Verdict::PlanChanged;
+        r.message = format!(
+            "the plan changed shape since its baseline {path} ({changed} lines differ), still \
+             through {}; review the diff, then `plancheck accept --only {} --scope {}` records \
+             the new plan. {}",
+            r.required_index, m.read_path, m.scope, r.message
+        );
+    } else {
+        r.message.push_str(&format!(
+            " The plan also changed shape since its baseline {path} ({changed} lines differ)."
+        ));
+    }
+    r.plan_diff = diff;
 }
 
 /// The verdict of a check against one accepted index.
@@ -980,6 +1036,9 @@ mod tests {
             budget_used: None,
             usable: None,
             large_reads: vec![],
+            plan_changed: false,
+            plan_diff: vec![],
+            strict_plans: false,
             notes: vec![],
             plans: vec![],
             settings: vec![],

@@ -50,9 +50,10 @@ impl Tok {
 }
 
 /// Words that are never a column: keywords of expressions as PostgreSQL prints them.
-const KEYWORDS: [&str; 22] = [
+const KEYWORDS: [&str; 27] = [
     "and", "or", "not", "is", "null", "true", "false", "any", "all", "array", "in", "like",
     "ilike", "similar", "to", "between", "distinct", "from", "unknown", "case", "when", "then",
+    "asc", "desc", "nulls", "first", "last",
 ];
 
 /// Type words that continue a type name after `::` (`character varying`, `double precision`,

@@ -13,7 +13,17 @@ pub const HANG: Duration = Duration::from_secs(60);
 /// `plancheck` with the given arguments, no DATABASE_URL inherited.
 pub fn plancheck(args: &[&str]) -> Command {
     let mut cmd = Command::cargo_bin("plancheck").expect("the binary is built");
-    cmd.env_remove("DATABASE_URL").args(args);
+    // What a CI system or a shell sets must not change what the tests see.
+    for name in [
+        "DATABASE_URL",
+        "GITHUB_ACTIONS",
+        "GITHUB_STEP_SUMMARY",
+        "COLUMNS",
+        "NO_COLOR",
+    ] {
+        cmd.env_remove(name);
+    }
+    cmd.args(args);
     cmd
 }
 
@@ -23,6 +33,10 @@ pub fn plancheck_process(args: &[&str]) -> std::process::Command {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_plancheck"));
     cmd.args(args)
         .env_remove("DATABASE_URL")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("COLUMNS")
+        .env_remove("NO_COLOR")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd

@@ -1,0 +1,90 @@
+//! `plancheck accept`: records the shape of each check's plans as its baseline
+//! (`baselines/NAME.SCOPE.plan`), for `check` to compare with.
+
+use super::run::{RunOptions, role_warnings, run_all};
+use super::target;
+use crate::cli::AcceptArgs;
+use crate::db::check::{Session, Settings};
+use crate::errors::{DatabaseFailure, OutputFailure};
+use crate::measure::Outcome;
+use crate::project::{self, Filter, Source};
+use crate::term::say;
+use crate::verdict::{self, Judging, baseline};
+use crate::{db, exit_codes, stop};
+
+pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> anyhow::Result<i32> {
+    let filter = Filter {
+        only: args.only.clone(),
+        scopes: args.scope.clone(),
+    };
+    let project = project::load(&Source::Dir(args.project.clone()), &filter)?;
+    let target = target(args.database_url)?;
+    let mut settings = Settings {
+        warmup: 0,
+        iterations: 1,
+        statement_timeout: args.statement_timeout,
+        lock_timeout: args.lock_timeout,
+        ..Settings::default()
+    };
+    let client = target.connect().await?;
+    db::check::bound_session(&client, &settings).await?;
+    role_warnings(&client, &RunOptions::default()).await?;
+    settings.watched = db::guard::Watched::read(&client).await.map_err(|e| {
+        DatabaseFailure(format!(
+            "could not read the server's planner settings: {}",
+            db::cause(&e)
+        ))
+    })?;
+    drop(client);
+    let judging = Judging::default();
+    let measured = run_all(
+        Session::Own(&target),
+        &project,
+        &settings,
+        &judging,
+        args.quiet,
+        &mut stop,
+    )
+    .await;
+    let dir = args.project.join("baselines");
+    std::fs::create_dir_all(&dir).map_err(|e| OutputFailure(format!("{}: {e}", dir.display())))?;
+    let (mut recorded, mut missed, mut lost) = (0, 0, false);
+    for m in &measured {
+        let Some(text) = baseline::record(m) else {
+            if let Outcome::Failed(f) = &m.outcome {
+                say!("{} [{}]: not recorded: {}", m.read_path, m.scope, f.message);
+                lost |= f.connection_lost;
+            }
+            missed += 1;
+            continue;
+        };
+        let path = args.project.join(baseline::path(&m.read_path, &m.scope));
+        std::fs::write(&path, text)
+            .map_err(|e| OutputFailure(format!("{}: {e}", path.display())))?;
+        recorded += 1;
+        let v = verdict::judge(m, &judging);
+        if !v.verdict.is_pass() {
+            say!(
+                "warning: {} [{}] is {} today; its plan is recorded all the same",
+                m.read_path,
+                m.scope,
+                v.verdict
+            );
+        }
+    }
+    say!(
+        "recorded {recorded} plan baseline{} in {}",
+        if recorded == 1 { "" } else { "s" },
+        dir.display()
+    );
+    if let Some(code) = stop.requested() {
+        return Ok(code);
+    }
+    Ok(if lost {
+        exit_codes::DATABASE
+    } else if missed > 0 {
+        exit_codes::CHECK_FAILED
+    } else {
+        exit_codes::PASS
+    })
+}

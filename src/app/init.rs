@@ -1,0 +1,81 @@
+//! `plancheck init`: a minimal project to start from, so the first run in an empty folder checks
+//! something instead of failing on missing folders.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::InitArgs;
+use crate::errors::{BadInput, OutputFailure};
+use crate::exit_codes;
+use crate::term::say;
+
+const CONFIG: &str = r#"# plancheck.toml: the scopes every expectation may be checked in, and what each shares.
+# A scope is who reads: a member sees visible posts, a moderator sees them all. The same read
+# path often needs a different index per scope (a partial index and its unfiltered twin).
+
+[scopes.member]
+# setup = ["SET ROLE app_member"]                 # SET / RESET / SELECT, run in the check's
+                                                   # read-only transaction first
+# fragments = { visibility = "p.visibility = 'visible'" }   # fills {{visibility}} in plans
+# settings = { random_page_cost = "1.1" }          # planner settings production runs with
+
+[scopes.moderator]
+# fragments = { visibility = "true" }
+"#;
+
+const PLAN: &str = r#"-- plans/example.sql: one read path, the SQL exactly as the application sends it: a literal
+-- where it sends a literal, $1 where it binds a parameter (give the values in the
+-- expectation). Replace this example, which reads the catalog every PostgreSQL database has,
+-- with one of your application's queries.
+SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = $1
+"#;
+
+const EXPECTATION: &str = r#"# expectations/example.toml: what must hold for plans/example.sql in each scope. Say here
+# why the read path matters (which page, how often).
+params = [1259]                        # $1
+
+[scopes.member]
+index = "pg_catalog.pg_class_oid_index"   # the index the read path must use in this scope
+
+[scopes.moderator]
+index = "pg_catalog.pg_class_oid_index"
+# budget = { warm_ms = 5, buffers = 50 }  # optional: p50 execution time, shared buffers
+"#;
+
+pub(super) fn init(args: InitArgs) -> anyhow::Result<i32> {
+    let files: [(PathBuf, &str); 3] = [
+        (args.dir.join("plancheck.toml"), CONFIG),
+        (args.dir.join("plans/example.sql"), PLAN),
+        (args.dir.join("expectations/example.toml"), EXPECTATION),
+    ];
+    // Nothing is written over: a project that exists is the user's.
+    if let Some((path, _)) = files.iter().find(|(p, _)| p.exists()) {
+        return Err(BadInput(format!(
+            "{}: already exists; plancheck init writes a new project and never overwrites one",
+            path.display()
+        ))
+        .into());
+    }
+    for (path, text) in &files {
+        write(path, text)?;
+        say!("wrote {}", path.display());
+    }
+    say!(
+        "next: plancheck check --project {} --database-url URL (the example passes on any \
+         database), then replace the example with your read paths",
+        shown(&args.dir)
+    );
+    Ok(exit_codes::PASS)
+}
+
+fn write(path: &Path, text: &str) -> Result<(), OutputFailure> {
+    let fail = |e: std::io::Error| OutputFailure(format!("{}: {e}", path.display()));
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(fail)?;
+    }
+    std::fs::write(path, text).map_err(fail)
+}
+
+fn shown(dir: &Path) -> String {
+    let s = dir.display().to_string();
+    if s.is_empty() { ".".into() } else { s }
+}

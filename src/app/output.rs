@@ -1,0 +1,176 @@
+//! Where a run's report goes, and how it is laid out for there: stdout in the chosen format,
+//! fitted to the terminal and coloured as `--color` and `NO_COLOR` say; the files of
+//! `--report FORMAT=FILE`; and in GitHub Actions, annotations after the table and Markdown
+//! appended to the job summary. Decided here, once, so that `report` stays pure rendering.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+use super::write_stdout;
+use crate::cli::{ColorArg, FormatArg, VerdictArgs};
+use crate::errors::OutputFailure;
+use crate::project::Project;
+use crate::report::{self, Format, Location, Report, Style};
+
+/// Columns the table takes where stdout is no terminal (a CI log, a file, a pipe).
+pub const DEFAULT_WIDTH: usize = 120;
+
+/// Prints the report on stdout and writes every other output the run asked for. A file that
+/// cannot be written is an [`OutputFailure`] (exit 4), after stdout has had the report.
+pub(super) fn emit(report: &Report, args: &VerdictArgs) -> anyhow::Result<()> {
+    let terminal = std::io::stdout().is_terminal();
+    let style = Style {
+        width: width(terminal),
+        color: colour(args.color, terminal),
+    };
+    let format: Format = args.format.into();
+    let mut text = report::render(report, format, style);
+    // In GitHub Actions the table is for people reading the log; the annotations put each
+    // failure on the expectation file in the pull request.
+    if format == Format::Table && std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
+        text.push_str(&report::annotations(report));
+    }
+    write_stdout(&text)?;
+    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        let markdown = report::render(report, Format::Markdown, Style::PLAIN);
+        append(Path::new(&summary), &markdown).map_err(|e| {
+            OutputFailure(format!(
+                "cannot append the summary to $GITHUB_STEP_SUMMARY ({}): {e}",
+                Path::new(&summary).display()
+            ))
+        })?;
+    }
+    for file in &args.report {
+        let text = report::render(report, file.format.into(), Style::PLAIN);
+        write_file(&file.path, &text).map_err(|e| {
+            OutputFailure(format!(
+                "--report {}={}: {e}",
+                format_name(file.format),
+                file.path.display()
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+fn format_name(f: FormatArg) -> String {
+    use clap::ValueEnum;
+    f.to_possible_value()
+        .map(|v| v.get_name().to_owned())
+        .unwrap_or_default()
+}
+
+/// The table's width: `COLUMNS` when set (as most tools read it; tests set it), else the
+/// terminal's when stdout is one, else [`DEFAULT_WIDTH`].
+fn width(terminal: bool) -> usize {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0);
+    columns
+        .or_else(|| terminal.then(terminal_width).flatten())
+        .unwrap_or(DEFAULT_WIDTH)
+}
+
+/// The width of the terminal stdout is, as the kernel knows it.
+fn terminal_width() -> Option<usize> {
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct passed, which lives across the
+    // call; on any error it writes nothing and the zeroed struct is not read.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    let status = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) };
+    (status == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
+}
+
+/// Whether stdout gets colour: `--color always|never` as said; `auto` only on a terminal that
+/// is not `TERM=dumb`, and never when `NO_COLOR` is set to anything but the empty string
+/// (<https://no-color.org>: a command-line flag overrides it, so `always` still colours).
+fn colour(choice: ColorArg, terminal: bool) -> bool {
+    match choice {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => {
+            terminal
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+        }
+    }
+}
+
+/// Writes a whole file, making the folders on the way (`out/plancheck.xml` in a fresh clone).
+fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, text)
+}
+
+/// Appends to a file, as GitHub asks of every step writing its summary.
+fn append(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)?;
+    f.write_all(text.as_bytes())?;
+    f.flush()
+}
+
+/// Where each check's expectation is written, for annotations: the file as a path from the
+/// current folder, and the line of the scope's table in it. A file that cannot be read again
+/// (the built-in reference project has no file) gives no location; a scope not found in it
+/// (declared only in `plancheck.toml`) gives the file without a line.
+pub(super) fn locations(project: &Project) -> BTreeMap<(String, String), Location> {
+    let mut out = BTreeMap::new();
+    let here = std::env::current_dir().ok();
+    for rp in &project.read_paths {
+        let Ok(text) = std::fs::read_to_string(&rp.expectation_path) else {
+            continue;
+        };
+        let path = Path::new(&rp.expectation_path);
+        let shown = here
+            .as_deref()
+            .and_then(|h| path.strip_prefix(h).ok())
+            .unwrap_or(path)
+            .display()
+            .to_string();
+        for check in &rp.checks {
+            out.insert(
+                (rp.name.clone(), check.scope.clone()),
+                Location {
+                    path: shown.clone(),
+                    line: scope_line(&text, &check.scope),
+                },
+            );
+        }
+    }
+    out
+}
+
+/// The line (1-based) where an expectation names scope `scope`: its `[scopes.NAME]` header, or
+/// wherever the key is written (`scopes.NAME.index = …`, an inline table).
+fn scope_line(text: &str, scope: &str) -> Option<usize> {
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    let toml::de::DeValue::Table(scopes) = doc.get_ref().get("scopes")?.get_ref() else {
+        return None;
+    };
+    let (key, _) = scopes.get_key_value(scope)?;
+    Some(crate::errors::line_col(text, key.span().start).0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scope_line;
+
+    #[test]
+    fn a_scope_is_found_on_the_line_of_its_table() {
+        let text = "# why\nallow_seq_scan = [\"forums\"]\n\n[scopes.member]\nindex = \"a\"\n\n\
+                    [scopes.\"moderator\"]\nindex = \"b\"\n";
+        assert_eq!(scope_line(text, "member"), Some(4));
+        assert_eq!(scope_line(text, "moderator"), Some(7));
+        assert_eq!(scope_line(text, "admin"), None);
+        let dotted = "scopes.member.index = \"a\"\n[scopes.moderator]\n";
+        assert_eq!(scope_line(dotted, "member"), Some(1));
+        assert_eq!(scope_line(dotted, "moderator"), Some(2));
+        assert_eq!(scope_line("not toml [", "member"), None);
+    }
+}

@@ -1,0 +1,118 @@
+//! GitHub Actions workflow commands: an `::error` annotation for each check that fails the run,
+//! on the line of its `[scopes.NAME]` table in `expectations/NAME.toml` when the report knows
+//! where that is; a `::warning` for each warning; an `::error` for each index problem. GitHub
+//! shows them on the pull request's changed files and on the run's summary.
+//!
+//! Printed alone by `--format github`, and after the table when `GITHUB_ACTIONS=true`.
+
+use super::{Outcome, Report, check_name, outcome};
+
+/// `--format github`: the annotations, then the summary line (a plain log line).
+pub(super) fn github(report: &Report) -> String {
+    format!("{}{}\n", annotations(report), super::summary_line(report))
+}
+
+/// The workflow commands alone, a line each.
+pub fn annotations(report: &Report) -> String {
+    let mut out = String::new();
+    for c in &report.checks {
+        let kind = match outcome(report, c) {
+            Outcome::Pass => continue,
+            Outcome::Warning => "warning",
+            Outcome::Failure | Outcome::Error => "error",
+        };
+        let mut props = Vec::new();
+        if let Some(at) = report.location_of(c) {
+            props.push(("file", at.path.clone()));
+            if let Some(line) = at.line {
+                props.push(("line", line.to_string()));
+            }
+        }
+        props.push((
+            "title",
+            format!("plancheck: {} {}", check_name(c), c.verdict),
+        ));
+        let mut message = c.message.clone();
+        let instead = c.instead.join("; ");
+        if !instead.is_empty() && !message.contains(&instead) {
+            message.push_str(&format!("\nused instead: {instead}"));
+        }
+        out.push_str(&command(kind, &props, &message));
+    }
+    for f in &report.lint {
+        let mut props = Vec::new();
+        if let Some(path) = report.file_of(&f.read_path) {
+            props.push(("file", path.to_string()));
+        }
+        props.push((
+            "title",
+            format!("plancheck: {} index {}", f.read_path, f.index),
+        ));
+        let mut message = f.problem.clone();
+        for d in &f.definitions {
+            message.push_str(&format!("\n{d}"));
+        }
+        out.push_str(&command("error", &props, &message));
+    }
+    for r in &report.role_warnings {
+        out.push_str(&command(
+            "warning",
+            &[("title", format!("plancheck: the role has {}", r.right))],
+            &r.what,
+        ));
+    }
+    out
+}
+
+/// `::kind key=value,key=value::message`, escaped as GitHub's toolkit escapes them.
+fn command(kind: &str, props: &[(&str, String)], message: &str) -> String {
+    let props: Vec<String> = props
+        .iter()
+        .map(|(k, v)| format!("{k}={}", escape_property(v)))
+        .collect();
+    let sep = if props.is_empty() { "" } else { " " };
+    format!(
+        "::{kind}{sep}{}::{}\n",
+        props.join(","),
+        escape_data(message)
+    )
+}
+
+/// A command's message: `%`, `\r` and `\n` escaped, so that a message is one line and a `%` in
+/// it is not read as an escape.
+fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A command's property value: as a message, and `:` and `,`, which end a value.
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn properties_and_data_are_escaped_as_the_toolkit_does() {
+        assert_eq!(
+            escape_data("50% of a\r\nb: c, d"),
+            "50%25 of a%0D%0Ab: c, d"
+        );
+        assert_eq!(
+            escape_property("50% of a\r\nb: c, d"),
+            "50%25 of a%0D%0Ab%3A c%2C d"
+        );
+        assert_eq!(
+            command(
+                "error",
+                &[("file", "a,b.toml".into()), ("line", "3".into())],
+                "x::y"
+            ),
+            "::error file=a%2Cb.toml,line=3::x::y\n"
+        );
+        assert_eq!(command("warning", &[], "m"), "::warning::m\n");
+    }
+}

@@ -1,0 +1,116 @@
+//! The stable JSON document described in the README: its own structs, so the internal types can
+//! change without breaking a consumer. Fields are only ever added.
+
+use serde::Serialize;
+
+use super::{Report, Summary};
+use crate::verdict::{Budget, BudgetUsed, Spread, Verdict};
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    server_version: &'a str,
+    /// Rights of the connecting role that let SQL act outside the rolled-back transaction.
+    role_warnings: &'a [crate::db::role::RoleRisk],
+    checks: Vec<JsonCheck<'a>>,
+    /// Twin drift and invalid indexes (`plancheck lint`), found before the checks ran.
+    lint: &'a [crate::lint::Finding],
+    summary: Summary,
+}
+
+#[derive(Serialize)]
+struct JsonBefore<'a> {
+    verdict: Verdict,
+    used: &'a [String],
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonCheck<'a> {
+    read_path: &'a str,
+    scope: &'a str,
+    required_index: &'a str,
+    /// Every index the scope accepts, when it accepts several; `required_index` is then the
+    /// one that passed, or the first.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    accepted_indexes: &'a [String],
+    verdict: Verdict,
+    used: &'a [String],
+    seq_scans: &'a [String],
+    warm_ms: Option<Spread>,
+    planning_ms: Option<Spread>,
+    shared_buffers: Option<f64>,
+    /// Whether the index was proved usable (true: a re-plan used it, or its predicate is
+    /// implied), proved not (false), or neither (null: not needed, or not settled).
+    usable: Option<bool>,
+    /// Relations of at least --large-rows rows the plan reads whole.
+    large_reads: &'a [String],
+    /// The plan's shape differs from its baseline (`baselines/NAME.SCOPE.plan`).
+    plan_changed: bool,
+    /// Baseline against now, one line each: `- ` only in the baseline, `+ ` only now.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    plan_diff: &'a [String],
+    /// A failure reported as a warning under `--require usable`.
+    warning: bool,
+    /// Warnings about the planner's knowledge: relations never analysed or changed a lot since.
+    notes: &'a [String],
+    /// With `--migration`: the same check before the migration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    before: Option<JsonBefore<'a>>,
+    /// The declared planner settings the check ran with (`settings = { … }`).
+    settings: std::collections::BTreeMap<&'a str, &'a str>,
+    /// The budgets set for the check (absent figures left out), and the share of each used.
+    budget: &'a Budget,
+    budget_used: Option<&'a BudgetUsed>,
+    message: &'a str,
+}
+
+/// The stable JSON document described in the README.
+pub(super) fn json(report: &Report) -> String {
+    let doc = JsonReport {
+        server_version: &report.server_version,
+        role_warnings: &report.role_warnings,
+        lint: &report.lint,
+        checks: report
+            .checks
+            .iter()
+            .map(|c| JsonCheck {
+                read_path: &c.read_path,
+                scope: &c.scope,
+                required_index: &c.required_index,
+                accepted_indexes: &c.accepted,
+                verdict: c.verdict,
+                used: &c.used,
+                seq_scans: &c.seq_scans,
+                warm_ms: c.warm_ms,
+                planning_ms: c.planning_ms,
+                shared_buffers: c.shared_buffers,
+                usable: c.usable,
+                large_reads: &c.large_reads,
+                plan_changed: c.plan_changed,
+                plan_diff: &c.plan_diff,
+                warning: c.is_warning(report.require),
+                notes: &c.notes,
+                before: report.before_of(c).map(|b| JsonBefore {
+                    verdict: b.verdict,
+                    used: &b.used,
+                    message: &b.message,
+                }),
+                settings: c
+                    .settings
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect(),
+                budget: &c.budget,
+                budget_used: c.budget_used.as_ref(),
+                message: &c.message,
+            })
+            .collect(),
+        summary: report.summary(),
+    };
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| {
+        // Serialising these plain structs cannot fail; say so loudly if it ever does.
+        format!("{{\"error\": \"could not serialise the report: {e}\"}}")
+    });
+    text.push('\n');
+    text
+}

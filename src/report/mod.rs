@@ -1,0 +1,298 @@
+//! report: the results of a run, rendered. Pure: a [`Report`] and a [`Style`] in, text out; the
+//! app decides the width, the colour and where the text goes.
+//!
+//! One free function per format, chosen by one `match` in [`render`]:
+//!
+//! - `table.rs`: the pass/fail table people read, fitted to the terminal's width, and the
+//!   sections under it (`why:`, notes, plans, the summary line);
+//! - `json.rs`: the stable JSON document (its own serialisable structs, documented in the
+//!   README, so the internal types can change without breaking a consumer);
+//! - `junit.rs`: JUnit XML, a testcase per read path and scope, for CI test reporters;
+//! - `github.rs`: GitHub Actions workflow commands, an annotation on the expectation file of each
+//!   failing check;
+//! - `markdown.rs`: the evidence table and the budgets table, for a job summary;
+//! - `lint.rs`: what `plancheck lint` prints.
+
+mod github;
+mod json;
+mod junit;
+mod lint;
+mod markdown;
+mod table;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::explain::Explain;
+use crate::verdict::{Budget, BudgetUsed, CheckResult, Require, Spread, Verdict, group};
+
+pub use github::annotations;
+pub use lint::{LintFormat, lint, lint_findings};
+
+/// The results of a run, in a stable order (as the project lists them).
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub server_version: String,
+    pub checks: Vec<CheckResult>,
+    /// What a check must show to pass (`--require`).
+    pub require: Require,
+    /// Twin drift and invalid indexes found before the checks ran.
+    pub lint: Vec<crate::lint::Finding>,
+    /// `--explain`: the table ends with the plan of every failing check.
+    pub explain: bool,
+    /// With `--migration`: the checks as the database was before it (`checks` are after).
+    pub before: Option<Vec<CheckResult>>,
+    /// Rights of the connecting role that let a project's SQL act outside the rolled-back
+    /// transaction (empty on plancheck's own throwaway server).
+    pub role_warnings: Vec<crate::db::role::RoleRisk>,
+    /// Where each check's expectation is written, by read path and scope, for annotations that
+    /// point at it. Empty when the files are not at hand (`judge`, the built-in project).
+    pub locations: BTreeMap<(String, String), Location>,
+}
+
+/// Where a check's expectation is written: the file, as a path from the folder plancheck ran in
+/// (`expectations/NAME.toml`), and the line of the scope's table (`[scopes.NAME]`) in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub path: String,
+    pub line: Option<usize>,
+}
+
+impl Report {
+    /// The check before the migration matching one after it.
+    fn before_of(&self, c: &CheckResult) -> Option<&CheckResult> {
+        self.before
+            .as_ref()?
+            .iter()
+            .find(|b| b.read_path == c.read_path && b.scope == c.scope)
+    }
+
+    /// Where the check's expectation is written, when known.
+    fn location_of(&self, c: &CheckResult) -> Option<&Location> {
+        self.locations.get(&(c.read_path.clone(), c.scope.clone()))
+    }
+
+    /// The expectation file of a read path (any of its scopes'), when known.
+    fn file_of(&self, read_path: &str) -> Option<&str> {
+        self.locations
+            .iter()
+            .find(|((rp, _), _)| rp == read_path)
+            .map(|(_, l)| l.path.as_str())
+    }
+}
+
+/// Counts for the summary line and the JSON summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    pub errors: usize,
+    /// Not chosen but usable, under `--require usable`: reported, not failed.
+    pub warnings: usize,
+}
+
+impl Report {
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary {
+            passed: 0,
+            failed: 0,
+            errors: 0,
+            warnings: 0,
+        };
+        for c in &self.checks {
+            match outcome(self, c) {
+                Outcome::Pass => s.passed += 1,
+                Outcome::Error => s.errors += 1,
+                Outcome::Warning => s.warnings += 1,
+                Outcome::Failure => s.failed += 1,
+            }
+        }
+        s
+    }
+}
+
+/// What a check's verdict means for the run: every format sorts checks into these four, the
+/// same way the summary counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Pass,
+    /// Reported, not failed (`--require usable`, a changed plan without `--strict-plans`).
+    Warning,
+    Failure,
+    /// Not a verdict on the plan at all: the check could not run.
+    Error,
+}
+
+fn outcome(report: &Report, c: &CheckResult) -> Outcome {
+    match c.verdict {
+        Verdict::Pass => Outcome::Pass,
+        Verdict::Error => Outcome::Error,
+        _ if c.is_warning(report.require) => Outcome::Warning,
+        _ => Outcome::Failure,
+    }
+}
+
+/// Output formats of `check`, `demo` and `judge`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Json,
+    Junit,
+    Github,
+    Markdown,
+}
+
+/// How the text is laid out for where it goes: decided once by the app (the terminal's width,
+/// `--color`, `NO_COLOR`), so that rendering stays pure and tests can choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Style {
+    /// Columns the table may take (it keeps identifiers whole, so it may take more when they
+    /// cannot fit).
+    pub width: usize,
+    /// ANSI colour on the verdicts (the table only).
+    pub color: bool,
+}
+
+impl Style {
+    /// What a file or a pipe gets: 120 columns, no colour.
+    pub const PLAIN: Style = Style {
+        width: 120,
+        color: false,
+    };
+}
+
+impl Default for Style {
+    fn default() -> Self {
+        Style::PLAIN
+    }
+}
+
+/// Renders the report in the chosen format.
+pub fn render(report: &Report, format: Format, style: Style) -> String {
+    match format {
+        Format::Table => table::table(report, style),
+        Format::Json => json::json(report),
+        Format::Junit => junit::junit(report),
+        Format::Github => github::github(report),
+        Format::Markdown => markdown::markdown(report),
+    }
+}
+
+/// A warm time as the table shows it: two decimals under 10 ms, one above.
+fn ms(spread: Option<Spread>) -> String {
+    match spread {
+        Some(s) => ms_value(s.p50),
+        None => "-".into(),
+    }
+}
+
+fn ms_value(ms: f64) -> String {
+    if ms < 10.0 {
+        format!("{ms:.2} ms")
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
+/// Shared buffers as the table shows them: `1,234`, `-` when not measured.
+fn buffers(c: &CheckResult) -> String {
+    c.shared_buffers.map(group).unwrap_or_else(|| "-".into())
+}
+
+/// Each budget as the share of it the check used, e.g.
+/// `6% of 60 ms, 21% of 400 buf, 1.0× of 2× first-page`.
+fn budget_used(budget: &Budget, used: Option<&BudgetUsed>) -> String {
+    budget_parts(budget, used)
+        .iter()
+        .map(|p| p.text())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One budget of a check and how much of it was used.
+enum BudgetPart<'a> {
+    WarmMs { limit: f64, share: f64 },
+    Buffers { limit: f64, share: f64 },
+    Relative { ratio: f64, max: f64, to: &'a str },
+}
+
+impl BudgetPart<'_> {
+    fn text(&self) -> String {
+        match self {
+            BudgetPart::WarmMs { limit, share } => format!("{:.0}% of {limit} ms", 100.0 * share),
+            BudgetPart::Buffers { limit, share } => {
+                format!("{:.0}% of {} buf", 100.0 * share, group(*limit))
+            }
+            BudgetPart::Relative { ratio, max, to } => format!("{ratio:.1}× of {max}× {to}"),
+        }
+    }
+}
+
+fn budget_parts<'a>(budget: &'a Budget, used: Option<&BudgetUsed>) -> Vec<BudgetPart<'a>> {
+    let Some(used) = used else {
+        return Vec::new();
+    };
+    let mut parts = Vec::new();
+    if let (Some(limit), Some(share)) = (budget.warm_ms, used.warm_ms) {
+        parts.push(BudgetPart::WarmMs { limit, share });
+    }
+    if let (Some(limit), Some(share)) = (budget.buffers, used.buffers) {
+        parts.push(BudgetPart::Buffers { limit, share });
+    }
+    if let (Some(rel), Some(ratio)) = (&budget.relative, used.ratio) {
+        parts.push(BudgetPart::Relative {
+            ratio,
+            max: rel.max_ratio,
+            to: &rel.to,
+        });
+    }
+    parts
+}
+
+/// `read-path [scope]`, as every format names a check.
+fn check_name(c: &CheckResult) -> String {
+    format!("{} [{}]", c.read_path, c.scope)
+}
+
+/// The `why:` line of a check that did not pass: `read-path [scope] verdict: message`.
+fn why(c: &CheckResult) -> String {
+    format!("{} {}: {}", check_name(c), c.verdict, c.message)
+}
+
+/// The plan a failing verdict is about (the generic one for `generic-plan`), labelled, parsed;
+/// `None` when the check has no such plan (it did not run).
+fn failing_plan(c: &CheckResult) -> Option<(&'static str, Explain)> {
+    let wanted = if c.verdict == Verdict::GenericPlan {
+        "generic"
+    } else {
+        "custom"
+    };
+    let (_, doc) = c.plans.iter().find(|(l, _)| l == wanted)?;
+    Explain::from_json(doc).ok().map(|plan| (wanted, plan))
+}
+
+/// The re-plan that found a way through the required index (the `probe`), parsed: the cost a
+/// `not-chosen` message quotes comes from it.
+fn probe_plan(c: &CheckResult) -> Option<Explain> {
+    let (_, doc) = c.plans.iter().find(|(l, _)| l == "probe")?;
+    Explain::from_json(doc).ok()
+}
+
+/// The summary line: `12 checks on PostgreSQL 15.8: 11 passed, 1 failed, 0 errors`.
+fn summary_line(report: &Report) -> String {
+    let s = report.summary();
+    format!(
+        "{} checks on PostgreSQL {}: {} passed, {} failed, {} errors{}",
+        report.checks.len(),
+        report.server_version,
+        s.passed,
+        s.failed,
+        s.errors,
+        if s.warnings > 0 {
+            format!(", {} warnings", s.warnings)
+        } else {
+            String::new()
+        }
+    )
+}

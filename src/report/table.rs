@@ -1,0 +1,588 @@
+//! The pass/fail table people read, fitted to a width, and the sections under it.
+//!
+//! Fitting: the reference project's names alone (read path, scope, required index) take 55
+//! columns, and no identifier may be broken across lines (an index name must stay copyable). So
+//! the table does not squeeze cells: it tries layouts from the most detailed to the most compact
+//! ([`LAYOUTS`]) and takes the first whose cells fit the width on one line each, headers wrapped
+//! at spaces. What a compact layout leaves out of the cells is said under the table, in full:
+//! the plan lines used instead under `why:`, the budgets and figures in a section of their own.
+//! When even the most compact layout is too wide, it is drawn as narrow as its longest words
+//! allow, wider than asked.
+
+use comfy_table::{
+    Cell, ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
+};
+use unicode_width::UnicodeWidthStr;
+
+use super::{
+    Outcome, Report, Style, budget_used, buffers, check_name, failing_plan, ms, outcome,
+    probe_plan, summary_line,
+};
+use crate::verdict::{CheckResult, Verdict};
+
+/// What the table shows in its cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Layout {
+    /// The access paths used instead as the plan names them (`Bitmap Index Scan using x on t`);
+    /// else the index names alone, the plan lines under `why:`.
+    full_instead: bool,
+    /// The `budget used` column; else the budgets under the table.
+    budget: bool,
+    figures: Figures,
+    /// Leave out the `used instead` column when no check used anything instead.
+    drop_empty_instead: bool,
+}
+
+/// How the warm time and the shared buffers are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Figures {
+    /// A column each.
+    Columns,
+    /// One column: `0.05 ms · 68`.
+    Merged,
+    /// Under the table, with the budgets.
+    Under,
+}
+
+/// From the most detailed to the most compact. At 120 columns (a CI log) the reference project
+/// gets the second; in a 100-column terminal the fourth; in 80 columns the last.
+const LAYOUTS: [Layout; 7] = [
+    Layout {
+        full_instead: true,
+        budget: true,
+        figures: Figures::Columns,
+        drop_empty_instead: false,
+    },
+    Layout {
+        full_instead: true,
+        budget: false,
+        figures: Figures::Columns,
+        drop_empty_instead: false,
+    },
+    Layout {
+        full_instead: false,
+        budget: false,
+        figures: Figures::Columns,
+        drop_empty_instead: false,
+    },
+    Layout {
+        full_instead: false,
+        budget: false,
+        figures: Figures::Columns,
+        drop_empty_instead: true,
+    },
+    Layout {
+        full_instead: false,
+        budget: false,
+        figures: Figures::Merged,
+        drop_empty_instead: false,
+    },
+    Layout {
+        full_instead: false,
+        budget: false,
+        figures: Figures::Merged,
+        drop_empty_instead: true,
+    },
+    Layout {
+        full_instead: false,
+        budget: false,
+        figures: Figures::Under,
+        drop_empty_instead: true,
+    },
+];
+
+/// A column of the table, as text.
+struct Column {
+    header: String,
+    /// The header is never wrapped (`before → after migration` reads as one phrase).
+    header_whole: bool,
+    cells: Vec<String>,
+}
+
+impl Column {
+    fn plain(header: &str, cells: impl Iterator<Item = String>) -> Column {
+        Column {
+            header: header.into(),
+            header_whole: false,
+            cells: cells.collect(),
+        }
+    }
+
+    /// The parts of the header that may not be broken: its words, or all of it.
+    fn header_words(&self) -> Vec<&str> {
+        if self.header_whole {
+            vec![self.header.as_str()]
+        } else {
+            self.header.split_whitespace().collect()
+        }
+    }
+
+    /// Narrowest width that keeps every cell on one line, the header wrapped at spaces.
+    fn min_width(&self) -> usize {
+        self.cells
+            .iter()
+            .map(|c| c.width())
+            .chain(self.header_words().into_iter().map(UnicodeWidthStr::width))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Its longest word, header included: narrower, a word would be broken.
+    fn longest_word(&self) -> usize {
+        self.cells
+            .iter()
+            .flat_map(|c| c.split_whitespace())
+            .chain(self.header_words())
+            .map(UnicodeWidthStr::width)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// The width of a table of these columns at these content widths: a border and a space either
+/// side of each cell.
+fn table_width(widths: impl Iterator<Item = usize>) -> usize {
+    widths.map(|w| w + 3).sum::<usize>() + 1
+}
+
+/// The pass/fail table and the sections under it, ending with the summary line.
+pub(super) fn table(report: &Report, style: Style) -> String {
+    let mut fitted = None;
+    for layout in LAYOUTS {
+        let columns = columns(report, layout);
+        if table_width(columns.iter().map(Column::min_width)) <= style.width {
+            fitted = Some((layout, fixed(&columns, style)));
+            break;
+        }
+    }
+    let (layout, mut t) = fitted.unwrap_or_else(|| {
+        let narrowest = LAYOUTS
+            .into_iter()
+            .min_by_key(|l| table_width(columns(report, *l).iter().map(Column::longest_word)))
+            .unwrap_or(LAYOUTS[LAYOUTS.len() - 1]);
+        (narrowest, squeezed(&columns(report, narrowest), style))
+    });
+    t.load_preset(UTF8_FULL_CONDENSED).force_no_tty();
+    let mut out = t.to_string();
+    if style.color {
+        out = coloured(report, &out);
+    }
+    out.push('\n');
+    out.push_str(&sections(report, layout, style));
+    out
+}
+
+/// The columns a layout shows; the result is the fourth.
+fn columns(report: &Report, layout: Layout) -> Vec<Column> {
+    let checks = &report.checks;
+    let migration = report.before.is_some();
+    let mut cols = vec![
+        Column::plain("read path", checks.iter().map(|c| c.read_path.clone())),
+        Column::plain("scope", checks.iter().map(|c| c.scope.clone())),
+        Column::plain("required index", checks.iter().map(required)),
+        Column {
+            header_whole: migration,
+            ..Column::plain(
+                if migration {
+                    "before → after migration"
+                } else {
+                    "result"
+                },
+                checks.iter().map(|c| result(report, c)),
+            )
+        },
+    ];
+    match layout.figures {
+        Figures::Columns => {
+            cols.push(Column::plain(
+                "warm p50",
+                checks.iter().map(|c| ms(c.warm_ms)),
+            ));
+            cols.push(Column::plain("buffers", checks.iter().map(buffers)));
+        }
+        Figures::Merged => cols.push(Column::plain(
+            "warm p50 · buffers",
+            checks.iter().map(|c| match (c.warm_ms, c.shared_buffers) {
+                (None, None) => "-".into(),
+                _ => format!("{} · {}", ms(c.warm_ms), buffers(c)),
+            }),
+        )),
+        Figures::Under => {}
+    }
+    let instead: Vec<String> = checks
+        .iter()
+        .map(|c| {
+            if layout.full_instead {
+                full_instead(c)
+            } else {
+                compact_instead(c)
+            }
+        })
+        .collect();
+    if !(layout.drop_empty_instead && instead.iter().all(String::is_empty)) {
+        cols.push(Column::plain("used instead", instead.into_iter()));
+    }
+    if layout.budget {
+        cols.push(Column::plain(
+            "budget used",
+            checks
+                .iter()
+                .map(|c| budget_used(&c.budget, c.budget_used.as_ref())),
+        ));
+    }
+    cols
+}
+
+/// A table whose cells all fit on one line: each column as wide as its widest cell, what is
+/// left of the width given to headers that would otherwise wrap.
+fn fixed(columns: &[Column], style: Style) -> Table {
+    let mut widths: Vec<usize> = columns.iter().map(Column::min_width).collect();
+    let mut slack = style
+        .width
+        .saturating_sub(table_width(widths.iter().copied()));
+    for (w, c) in widths.iter_mut().zip(columns) {
+        let wanted = c.header.width().saturating_sub(*w).min(slack);
+        *w += wanted;
+        slack -= wanted;
+    }
+    let mut t = build(columns);
+    t.set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(clamp(style.width));
+    for (column, w) in t.column_iter_mut().zip(widths) {
+        column.set_constraint(ColumnConstraint::Absolute(Width::Fixed(clamp(w + 2))));
+    }
+    t
+}
+
+/// A table too wide for the width: cells wrapped at spaces as far as their longest words allow.
+fn squeezed(columns: &[Column], style: Style) -> Table {
+    let mut t = build(columns);
+    t.set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(clamp(style.width));
+    for (column, c) in t.column_iter_mut().zip(columns) {
+        column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(clamp(
+            c.longest_word() + 2,
+        ))));
+    }
+    t
+}
+
+fn clamp(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
+fn build(columns: &[Column]) -> Table {
+    let mut t = Table::new();
+    t.set_header(columns.iter().map(|c| Cell::new(&c.header)));
+    let rows = columns.first().map_or(0, |c| c.cells.len());
+    for i in 0..rows {
+        t.add_row(columns.iter().map(|c| Cell::new(&c.cells[i])));
+    }
+    t
+}
+
+/// The required index, with the others the scope accepts.
+fn required(c: &CheckResult) -> String {
+    if c.accepted.is_empty() {
+        return c.required_index.clone();
+    }
+    let others: Vec<&str> = c
+        .accepted
+        .iter()
+        .filter(|a| **a != c.required_index)
+        .map(String::as_str)
+        .collect();
+    format!("{} (or {})", c.required_index, others.join(", "))
+}
+
+/// The verdict, `(warning)` when it does not fail the run; with a migration, before → after.
+fn result(report: &Report, c: &CheckResult) -> String {
+    let now = if c.is_warning(report.require) {
+        format!("{} (warning)", c.verdict)
+    } else {
+        c.verdict.to_string()
+    };
+    match (report.before.is_some(), report.before_of(c)) {
+        (true, Some(b)) => format!("{} → {now}", b.verdict),
+        (true, None) => format!("(not run) → {now}"),
+        (false, _) => now,
+    }
+}
+
+/// The drawn table with each check's result painted ([`paint`]). Painted after drawing, so
+/// that the escapes never count toward a column's width; a row's result is its fourth cell, on
+/// each of the row's lines (a row's first line is the one whose read path cell is not empty).
+fn coloured(report: &Report, table: &str) -> String {
+    let mut checks = report.checks.iter();
+    let mut current = None;
+    let mut body = false;
+    let mut out = Vec::new();
+    for line in table.lines() {
+        if line.starts_with('╞') {
+            body = true;
+        }
+        let cells: Vec<&str> = line.split('┆').collect();
+        if !body || !line.starts_with('│') || cells.len() < 4 {
+            out.push(line.to_string());
+            continue;
+        }
+        if !cells[0].trim_start_matches('│').trim().is_empty() {
+            current = checks.next();
+        }
+        let Some(c) = current else {
+            out.push(line.to_string());
+            continue;
+        };
+        let cell = cells[3];
+        // The last cell of a line ends with the border.
+        let text = cell.trim_end_matches('│').trim();
+        let painted = if text.is_empty() {
+            cell.to_string()
+        } else {
+            let at = cell.find(text).unwrap_or(0);
+            format!(
+                "{}{}{}",
+                &cell[..at],
+                paint(report, c, text, true),
+                &cell[at + text.len()..]
+            )
+        };
+        let mut cells: Vec<String> = cells.iter().map(|s| s.to_string()).collect();
+        cells[3] = painted;
+        out.push(cells.join("┆"));
+    }
+    out.join("\n")
+}
+
+/// Green for a pass, yellow for a warning, red for what fails the run, in the terminal's own
+/// palette.
+fn paint(report: &Report, c: &CheckResult, text: &str, on: bool) -> String {
+    if !on {
+        return text.to_string();
+    }
+    let colour = match outcome(report, c) {
+        Outcome::Pass => anstyle::AnsiColor::Green,
+        Outcome::Warning => anstyle::AnsiColor::Yellow,
+        Outcome::Failure | Outcome::Error => anstyle::AnsiColor::Red,
+    };
+    let s = anstyle::Style::new().fg_color(Some(colour.into()));
+    format!("{s}{text}{s:#}")
+}
+
+/// What was used instead, as the plan names it; for an error, the error.
+fn full_instead(c: &CheckResult) -> String {
+    match c.verdict {
+        Verdict::Error => c.message.clone(),
+        _ => c.instead.join("; "),
+    }
+}
+
+/// What was used instead, compactly: the index an index scan read (`posts_author_idx`), a scan
+/// of no index as the plan names it (`Seq Scan on posts`). Nothing for an error, whose message
+/// is under `why:`.
+fn compact_instead(c: &CheckResult) -> String {
+    if c.verdict == Verdict::Error {
+        return String::new();
+    }
+    let mut shown: Vec<&str> = Vec::new();
+    for line in &c.instead {
+        // `Index Scan using NAME on REL` (an index's name has no space unless quoted, and a
+        // quoted name is shown whole by the plan line under `why:`).
+        let text = match line.split_once(" using ") {
+            Some((_, rest)) => rest.split(" on ").next().unwrap_or(rest),
+            None => line.split(" (").next().unwrap_or(line),
+        };
+        if !shown.contains(&text) {
+            shown.push(text);
+        }
+    }
+    shown.join(", ")
+}
+
+/// What follows the table: what the cells left out, notes, index problems, why each check
+/// failed, plans (`--explain`), declared settings, and the summary line.
+fn sections(report: &Report, layout: Layout, style: Style) -> String {
+    let mut out = String::new();
+    out.push_str(&under_the_table(report, layout, style));
+    let notes: Vec<String> = report
+        .checks
+        .iter()
+        .flat_map(|c| {
+            c.notes
+                .iter()
+                .map(move |n| format!("  {}: {n}", check_name(c)))
+        })
+        .collect();
+    if !notes.is_empty() {
+        out.push_str("\nnotes:\n");
+        out.push_str(&notes.join("\n"));
+        out.push('\n');
+    }
+    if !report.lint.is_empty() {
+        out.push_str("\nindexes:\n");
+        out.push_str(&super::lint_findings(&report.lint));
+    }
+    out.push_str(&why_section(report, layout, style));
+    if report.explain {
+        out.push_str(&plans(report));
+    }
+    out.push_str(&declared_settings(report));
+    out.push_str(&format!("\n{}\n", summary_line(report)));
+    if !report.lint.is_empty() {
+        out.push_str(&format!(
+            "{} index problem{} (see \"indexes:\" above)\n",
+            report.lint.len(),
+            if report.lint.len() == 1 { "" } else { "s" }
+        ));
+    }
+    out
+}
+
+/// The figures a compact layout left out of the cells, a line per check: the budgets (and the
+/// warm time and buffers, when they have no column either), aligned, wrapped to the width.
+fn under_the_table(report: &Report, layout: Layout, style: Style) -> String {
+    let figures = layout.figures == Figures::Under;
+    if layout.budget && !figures {
+        return String::new();
+    }
+    let rows: Vec<(String, String)> = report
+        .checks
+        .iter()
+        .filter_map(|c| {
+            let budget = budget_used(&c.budget, c.budget_used.as_ref());
+            let measured = match (c.warm_ms, c.shared_buffers) {
+                (None, None) => "not measured".to_string(),
+                _ => format!("{}, {} buf", ms(c.warm_ms), buffers(c)),
+            };
+            let text = match (figures, budget.is_empty()) {
+                (false, true) => return None,
+                (false, false) => budget,
+                (true, true) => measured,
+                (true, false) => format!("{measured}; {budget}"),
+            };
+            Some((format!("{}:", check_name(c)), text))
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let budgets = report.checks.iter().any(|c| c.budget_used.is_some());
+    let heading = match (figures, budgets) {
+        (true, true) => "warm p50, buffers; budget used:",
+        (true, false) => "warm p50, buffers:",
+        (false, _) => "budget used:",
+    };
+    format!("\n{heading}\n{}", aligned(&rows, style.width))
+}
+
+/// `  name:   text` lines, the texts one under the other, each wrapped at spaces to the width
+/// (never inside a word) with its continuation under its first word.
+fn aligned(rows: &[(String, String)], width: usize) -> String {
+    let names = rows.iter().map(|(n, _)| n.width()).max().unwrap_or(0);
+    let indent = 2 + names + 2;
+    // Too narrow to wrap usefully: one line each.
+    let room = width.saturating_sub(indent).max(30);
+    let mut out = String::new();
+    for (name, text) in rows {
+        out.push_str("  ");
+        out.push_str(name);
+        out.push_str(&" ".repeat(indent - 2 - name.width()));
+        let mut line = 0;
+        for (i, word) in text.split(' ').enumerate() {
+            if i > 0 && line + 1 + word.width() > room {
+                out.push('\n');
+                out.push_str(&" ".repeat(indent));
+                line = 0;
+            } else if i > 0 {
+                out.push(' ');
+                line += 1;
+            }
+            out.push_str(word);
+            line += word.width();
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// A line per check that did not pass, saying why; under it, what was used instead as the plan
+/// names it when the table showed it compactly and the message does not say it already.
+fn why_section(report: &Report, layout: Layout, style: Style) -> String {
+    let mut lines = Vec::new();
+    for c in report.checks.iter().filter(|c| !c.verdict.is_pass()) {
+        let verdict = paint(report, c, c.verdict.as_str(), style.color);
+        lines.push(format!("  {} {verdict}: {}", check_name(c), c.message));
+        let full = c.instead.join("; ");
+        if !layout.full_instead
+            && c.verdict != Verdict::Error
+            && !full.is_empty()
+            && compact_instead(c) != full
+            && !c.message.contains(&full)
+        {
+            lines.push(format!("    used instead: {full}"));
+        }
+        // The plan against its baseline, as a reviewer reads a diff.
+        if c.plan_changed {
+            lines.push(format!(
+                "    plan shape, {} against now:",
+                crate::model::baseline_path(&c.read_path, &c.scope)
+            ));
+            for d in &c.plan_diff {
+                lines.push(format!("      {d}"));
+            }
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("\nwhy:\n{}\n", lines.join("\n"))
+}
+
+/// `--explain`: the plan each failing verdict is about, and the re-plan through the index that
+/// a `not-chosen` message quotes.
+fn plans(report: &Report) -> String {
+    let mut out = String::new();
+    for c in report.checks.iter().filter(|c| !c.verdict.is_pass()) {
+        if let Some((label, plan)) = failing_plan(c) {
+            out.push_str(&format!(
+                "\n{} {}, {label} plan:\n{}",
+                check_name(c),
+                c.verdict,
+                crate::explain::render_tree(&plan)
+            ));
+        }
+        if let Some(plan) = probe_plan(c) {
+            out.push_str(&format!(
+                "\n{} the re-plan through {} (not run; scan types disabled):\n{}",
+                check_name(c),
+                c.required_index,
+                crate::explain::render_tree(&plan)
+            ));
+        }
+    }
+    out
+}
+
+/// The declared planner settings the checks ran with, a line per scope that has any: a reader
+/// must see what the plans were made under.
+fn declared_settings(report: &Report) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for c in report.checks.iter().filter(|c| !c.settings.is_empty()) {
+        let set: Vec<String> = c
+            .settings
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect();
+        let line = format!("  [{}] {}\n", c.scope, set.join(", "));
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nplanner settings applied (settings = {{…}}):\n{}",
+        lines.concat()
+    )
+}

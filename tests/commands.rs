@@ -1,0 +1,61 @@
+//! The commands around the checks: `init` writes a project that runs, and never overwrites;
+//! `completions` prints a script for each shell.
+
+mod common;
+
+use std::fs;
+
+use common::*;
+
+#[test]
+fn init_writes_a_project_that_passes_and_never_overwrites_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("new");
+    let out = plancheck(&["init", project.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    for file in [
+        "plancheck.toml",
+        "plans/example.sql",
+        "expectations/example.toml",
+    ] {
+        assert!(project.join(file).is_file(), "{file} not written");
+    }
+    let db = fresh_board("commands_init");
+    let (status, report) = check_json(&db, &project, &[]);
+    assert_eq!(status, 0, "{report:#}");
+    assert_eq!(verdicts(&report).len(), 2, "{report:#}");
+    // A second init leaves what is there alone.
+    fs::write(project.join("plans/example.sql"), "SELECT 2").unwrap();
+    let out = plancheck(&["init", project.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("already exists"), "{stderr}");
+    assert_eq!(
+        fs::read_to_string(project.join("plans/example.sql")).unwrap(),
+        "SELECT 2"
+    );
+}
+
+#[test]
+fn completions_are_printed_for_each_shell() {
+    for (shell, mark) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef plancheck"),
+        ("fish", "complete -c plancheck"),
+    ] {
+        let out = plancheck(&["completions", shell]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        assert!(stdout.contains(mark), "{shell}: {stdout}");
+        // Every command is offered.
+        for command in ["check", "judge", "accept", "init", "lint", "demo"] {
+            assert!(stdout.contains(command), "{shell} lacks {command}");
+        }
+    }
+    let out = plancheck(&["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
