@@ -59,3 +59,36 @@ fn completions_are_printed_for_each_shell() {
     let out = plancheck(&["completions", "tcsh"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn progress_is_a_line_per_check_off_a_terminal_and_nothing_with_quiet() {
+    let db = fresh_board("commands_progress");
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("p");
+    plancheck(&["init", project.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "--database-url",
+            &db,
+            "--project",
+            project.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let out = plancheck(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let stderr = run(&[]);
+    assert!(stderr.contains("[1/2] example [member]: pass"), "{stderr}");
+    assert!(
+        stderr.contains("[2/2] example [moderator]: pass"),
+        "{stderr}"
+    );
+    // No terminal: no live line rewritten in place.
+    assert!(!stderr.contains('\r'), "{stderr:?}");
+    let quiet = run(&["-q"]);
+    assert!(!quiet.contains("[1/2]"), "{quiet}");
+}

@@ -440,6 +440,9 @@ fn compare_baseline(
             r.required_index, m.read_path, m.scope, r.message
         );
     } else {
+        if !r.message.ends_with('.') {
+            r.message.push('.');
+        }
         r.message.push_str(&format!(
             " The plan also changed shape since its baseline {path} ({changed} lines differ)."
         ));
