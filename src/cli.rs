@@ -283,6 +283,10 @@ pub struct DemoArgs {
     /// Where the throwaway server comes from
     #[arg(long, value_enum, default_value = "auto")]
     pub server: ProviderArg,
+    /// Build the board afresh, ignoring and replacing the cached one (local server binaries
+    /// keep the loaded board under ~/.cache/plancheck, or PLANCHECK_CACHE_DIR)
+    #[arg(long)]
+    pub fresh: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -296,6 +300,10 @@ pub struct RunArgs {
     /// No progress on stderr (warnings and errors are still said)
     #[arg(short, long)]
     pub quiet: bool,
+    /// Checks run side by side, each in its own session [default: the CPUs, at most 8, never
+    /// more than the server's free connection slots; 1 with --migration]
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: Option<u16>,
     /// Check only in this scope (repeatable)
     #[arg(long, value_name = "NAME")]
     pub scope: Vec<String>,

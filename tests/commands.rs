@@ -69,8 +69,11 @@ fn progress_is_a_line_per_check_off_a_terminal_and_nothing_with_quiet() {
         .output()
         .unwrap();
     let run = |extra: &[&str]| {
+        // One at a time, so that the lines come in the project's order.
         let mut args = vec![
             "check",
+            "--jobs",
+            "1",
             "--database-url",
             &db,
             "--project",

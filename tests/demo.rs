@@ -47,7 +47,10 @@ fn demo(args: &[&str], tmp: &Path) -> std::process::Command {
     let mut all = vec!["demo"];
     all.extend_from_slice(args);
     let mut cmd = plancheck_process(&all);
-    cmd.env("TMPDIR", tmp);
+    // A cache of its own, inside the test's TMPDIR: these demos build the board every time, and
+    // the user's cache is left alone.
+    cmd.env("TMPDIR", tmp)
+        .env("PLANCHECK_CACHE_DIR", tmp.join("cache"));
     cmd
 }
 

@@ -107,6 +107,9 @@ fn ctrl_c_rolls_back_the_running_check_reports_what_finished_and_exits_130() {
         "0",
         "--iterations",
         "3",
+        // One at a time, so that the interrupt finds b-slow running and c-slow not begun.
+        "--jobs",
+        "1",
     ])
     .spawn()
     .unwrap();

@@ -137,7 +137,8 @@ fn reference_project_demo_passes_on_every_listed_version() {
             "--format",
             "json",
         ]);
-        cmd.env("PLANCHECK_PG_BIN", &version.bin)
+        cmd.env("PLANCHECK_CACHE_DIR", tmp.path().join("cache"))
+            .env("PLANCHECK_PG_BIN", &version.bin)
             .env("TMPDIR", tmp.path());
         let run = run_command(&mut cmd);
         match demo_failure(version, &run) {

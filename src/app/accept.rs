@@ -43,6 +43,7 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> anyhow::Re
         &settings,
         &judging,
         args.quiet,
+        1,
         &mut stop,
     )
     .await;

@@ -2,6 +2,7 @@
 
 use super::{RunOptions, filter, run_checks};
 use crate::cli::DemoArgs;
+use crate::db::provider::Board;
 use crate::project::{self, Source};
 use crate::term::say;
 use crate::{db, stop};
@@ -13,19 +14,40 @@ pub const DEMO_SCALE: f64 = 0.05;
 pub(super) async fn demo(args: DemoArgs, mut stop: stop::Stop) -> anyhow::Result<i32> {
     let scale = db::fixtures::validate_scale(args.scale)?;
     let project = project::load(&Source::Embedded, &filter(&args.run))?;
-    let (server, origin) = stop::unless_stopped(&mut stop, async {
-        Ok(db::provider::Throwaway::start(args.server.into()).await?)
+    let (mut server, origin, board) = stop::unless_stopped(&mut stop, async {
+        Ok(db::provider::Throwaway::start(args.server.into(), scale, args.fresh).await?)
     })
     .await?;
     say!("started {origin} (removed when done)");
     let target = server.target("postgres");
     let status = async {
-        stop::unless_stopped(&mut stop, async {
-            let client = target.connect().await?;
-            db::fixtures::load(&client, scale, false).await?;
-            Ok(())
-        })
-        .await?;
+        match &board {
+            Board::Cached(path) => {
+                say!(
+                    "using the cached board (scale {scale}, {}; --fresh rebuilds it)",
+                    path.display()
+                );
+            }
+            Board::Load { save, not_cached } => {
+                match (save, not_cached) {
+                    (Some(_), _) => say!("building the board (cached for next time)"),
+                    (None, Some(why)) => say!("building the board (not cached: {why})"),
+                    (None, None) => {}
+                }
+                stop::unless_stopped(&mut stop, async {
+                    let client = target.connect().await?;
+                    db::fixtures::load(&client, scale, false).await?;
+                    Ok(())
+                })
+                .await?;
+                if let Some(entry) = save {
+                    // Saved before the checks run: the cache holds the board as loaded, not as
+                    // the checks left it (statistics of their scans).
+                    stop::unless_stopped(&mut stop, async { Ok(server.save_board(entry).await?) })
+                        .await?;
+                }
+            }
+        }
         let options = RunOptions {
             own_server: true,
             ..RunOptions::default()

@@ -97,6 +97,57 @@ async fn warn_unknown_allowed(
     Ok(())
 }
 
+/// How many checks run side by side: `--jobs`, else the machine's CPUs (at most 8); never more
+/// than the server's free connection slots; one with a migration, whose checks share one
+/// session (its locks would collide across sessions).
+async fn jobs(
+    client: &tokio_postgres::Client,
+    asked: Option<usize>,
+    migration: bool,
+) -> anyhow::Result<usize> {
+    if migration {
+        if asked.is_some_and(|j| j > 1) {
+            say!(
+                "note: with --migration the checks run one at a time, in one session (its \
+                 locks would collide across sessions): --jobs is not used"
+            );
+        }
+        return Ok(1);
+    }
+    let wanted = asked.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(8)
+    });
+    let row = client
+        .query_one(
+            "SELECT pg_catalog.current_setting('max_connections')::int \
+                    - pg_catalog.current_setting('superuser_reserved_connections')::int \
+                    - (SELECT count(*)::int FROM pg_catalog.pg_stat_activity \
+                       WHERE backend_type OPERATOR(pg_catalog.=) 'client backend')",
+            &[],
+        )
+        .await
+        .map_err(|e| {
+            DatabaseFailure(format!(
+                "could not read the free connection slots: {}",
+                db::cause(&e)
+            ))
+        })?;
+    // This session ends before the checks start: its slot is theirs too.
+    let free = usize::try_from(row.get::<_, i32>(0).saturating_add(1))
+        .unwrap_or(1)
+        .max(1);
+    if wanted > free {
+        say!(
+            "note: --jobs {wanted} is more than the server's {free} free connection slots: \
+             running {free} at a time"
+        );
+    }
+    Ok(wanted.min(free))
+}
+
 /// `--replan-without-rivals` needs a server that takes DDL (rolled back after): never a standby,
 /// never a server whose transactions are read-only by default.
 async fn refuse_read_only(client: &tokio_postgres::Client) -> anyhow::Result<()> {
@@ -156,6 +207,7 @@ pub async fn run_checks(
             db::cause(&e)
         ))
     })?;
+    let jobs = jobs(&client, run.jobs.map(usize::from), migration.is_some()).await?;
     // Twin drift and invalid indexes, cheaply, before any check. A missing index is left to the
     // checks, whose `missing-index` verdict says it.
     let mut lint = lint_findings(&client, project).await?;
@@ -168,6 +220,7 @@ pub async fn run_checks(
         &settings,
         &judging,
         run.quiet,
+        jobs,
         &mut stop,
     )
     .await;
@@ -188,6 +241,7 @@ pub async fn run_checks(
             &settings,
             &judging,
             run.quiet,
+            1,
             &mut stop,
         )
         .await;
@@ -264,47 +318,89 @@ pub(super) async fn lint_findings(
     )
 }
 
-/// Every check in order, measured; after a stop, the ones not yet run are left out.
+/// Every check, measured, in the project's order whatever finished first; after a stop, the
+/// ones not yet started are left out. Up to `jobs` checks run side by side, each in its own
+/// session; the checks after a migration share its session, one at a time.
+// Long because it is the two ways of running checks (side by side in own sessions, or one at a
+// time in the migration's) with their progress and stop handling.
 pub(super) async fn run_all(
     session: db::check::Session<'_>,
     project: &Project,
     settings: &Settings,
     judging: &verdict::Judging,
     quiet: bool,
+    jobs: usize,
     stop: &mut stop::Stop,
 ) -> Vec<measure::Measurement> {
+    use futures_util::StreamExt as _;
     let total = project.read_paths.iter().map(|r| r.checks.len()).sum();
     let phase = match session {
         db::check::Session::Own(_) => "",
         db::check::Session::Savepoint(_) => "after the migration: ",
     };
-    let mut progress = Progress::new(total, quiet, phase);
+    let progress = std::cell::RefCell::new(Progress::new(total, quiet, phase));
+    let catalog = db::check::Catalog::default();
+    let all: Vec<_> = project
+        .read_paths
+        .iter()
+        .flat_map(|rp| rp.checks.iter().map(move |c| (rp, c)))
+        .collect();
+    if let db::check::Session::Own(_) = session {
+        let measured: Vec<Option<measure::Measurement>> =
+            futures_util::stream::iter(all.into_iter().map(|(read_path, scope_check)| {
+                let mut stop = stop.clone();
+                let (progress, catalog) = (&progress, &catalog);
+                async move {
+                    if stop.requested().is_some() {
+                        return None;
+                    }
+                    let what = format!("{} [{}]", read_path.name, scope_check.scope);
+                    progress.borrow_mut().start(&what);
+                    let measured = db::check::run(
+                        session,
+                        read_path,
+                        scope_check,
+                        settings,
+                        catalog,
+                        &mut stop,
+                    )
+                    .await;
+                    let verdict = verdict::judge(&measured, judging).verdict;
+                    progress.borrow_mut().finish(&what, verdict.as_str());
+                    Some(measured)
+                }
+            }))
+            .buffered(jobs.max(1))
+            .collect()
+            .await;
+        return measured.into_iter().flatten().collect();
+    }
     let mut checks = Vec::new();
     let mut shared_lost = false;
-    for read_path in &project.read_paths {
-        for scope_check in &read_path.checks {
-            if stop.requested().is_some() {
-                return checks;
-            }
-            let what = format!("{} [{}]", read_path.name, scope_check.scope);
-            progress.start(&what);
-            if shared_lost {
-                checks.push(db::check::not_run(
-                    read_path,
-                    scope_check,
-                    "not run: the migration's session was lost before this check",
-                ));
-                continue;
-            }
-            let measured = db::check::run(session, read_path, scope_check, settings, stop).await;
-            progress.finish(&what, verdict::judge(&measured, judging).verdict.as_str());
-            // Every check after a migration shares its session: once that is lost (or given up
-            // for not answering), nothing more is sent on it.
-            let lost =
-                matches!(&measured.outcome, measure::Outcome::Failed(f) if f.connection_lost);
-            shared_lost |= lost && matches!(session, db::check::Session::Savepoint(_));
-            checks.push(measured);
+    for (read_path, scope_check) in all {
+        if stop.requested().is_some() {
+            return checks;
         }
+        let what = format!("{} [{}]", read_path.name, scope_check.scope);
+        progress.borrow_mut().start(&what);
+        if shared_lost {
+            checks.push(db::check::not_run(
+                read_path,
+                scope_check,
+                "not run: the migration's session was lost before this check",
+            ));
+            continue;
+        }
+        let measured =
+            db::check::run(session, read_path, scope_check, settings, &catalog, stop).await;
+        progress
+            .borrow_mut()
+            .finish(&what, verdict::judge(&measured, judging).verdict.as_str());
+        // Every check after a migration shares its session: once that is lost (or given up for
+        // not answering), nothing more is sent on it.
+        let lost = matches!(&measured.outcome, measure::Outcome::Failed(f) if f.connection_lost);
+        shared_lost |= lost;
+        checks.push(measured);
     }
     checks
 }

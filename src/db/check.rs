@@ -262,6 +262,63 @@ impl Sess<'_> {
     }
 }
 
+/// Catalog facts read once per run, not once per check: relation statistics by relation, the
+/// required indexes by name as written and the setup that resolved them (a setup's search path
+/// decides which index a bare name is). A run that applies a migration reads them again after
+/// it, with a catalog of its own. Shared by the checks running side by side (one thread: the
+/// borrows never cross an await).
+#[derive(Default)]
+pub struct Catalog {
+    relations: std::cell::RefCell<std::collections::HashMap<(String, String), RelationFacts>>,
+    indexes: std::cell::RefCell<std::collections::HashMap<(String, Vec<String>), IndexLookup>>,
+}
+
+impl Catalog {
+    /// The facts of every relation in `wanted`, reading only those not read yet, in one query.
+    async fn relations(
+        &self,
+        sess: Sess<'_>,
+        wanted: &[(String, String)],
+    ) -> Result<Vec<RelationFacts>, Failure> {
+        let missing: Vec<(String, String)> = {
+            let known = self.relations.borrow();
+            wanted
+                .iter()
+                .filter(|w| !known.contains_key(*w))
+                .cloned()
+                .collect()
+        };
+        if !missing.is_empty() {
+            let read = relation_stats(sess, &missing).await?;
+            let mut known = self.relations.borrow_mut();
+            for f in read {
+                known.insert((f.schema.clone(), f.name.clone()), f);
+            }
+        }
+        let known = self.relations.borrow();
+        Ok(wanted
+            .iter()
+            .filter_map(|w| known.get(w).cloned())
+            .collect())
+    }
+
+    /// The index `name` as the check's setup resolves it, read once per name and setup.
+    async fn index(
+        &self,
+        sess: Sess<'_>,
+        check: &ScopeCheck,
+        name: &str,
+    ) -> Result<IndexLookup, Failure> {
+        let key = (name.to_string(), check.setup.clone());
+        if let Some(found) = self.indexes.borrow().get(&key) {
+            return Ok(found.clone());
+        }
+        let found = lookup_index(sess, name).await?;
+        self.indexes.borrow_mut().insert(key, found.clone());
+        Ok(found)
+    }
+}
+
 /// What the expectation requires of `check`, for the judge.
 fn requirement(read_path: &ReadPath, check: &ScopeCheck) -> Requirement {
     Requirement {
@@ -294,6 +351,7 @@ pub async fn run(
     read_path: &ReadPath,
     check: &ScopeCheck,
     settings: &Settings,
+    catalog: &Catalog,
     stop: &mut Stop,
 ) -> Measurement {
     let owned;
@@ -309,7 +367,7 @@ pub async fn run(
     };
     let sess = Sess { client, settings };
     let outcome = tokio::select! {
-        outcome = measure(sess, shared, read_path, check) => outcome,
+        outcome = measure(sess, shared, read_path, check, catalog) => outcome,
         _ = stop.wait() => {
             // Stop the statement now rather than when it next talks to us; the rollback below
             // (or the end of the session) undoes the rest.
@@ -371,6 +429,7 @@ async fn measure(
     shared: bool,
     read_path: &ReadPath,
     check: &ScopeCheck,
+    catalog: &Catalog,
 ) -> Result<Measured, Failure> {
     let settings = sess.settings;
     let begin = if shared {
@@ -406,10 +465,10 @@ async fn measure(
         before = sess.snapshot().await?;
     }
 
-    let index = lookup_index(sess, &check.index).await?;
+    let index = catalog.index(sess, check, &check.index).await?;
     let mut alternatives = Vec::new();
     for name in &check.also {
-        alternatives.push(lookup_index(sess, name).await?);
+        alternatives.push(catalog.index(sess, check, name).await?);
     }
     let (custom, generic) = explain_read_path(sess, read_path, check, &before).await?;
     if custom.is_empty() {
@@ -496,10 +555,7 @@ async fn measure(
             }
         }
     }
-    let mut relations = Vec::new();
-    for (schema, name) in &wanted {
-        relations.push(relation_stats(sess, schema, name).await?);
-    }
+    let relations = catalog.relations(sess, &wanted).await?;
 
     Ok(Measured {
         index,
@@ -953,46 +1009,42 @@ async fn lookup_index(sess: Sess<'_>, name: &str) -> Result<IndexLookup, Failure
     })))
 }
 
+/// What the planner knew of each relation in `wanted` (`(schema, name)`), in one query: a
+/// relation the catalog does not have (gone since the plan) reads as empty.
 async fn relation_stats(
     sess: Sess<'_>,
-    schema: &str,
-    relation: &str,
-) -> Result<RelationFacts, Failure> {
+    wanted: &[(String, String)],
+) -> Result<Vec<RelationFacts>, Failure> {
+    let schemas: Vec<&str> = wanted.iter().map(|(s, _)| s.as_str()).collect();
+    let names: Vec<&str> = wanted.iter().map(|(_, n)| n.as_str()).collect();
     let rows = sess
         .query(
-            "SELECT c.reltuples::float8, \
+            "SELECT w.schema, w.name, c.reltuples::float8, \
                     EXISTS (SELECT 1 FROM pg_catalog.pg_stats s \
-                            WHERE s.schemaname = n.nspname AND s.tablename = c.relname), \
+                            WHERE s.schemaname = w.schema AND s.tablename = w.name), \
                     pg_catalog.pg_relation_size(c.oid), \
                     (SELECT st.n_mod_since_analyze FROM pg_catalog.pg_stat_all_tables st \
                      WHERE st.relid = c.oid) \
-             FROM pg_catalog.pg_class c \
-             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
-             WHERE n.nspname OPERATOR(pg_catalog.=) $1 \
-               AND c.relname OPERATOR(pg_catalog.=) $2",
-            &[&schema, &relation],
+             FROM unnest($1::text[], $2::text[]) AS w(schema, name) \
+             LEFT JOIN pg_catalog.pg_namespace n ON n.nspname OPERATOR(pg_catalog.=) w.schema \
+             LEFT JOIN pg_catalog.pg_class c \
+               ON c.relnamespace = n.oid AND c.relname OPERATOR(pg_catalog.=) w.name",
+            &[&schemas, &names],
         )
         .await
         .map_err(|f| f.or(|e| failure(e, "could not read relation statistics", sess.settings)))?;
-    let (schema, name) = (schema.to_string(), relation.to_string());
-    Ok(match rows.first() {
-        Some(r) => RelationFacts {
-            schema,
-            name,
-            reltuples: r.get(0),
-            has_statistics: r.get(1),
-            bytes: r.get(2),
-            modified_since_analyze: r.get(3),
-        },
-        None => RelationFacts {
-            schema,
-            name,
-            reltuples: 0.0,
-            has_statistics: true,
-            bytes: 0,
-            modified_since_analyze: None,
-        },
-    })
+    Ok(rows
+        .iter()
+        .map(|r| RelationFacts {
+            schema: r.get(0),
+            name: r.get(1),
+            reltuples: r.get::<_, Option<f64>>(2).unwrap_or(0.0),
+            // A relation the catalog lacks needs no statistics note.
+            has_statistics: r.get::<_, Option<f64>>(2).is_none() || r.get::<_, bool>(3),
+            bytes: r.get::<_, Option<i64>>(4).unwrap_or(0),
+            modified_since_analyze: r.get(5),
+        })
+        .collect())
 }
 
 /// An error from the read path's own SQL, located in the plan file.

@@ -6,6 +6,9 @@
 //! PostgreSQL refuses to run as root. When plancheck runs as root, the server processes run as
 //! an unprivileged user (`PLANCHECK_PG_USER`, else `postgres`, else `nobody`) who owns the folder.
 //!
+//! `plancheck demo` may start the server on a copy of a cached, loaded board instead of a new
+//! cluster ([`cache`]; [`Server::start_with`], [`Server::save_board`]).
+//!
 //! Server binaries are found, in order: `PLANCHECK_PG_BIN`; `initdb` on the PATH;
 //! `pg_config --bindir`; the newest `/usr/lib/postgresql/*/bin`.
 
@@ -21,6 +24,8 @@ use tokio_postgres::Config;
 use super::Target;
 use crate::errors::DatabaseFailure;
 
+pub mod cache;
+
 /// A running throwaway server. Dropping it stops the server and removes its files.
 pub struct Server {
     dir: PathBuf,
@@ -28,16 +33,51 @@ pub struct Server {
     port: u16,
     /// The folder holding the server binaries used.
     pub bin: PathBuf,
+    /// When running as root: the unprivileged (uid, gid) the server runs as.
+    owner: Option<(u32, u32)>,
 }
 
 const SUPERUSER: &str = "plancheck";
 
+/// The options the cluster is initialised with (also part of a cached board's name: a change
+/// here is a different board).
+pub const INITDB_ARGS: [&str; 8] = [
+    "-U",
+    SUPERUSER,
+    "-A",
+    "trust",
+    "-E",
+    "UTF8",
+    "--locale=C",
+    "--no-sync",
+];
+
 impl Server {
     /// Finds server binaries, initialises a cluster and starts it. Blocks until the server
     /// accepts connections.
-    // Long because it is the server's start in order: the folder, initdb, the configuration, the process, the wait until it answers, each with its own cleanup on failure.
     pub async fn start() -> Result<Server, DatabaseFailure> {
-        let bin = find_bin_dir()?;
+        Server::start_with(find_bin_dir()?, None).await
+    }
+
+    /// Starts a server from the binaries in `bin`: on a new cluster, or, `from` a cached board,
+    /// on a copy of its data folder (checked against the entry's manifest as it is copied).
+    /// Blocks until the server accepts connections. On any failure the folder is removed.
+    pub async fn start_with(
+        bin: PathBuf,
+        from: Option<&cache::Entry>,
+    ) -> Result<Server, DatabaseFailure> {
+        let mut server = Server::make_folder(bin)?;
+        match from {
+            None => server.initdb()?,
+            Some(entry) => server.restore(entry)?,
+        }
+        server.spawn()?;
+        server.wait_ready().await?;
+        Ok(server)
+    }
+
+    /// The private folder (mode 0700, owned by the server user), as a server not yet started.
+    fn make_folder(bin: PathBuf) -> Result<Server, DatabaseFailure> {
         let owner = server_user()?;
         let base = std::env::temp_dir();
         let dir = tempfile::Builder::new()
@@ -47,11 +87,13 @@ impl Server {
                 DatabaseFailure(format!("cannot create a folder in {}: {e}", base.display()))
             })?
             .keep();
-        let mut server = Server {
+        // From here on, dropping the server removes the folder.
+        let server = Server {
             dir: dir.clone(),
             child: None,
             port: 5432,
-            bin: bin.clone(),
+            bin,
+            owner,
         };
         if let Some((uid, gid)) = owner {
             std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).map_err(|e| {
@@ -63,25 +105,26 @@ impl Server {
         }
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
             .map_err(|e| DatabaseFailure(format!("{}: {e}", dir.display())))?;
+        Ok(server)
+    }
 
-        let data = dir.join("data");
-        let initdb = run_as(&bin.join("initdb"), owner)
+    /// The cluster's data folder.
+    fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    fn initdb(&self) -> Result<(), DatabaseFailure> {
+        let initdb = run_as(&self.bin.join("initdb"), self.owner)
             .arg("-D")
-            .arg(&data)
-            .args([
-                "-U",
-                SUPERUSER,
-                "-A",
-                "trust",
-                "-E",
-                "UTF8",
-                "--locale=C",
-                "--no-sync",
-            ])
+            .arg(self.data())
+            .args(INITDB_ARGS)
             .stdin(Stdio::null())
             .output()
             .map_err(|e| {
-                DatabaseFailure(format!("cannot run {}: {e}", bin.join("initdb").display()))
+                DatabaseFailure(format!(
+                    "cannot run {}: {e}",
+                    self.bin.join("initdb").display()
+                ))
             })?;
         if !initdb.status.success() {
             return Err(DatabaseFailure(format!(
@@ -90,21 +133,43 @@ impl Server {
                 String::from_utf8_lossy(&initdb.stderr).trim()
             )));
         }
+        Ok(())
+    }
 
-        let log = fs::File::create(dir.join("server.log"))
+    /// The data folder as a copy of a cached board's, owned by the server user, mode 0700 (the
+    /// server refuses a data folder that is not its user's or that others may read).
+    fn restore(&self, entry: &cache::Entry) -> Result<(), DatabaseFailure> {
+        let data = self.data();
+        let copied = fs::create_dir(&data)
+            .and_then(|()| fs::set_permissions(&data, fs::Permissions::from_mode(0o700)))
+            .and_then(|()| match self.owner {
+                Some((uid, gid)) => std::os::unix::fs::chown(&data, Some(uid), Some(gid)),
+                None => Ok(()),
+            })
+            .and_then(|()| entry.restore(&data, self.owner));
+        copied.map_err(|e| DatabaseFailure(format!("{}: {e}", entry.path.display())))
+    }
+
+    /// Starts `postgres` on the data folder (again, after [`Server::save_board`]).
+    fn spawn(&mut self) -> Result<(), DatabaseFailure> {
+        let log_path = self.dir.join("server.log");
+        let log = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
             .map_err(|e| DatabaseFailure(format!("cannot create the server log: {e}")))?;
-        if let Some((uid, gid)) = owner {
-            let _ = std::os::unix::fs::chown(dir.join("server.log"), Some(uid), Some(gid));
+        if let Some((uid, gid)) = self.owner {
+            let _ = std::os::unix::fs::chown(&log_path, Some(uid), Some(gid));
         }
         let log_err = log
             .try_clone()
             .map_err(|e| DatabaseFailure(format!("server log: {e}")))?;
-        let mut cmd = run_as(&bin.join("postgres"), owner);
+        let mut cmd = run_as(&self.bin.join("postgres"), self.owner);
         cmd.arg("-D")
-            .arg(&data)
+            .arg(self.data())
             .arg("-k")
-            .arg(&dir)
-            .args(["-p", &server.port.to_string()])
+            .arg(&self.dir)
+            .args(["-p", &self.port.to_string()])
             // Only the private socket: nothing listens on the network.
             .args(["-c", "listen_addresses="])
             // A throwaway board: durability buys nothing and costs load time.
@@ -134,12 +199,32 @@ impl Server {
         let child = cmd.spawn().map_err(|e| {
             DatabaseFailure(format!(
                 "cannot start {}: {e}",
-                bin.join("postgres").display()
+                self.bin.join("postgres").display()
             ))
         })?;
-        server.child = Some(child);
-        server.wait_ready().await?;
-        Ok(server)
+        self.child = Some(child);
+        Ok(())
+    }
+
+    /// Saves the loaded board as `entry`: stops the server cleanly (a fast shutdown ends with a
+    /// checkpoint, so the data folder is whole on its own), copies its data folder into the
+    /// cache, and starts the server again on the same folder. The outer error is the server not
+    /// coming back; the inner one, the board not saved (the demo goes on without it).
+    pub async fn save_board(
+        &mut self,
+        entry: &cache::Entry,
+    ) -> Result<std::io::Result<()>, DatabaseFailure> {
+        let saved = match self.halt(Duration::from_secs(60)) {
+            Some(status) if status.success() && !self.data().join("postmaster.pid").exists() => {
+                entry.save(&self.data())
+            }
+            other => Err(std::io::Error::other(format!(
+                "the server did not shut down cleanly ({other:?})"
+            ))),
+        };
+        self.spawn()?;
+        self.wait_ready().await?;
+        Ok(saved)
     }
 
     async fn wait_ready(&mut self) -> Result<(), DatabaseFailure> {
@@ -202,26 +287,32 @@ impl Server {
 
     /// Stops the server (fast shutdown, then kill) and removes its folder.
     pub fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let pid = child.id() as libc::pid_t;
-            // SAFETY: signalling our own child process.
-            unsafe {
-                libc::kill(pid, libc::SIGINT);
-            }
-            let deadline = Instant::now() + Duration::from_secs(15);
-            loop {
-                match child.try_wait() {
-                    Ok(Some(_)) | Err(_) => break,
-                    Ok(None) if Instant::now() > deadline => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        break;
-                    }
-                    Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+        self.halt(Duration::from_secs(15));
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+
+    /// Asks the postmaster for a fast shutdown and waits for it to exit, killing it after
+    /// `patience`. Its exit status, when it exited by itself.
+    fn halt(&mut self, patience: Duration) -> Option<std::process::ExitStatus> {
+        let mut child = self.child.take()?;
+        let pid = child.id() as libc::pid_t;
+        // SAFETY: signalling our own child process.
+        unsafe {
+            libc::kill(pid, libc::SIGINT);
+        }
+        let deadline = Instant::now() + patience;
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => return Some(status),
+                Err(_) => return None,
+                Ok(None) if Instant::now() > deadline => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return None;
                 }
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
             }
         }
-        let _ = fs::remove_dir_all(&self.dir);
     }
 }
 

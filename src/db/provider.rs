@@ -3,6 +3,11 @@
 //! local server binaries do ([`super::ephemeral`]), without a word about Docker.
 //!
 //! `PLANCHECK_PG_BIN` set means "these binaries", so it chooses the local provider.
+//!
+//! The local provider keeps the loaded board between demos ([`super::ephemeral::cache`]): a
+//! hit starts the server on a copy of it, a miss asks the caller to load the board and save it.
+//! A cached board that cannot be used is never the demo's failure: it is said, and the board is
+//! built again and replaces it. The Docker provider always loads the board.
 
 use std::time::Duration;
 
@@ -12,7 +17,7 @@ use testcontainers_modules::testcontainers::{ContainerAsync, ImageExt};
 use tokio_postgres::Config;
 
 use super::Target;
-use super::ephemeral::Server;
+use super::ephemeral::{self, Server, cache};
 use crate::errors::DatabaseFailure;
 
 /// The image the Docker provider runs: pinned, never the module's end-of-life default.
@@ -39,9 +44,28 @@ pub enum Throwaway {
     },
 }
 
+/// How the reference board gets onto a throwaway server.
+#[derive(Debug)]
+pub enum Board {
+    /// The server runs on a copy of the cached board saved here: nothing to load.
+    Cached(std::path::PathBuf),
+    /// The board is to be loaded; then, with an entry, saved there for next time
+    /// ([`Throwaway::save_board`]). `not_cached` says why there is no entry, where a user
+    /// would want to know (not for a container).
+    Load {
+        save: Option<cache::Entry>,
+        not_cached: Option<String>,
+    },
+}
+
 impl Throwaway {
-    /// Starts a server from the chosen provider, and says where it came from.
-    pub async fn start(provider: Provider) -> Result<(Throwaway, String), DatabaseFailure> {
+    /// Starts a server from the chosen provider for the board at `scale`, and says where it
+    /// came from. From local binaries, a cached board (unless `fresh`) is used when it is whole.
+    pub async fn start(
+        provider: Provider,
+        scale: f64,
+        fresh: bool,
+    ) -> Result<(Throwaway, String, Board), DatabaseFailure> {
         let docker = match provider {
             Provider::Local => false,
             Provider::Docker => true,
@@ -52,18 +76,79 @@ impl Throwaway {
         if docker {
             match start_container().await {
                 Ok(t) => {
+                    let board = Board::Load {
+                        save: None,
+                        not_cached: None,
+                    };
                     return Ok((
                         t,
                         format!("a throwaway PostgreSQL container (postgres:{IMAGE_TAG})"),
+                        board,
                     ));
                 }
                 Err(e) if provider == Provider::Docker => return Err(e),
                 Err(e) => crate::term::say!("{e}; using local server binaries instead"),
             }
         }
-        let server = Server::start().await?;
+        let bin = ephemeral::find_bin_dir()?;
+        let entry = match cache::folder() {
+            None => Err(
+                "no cache folder: HOME, XDG_CACHE_HOME and PLANCHECK_CACHE_DIR are unset".into(),
+            ),
+            Some(folder) => cache::Entry::new(&folder, &bin, scale, &ephemeral::INITDB_ARGS)
+                .map_err(|e| format!("cannot name the cache entry: {e}")),
+        };
+        let (server, board) = match entry {
+            Err(why) => (
+                Server::start_with(bin, None).await?,
+                Board::Load {
+                    save: None,
+                    not_cached: Some(why),
+                },
+            ),
+            Ok(entry) => {
+                let cached = if fresh || !entry.exists() {
+                    None
+                } else {
+                    match Server::start_with(bin.clone(), Some(&entry)).await {
+                        Ok(server) => Some(server),
+                        Err(e) => {
+                            crate::term::say!(
+                                "the cached board cannot be used ({e}); building it again"
+                            );
+                            None
+                        }
+                    }
+                };
+                match cached {
+                    Some(server) => (server, Board::Cached(entry.path)),
+                    None => (
+                        Server::start_with(bin, None).await?,
+                        Board::Load {
+                            save: Some(entry),
+                            not_cached: None,
+                        },
+                    ),
+                }
+            }
+        };
         let origin = format!("a throwaway PostgreSQL from {}", server.bin.display());
-        Ok((Throwaway::Local(server), origin))
+        Ok((Throwaway::Local(server), origin, board))
+    }
+
+    /// Saves the board just loaded as `entry` (a local server only: it stops, is copied and
+    /// starts again). A board not saved is said and is no failure; a server that does not come
+    /// back is.
+    pub async fn save_board(&mut self, entry: &cache::Entry) -> Result<(), DatabaseFailure> {
+        if let Throwaway::Local(server) = self
+            && let Err(e) = server.save_board(entry).await?
+        {
+            crate::term::say!(
+                "warning: could not cache the board at {}: {e}",
+                entry.path.display()
+            );
+        }
+        Ok(())
     }
 
     /// A connection target for a database on the server.
