@@ -355,29 +355,10 @@ fn qualified(i: &IndexInfo) -> String {
     format!("{}.{}", i.schema, i.name)
 }
 
-/// One key column's order: descending, and nulls first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Direction {
-    desc: bool,
-    nulls_first: bool,
-}
+/// One key column's order (see [`crate::model::KeyOrder`]).
+use crate::model::KeyOrder as Direction;
 
 impl Direction {
-    /// From the order `CREATE INDEX` writes (`""`, `DESC`, `NULLS FIRST`, `DESC NULLS LAST`):
-    /// nulls sort last ascending and first descending unless said otherwise.
-    fn parse(order: &str) -> Self {
-        let order = order.to_ascii_uppercase();
-        let desc = order.contains("DESC");
-        let nulls_first = if order.contains("NULLS FIRST") {
-            true
-        } else if order.contains("NULLS LAST") {
-            false
-        } else {
-            desc
-        };
-        Direction { desc, nulls_first }
-    }
-
     fn reversed(self) -> Self {
         Direction {
             desc: !self.desc,

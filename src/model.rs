@@ -135,3 +135,27 @@ pub struct ReadPathIndexes {
 pub fn baseline_path(read_path: &str, scope: &str) -> String {
     format!("baselines/{read_path}.{scope}.plan")
 }
+
+/// One key column's order: descending, and nulls first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyOrder {
+    pub desc: bool,
+    pub nulls_first: bool,
+}
+
+impl KeyOrder {
+    /// From the order `CREATE INDEX` writes (`""`, `DESC`, `NULLS FIRST`, `DESC NULLS LAST`):
+    /// nulls sort last ascending and first descending unless said otherwise.
+    pub fn parse(order: &str) -> Self {
+        let order = order.to_ascii_uppercase();
+        let desc = order.contains("DESC");
+        let nulls_first = if order.contains("NULLS FIRST") {
+            true
+        } else if order.contains("NULLS LAST") {
+            false
+        } else {
+            desc
+        };
+        KeyOrder { desc, nulls_first }
+    }
+}

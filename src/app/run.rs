@@ -98,19 +98,17 @@ async fn warn_unknown_allowed(
 }
 
 /// How many checks run side by side: `--jobs`, else the machine's CPUs (at most 8); never more
-/// than the server's free connection slots; one with a migration, whose checks share one
-/// session (its locks would collide across sessions).
+/// than the server's free connection slots; one when `one_at_a_time` says why (a migration,
+/// whose checks share one session; `--replan-without-rivals`, whose DROP would wait for the
+/// other checks' locks).
 async fn jobs(
     client: &tokio_postgres::Client,
     asked: Option<usize>,
-    migration: bool,
+    one_at_a_time: Option<&str>,
 ) -> anyhow::Result<usize> {
-    if migration {
+    if let Some(why) = one_at_a_time {
         if asked.is_some_and(|j| j > 1) {
-            say!(
-                "note: with --migration the checks run one at a time, in one session (its \
-                 locks would collide across sessions): --jobs is not used"
-            );
+            say!("note: {why}: --jobs is not used");
         }
         return Ok(1);
     }
@@ -207,7 +205,20 @@ pub async fn run_checks(
             db::cause(&e)
         ))
     })?;
-    let jobs = jobs(&client, run.jobs.map(usize::from), migration.is_some()).await?;
+    let one_session = if migration.is_some() {
+        Some(
+            "with --migration the checks run one at a time, in one session (its locks would \
+             collide across sessions)",
+        )
+    } else if options.replan_without_rivals {
+        Some(
+            "with --replan-without-rivals the checks run one at a time (its DROP would wait for \
+             the other checks' locks)",
+        )
+    } else {
+        None
+    };
+    let jobs = jobs(&client, run.jobs.map(usize::from), one_session).await?;
     // Twin drift and invalid indexes, cheaply, before any check. A missing index is left to the
     // checks, whose `missing-index` verdict says it.
     let mut lint = lint_findings(&client, project).await?;

@@ -279,14 +279,7 @@ fn order_by(index: &RequiredIndex, skip: usize, plan: &Explain) -> Option<String
         .skip(skip)
         .map(|(i, k)| {
             let order = index.orders.get(i).map(String::as_str).unwrap_or("");
-            let desc = order.starts_with("DESC");
-            let nulls_first = if order.contains("NULLS FIRST") {
-                true
-            } else if order.contains("NULLS LAST") {
-                false
-            } else {
-                desc
-            };
+            let crate::model::KeyOrder { desc, nulls_first } = crate::model::KeyOrder::parse(order);
             (
                 conjuncts(k)
                     .first()

@@ -150,7 +150,8 @@ fn strip_parens(mut tokens: &[Tok]) -> &[Tok] {
     tokens
 }
 
-fn split_top(tokens: &[Tok], word: &str) -> Vec<Vec<Tok>> {
+/// The parts of `tokens` between the separators `is_separator` finds outside brackets.
+fn split_on(tokens: &[Tok], is_separator: impl Fn(&Tok) -> bool) -> Vec<Vec<Tok>> {
     let mut parts = vec![Vec::new()];
     let mut depth = 0i32;
     for t in tokens {
@@ -159,13 +160,18 @@ fn split_top(tokens: &[Tok], word: &str) -> Vec<Vec<Tok>> {
         } else if t.is_sym(")") || t.is_sym("]") {
             depth -= 1;
         }
-        if depth == 0 && t.is_word(word) {
+        if depth == 0 && is_separator(t) {
             parts.push(Vec::new());
         } else if let Some(last) = parts.last_mut() {
             last.push(t.clone());
         }
     }
     parts
+}
+
+/// Split at a top-level keyword (`and`, `or`).
+fn split_top(tokens: &[Tok], word: &str) -> Vec<Vec<Tok>> {
+    split_on(tokens, |t| t.is_word(word))
 }
 
 /// The tokens as a reader writes them: spaces around words and operators, none inside
@@ -306,22 +312,9 @@ fn array_elements(t: &[Tok]) -> Option<Vec<String>> {
     }
 }
 
+/// Split at a top-level symbol (`,`).
 fn split_sym(tokens: &[Tok], sym: &str) -> Vec<Vec<Tok>> {
-    let mut parts = vec![Vec::new()];
-    let mut depth = 0i32;
-    for t in tokens {
-        if t.is_sym("(") || t.is_sym("[") {
-            depth += 1;
-        } else if t.is_sym(")") || t.is_sym("]") {
-            depth -= 1;
-        }
-        if depth == 0 && t.is_sym(sym) {
-            parts.push(Vec::new());
-        } else if let Some(last) = parts.last_mut() {
-            last.push(t.clone());
-        }
-    }
-    parts
+    split_on(tokens, |t| t.is_sym(sym))
 }
 
 impl Conjunct {
