@@ -231,6 +231,17 @@ impl Explain {
         out
     }
 
+    /// Whether a scan of the plan reads one of the indexes named.
+    pub fn reads_any(&self, index_names: &[&str]) -> bool {
+        self.scans().iter().any(|s| {
+            s.kind.uses_index()
+                && s.node
+                    .index_name
+                    .as_deref()
+                    .is_some_and(|n| index_names.contains(&n))
+        })
+    }
+
     /// The conditions the plan applied to `table`, as EXPLAIN prints them: `Index Cond: (…)`,
     /// `Recheck Cond: (…)`, `Filter: (…)`, in plan order, without repeats.
     pub fn conditions_on(&self, table: &str) -> Vec<String> {

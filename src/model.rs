@@ -91,6 +91,14 @@ pub struct IndexInfo {
     pub definition: String,
 }
 
+/// `name` and the names of its leaves on the partitions that have one: every name a plan may
+/// read a (partitioned) index by.
+pub fn index_and_leaves<'a>(name: &'a str, partitions: &'a [Partition]) -> Vec<&'a str> {
+    std::iter::once(name)
+        .chain(partitions.iter().filter_map(|p| p.leaf_index.as_deref()))
+        .collect()
+}
+
 /// A leaf partition of the required index's table, and its leaf of the required index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Partition {

@@ -181,6 +181,8 @@ async fn refuse_read_only(client: &tokio_postgres::Client) -> anyhow::Result<()>
 /// Runs every check of the project, prints the report, returns the exit status. With a
 /// migration, every check runs twice: as the database is, then inside one transaction that has
 /// applied the migration and is rolled back at the end; the report puts the two side by side.
+// Long because it is the run in order: the session's facts (version, role, planner settings,
+// jobs, lint), the checks, the migration and the checks after it, the saved run, the report.
 pub async fn run_checks(
     target: &Target,
     project: &Project,

@@ -102,8 +102,8 @@ pub async fn columns(
         .collect())
 }
 
-/// Every index outside the system schemas (at most 20,000), for the judge to find the names
-/// nearest to one that does not exist; and the schemas there are.
+/// Every index outside the system schemas (at most 20,000), to find the names nearest to one
+/// that does not exist; and the schemas there are.
 pub async fn index_names(
     client: &Client,
 ) -> Result<(Vec<IndexName>, Vec<String>), tokio_postgres::Error> {
@@ -137,7 +137,8 @@ pub async fn index_names(
     Ok((names, rows.iter().map(|r| r.get(0)).collect()))
 }
 
-/// The indexes every read path of the project requires, by scope: the facts `lint` judges.
+/// The indexes every read path of the project requires, by scope, with what the catalog says
+/// of each.
 /// An index whose name the server cannot even parse counts as missing here; its checks say why.
 pub async fn required_indexes(
     client: &Client,

@@ -262,15 +262,18 @@ impl Sess<'_> {
     }
 }
 
+/// An index name as written, with the setup and declared settings of the check reading it.
+type IndexKey = (String, Vec<String>, Vec<(String, String)>);
+
 /// Catalog facts read once per run, not once per check: relation statistics by relation, the
-/// required indexes by name as written and the setup that resolved them (a setup's search path
-/// decides which index a bare name is). A run that applies a migration reads them again after
-/// it, with a catalog of its own. Shared by the checks running side by side (one thread: the
-/// borrows never cross an await).
+/// required indexes by name as written and the setup and settings that resolved them (they
+/// decide the search path a bare name is read on). A run that applies a migration reads them
+/// again after it, with a catalog of its own. Shared by the checks running side by side (one
+/// thread: the borrows never cross an await).
 #[derive(Default)]
 pub struct Catalog {
     relations: std::cell::RefCell<std::collections::HashMap<(String, String), RelationFacts>>,
-    indexes: std::cell::RefCell<std::collections::HashMap<(String, Vec<String>), IndexLookup>>,
+    indexes: std::cell::RefCell<std::collections::HashMap<IndexKey, IndexLookup>>,
 }
 
 impl Catalog {
@@ -309,7 +312,12 @@ impl Catalog {
         check: &ScopeCheck,
         name: &str,
     ) -> Result<IndexLookup, Failure> {
-        let key = (name.to_string(), check.setup.clone());
+        // The setup and the declared settings decide the search path a bare name is read on.
+        let key = (
+            name.to_string(),
+            check.setup.clone(),
+            check.settings.clone(),
+        );
         if let Some(found) = self.indexes.borrow().get(&key) {
             return Ok(found.clone());
         }
@@ -319,7 +327,7 @@ impl Catalog {
     }
 }
 
-/// What the expectation requires of `check`, for the judge.
+/// What the expectation requires of `check`, carried in its measurement.
 fn requirement(read_path: &ReadPath, check: &ScopeCheck) -> Requirement {
     Requirement {
         index: check.index.clone(),
@@ -423,7 +431,7 @@ pub async fn run(
 }
 
 // Long because it is the whole check in order (begin, settings, setup, index, runs, probes,
-// catalog facts); each step is a function of its own, and nothing here judges.
+// catalog facts); each step is a function of its own, and nothing here decides a verdict.
 async fn measure(
     sess: Sess<'_>,
     shared: bool,
@@ -479,7 +487,7 @@ async fn measure(
     }
 
     // Re-plans, when the plan names none of the accepted indexes (for a partitioned one, any of
-    // its leaves): whether any plan can use one is for the judge to weigh.
+    // its leaves): the plans through one, if any, found with scan types disabled.
     let mut probes = Vec::new();
     let mut probed: Option<&Explain> = None;
     let names: Vec<&str> = std::iter::once(&index)
@@ -488,25 +496,10 @@ async fn measure(
             IndexLookup::Found(facts) => Some(facts),
             IndexLookup::Missing { .. } => None,
         })
-        .flat_map(|facts| {
-            std::iter::once(facts.info.name.as_str()).chain(
-                facts
-                    .partitions
-                    .iter()
-                    .filter_map(|p| p.leaf_index.as_deref()),
-            )
-        })
+        .flat_map(|facts| crate::model::index_and_leaves(&facts.info.name, &facts.partitions))
         .collect();
     if matches!(index, IndexLookup::Found(_)) {
-        let named = |plan: &Explain| {
-            plan.scans().iter().any(|s| {
-                s.kind.uses_index()
-                    && s.node
-                        .index_name
-                        .as_deref()
-                        .is_some_and(|n| names.contains(&n))
-            })
-        };
+        let named = |plan: &Explain| plan.reads_any(&names);
         let mode = (!check.params.is_empty()).then_some("force_custom_plan");
         if custom.iter().any(|(plan, _)| !named(plan)) {
             probes = probe(sess, check, mode, PlanKind::Custom, &names).await?;
@@ -770,22 +763,11 @@ async fn probe(
             dropped: Vec::new(),
             document,
         });
-        if uses_any(&plan, index_names) {
+        if plan.reads_any(index_names) {
             break;
         }
     }
     Ok(probes)
-}
-
-/// Whether a plan reads one of the indexes named.
-fn uses_any(plan: &Explain, index_names: &[&str]) -> bool {
-    plan.scans().iter().any(|s| {
-        s.kind.uses_index()
-            && s.node
-                .index_name
-                .as_deref()
-                .is_some_and(|n| index_names.contains(&n))
-    })
 }
 
 /// One re-plan of the statement with `disabled` scan types off, in a savepoint that takes the

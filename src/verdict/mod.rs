@@ -252,6 +252,11 @@ impl RequiredIndex {
         }
     }
 
+    /// Every name a plan may read the index by: its own, and its leaves' on the partitions.
+    pub fn names(&self) -> Vec<&str> {
+        crate::model::index_and_leaves(&self.name, &self.partitions)
+    }
+
     /// Whether a cast of `column` to `type_name` only relabels it (see
     /// [`crate::measure::ColumnFacts`]).
     pub fn relabels(&self, column: &str, type_name: &str) -> bool {
@@ -450,6 +455,26 @@ fn compare_baseline(
     r.plan_diff = diff;
 }
 
+/// The relations read whole (as shown: `name` in the default schema, `schema.name` elsewhere)
+/// that hold at least `large_rows` rows by the catalog's estimate.
+fn large_reads(
+    seq_scans: &[String],
+    reltuples: &HashMap<String, f64>,
+    large_rows: f64,
+) -> Vec<String> {
+    seq_scans
+        .iter()
+        .filter(|shown| {
+            let r = match shown.split_once('.') {
+                Some((schema, name)) => Relation::new(Some(schema), name),
+                None => Relation::new(None, shown),
+            };
+            reltuples.get(&r.key()).is_some_and(|n| *n >= large_rows)
+        })
+        .cloned()
+        .collect()
+}
+
 /// The verdict of a check against one accepted index.
 struct Judged {
     verdict: Verdict,
@@ -551,23 +576,8 @@ fn judge_index(
     // Whether a plan reads the index at all (a partitioned one through any leaf): usability is
     // the question only when it does not. A partitioned index used on some partitions only is
     // judged by the partition rule, whose message names the partition read another way.
-    let names: Vec<&str> = std::iter::once(required.name.as_str())
-        .chain(
-            required
-                .partitions
-                .iter()
-                .filter_map(|p| p.leaf_index.as_deref()),
-        )
-        .collect();
-    let reads_index = |plan: &Explain| {
-        plan.scans().iter().any(|s| {
-            s.kind.uses_index()
-                && s.node
-                    .index_name
-                    .as_deref()
-                    .is_some_and(|n| names.contains(&n))
-        })
-    };
+    let names = required.names();
+    let reads_index = |plan: &Explain| plan.reads_any(&names);
     let mut usable = None;
     let mut probe_doc = None;
     let mut settle = |v: PlanVerdict, plan: &Explain, kind: PlanKind| -> PlanVerdict {
@@ -601,21 +611,7 @@ fn judge_index(
     } else {
         plan::other_access_paths(about, &required)
     };
-    let large_reads: Vec<String> = judged
-        .seq_scans
-        .iter()
-        .filter(|shown| {
-            // Shown as a reader writes it: `name` in the default schema, `schema.name` else.
-            let r = match shown.split_once('.') {
-                Some((schema, name)) => Relation::new(Some(schema), name),
-                None => Relation::new(None, shown),
-            };
-            reltuples
-                .get(&r.key())
-                .is_some_and(|n| *n >= how.large_rows)
-        })
-        .cloned()
-        .collect();
+    let large_reads = large_reads(&judged.seq_scans, reltuples, how.large_rows);
     let mut message = judged.message;
     if judged.verdict == Verdict::NotChosen && usable.is_none() {
         match &measured.replan_skipped {
@@ -1011,6 +1007,19 @@ mod tests {
         let v = judge_usability(judge_plan(&plan, &rules), &plan, &probes, &rules, &[]).verdict;
         assert_eq!(v.verdict, Verdict::NotChosen, "{v:?}");
         assert!(v.message.contains("not settled"), "{}", v.message);
+    }
+
+    #[test]
+    fn an_implied_predicate_with_no_plan_through_the_index_is_not_called_usable() {
+        let chosen = json!([{ "Plan": { "Node Type": "Seq Scan", "Relation Name": "posts",
+            "Schema": "public", "Total Cost": 100.0,
+            "Filter": "((visibility = 'visible'::text) AND (thread_id = 1))" }}]);
+        let mut probe_doc = seq_scan_plan(1.0e10 + 100.0);
+        probe_doc[0]["Plan"]["Filter"] = json!("((visibility = 'visible'::text))");
+        let v = judge_with_probes(chosen, vec![probe(probe_doc)]);
+        assert_eq!(v.verdict, Verdict::NotChosen, "{v:?}");
+        assert!(v.message.contains("is not settled"), "{}", v.message);
+        assert!(!v.message.contains("is usable"), "{}", v.message);
     }
 
     #[test]

@@ -325,11 +325,7 @@ pub(super) fn describe_scan(scan: &Scan<'_>, with_removed: bool) -> String {
 /// The access paths of a plan other than through the required index (or its leaves): what was
 /// used instead of it.
 pub(super) fn other_access_paths(plan: &Explain, index: &RequiredIndex) -> Vec<String> {
-    let leaves: Vec<&str> = index
-        .partitions
-        .iter()
-        .filter_map(|p| p.leaf_index.as_deref())
-        .collect();
+    let names = index.names();
     let scans: Vec<Scan<'_>> = plan
         .scans()
         .into_iter()
@@ -339,7 +335,7 @@ pub(super) fn other_access_paths(plan: &Explain, index: &RequiredIndex) -> Vec<S
                     .node
                     .index_name
                     .as_deref()
-                    .is_some_and(|n| leaves.contains(&n))
+                    .is_some_and(|n| names.contains(&n))
         })
         .collect();
     describe_access_paths(&scans)

@@ -278,12 +278,18 @@ fn partial_index(
         .filter(|p| !ev.known.iter().any(|c| implies(c, p)))
         .collect();
     if unproved.is_empty() {
-        let how = if ev.rivals.is_empty() {
-            format!(
-                "yet no plan used it {TRIED}; whether the planner can build a path through it \
-                 is not settled"
-            )
-        } else {
+        if ev.rivals.is_empty() {
+            // Implied, yet no plan used it and nothing else was chosen: not proved either way.
+            return not_settled(
+                verdict,
+                format!(
+                    "its predicate {predicate} is implied by the conditions on {table}, yet no \
+                     plan used {name} {TRIED}, and no other index was chosen in its place; \
+                     whether the planner can build a path through it is not settled.{keys}"
+                ),
+            );
+        }
+        let how = {
             format!(
                 "but {}, and disabling scan types cannot set aside an index of the same scan \
                  type, so its cost was not measured (--replan-without-rivals measures it, on a \
@@ -300,7 +306,7 @@ fn partial_index(
                 ),
                 ..verdict
             },
-            usable: ev.rivals.first().map(|_| true),
+            usable: Some(true),
             shown: None,
         };
     }

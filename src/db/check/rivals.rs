@@ -10,9 +10,7 @@
 //! ANALYZE). The scope's setup must be SET/RESET statements only: plancheck runs a setup's
 //! SELECT in a read-only transaction, never in this one.
 
-use super::{
-    Begin, Fail, Sess, begin_bounded, failure, replan, run_setup, set_plan_cache_mode, uses_any,
-};
+use super::{Begin, Fail, Sess, begin_bounded, failure, replan, run_setup, set_plan_cache_mode};
 use crate::explain::Explain;
 use crate::measure::{Failure, IndexLookup, Measured, PlanKind, Probe};
 use crate::project::{ReadPath, ScopeCheck};
@@ -45,13 +43,13 @@ pub(super) async fn settle(
         .iter()
         .filter_map(|d| Explain::from_json(d).ok())
         .collect();
-    let kind = if custom.iter().any(|p| !uses_any(p, &[name.as_str()])) {
+    let kind = if custom.iter().any(|p| !p.reads_any(&[name.as_str()])) {
         PlanKind::Custom
     } else if measured
         .generic
         .as_ref()
         .and_then(|d| Explain::from_json(d).ok())
-        .is_some_and(|p| !uses_any(&p, &[name.as_str()]))
+        .is_some_and(|p| !p.reads_any(&[name.as_str()]))
     {
         PlanKind::Generic
     } else {
@@ -63,7 +61,7 @@ pub(super) async fn settle(
         .filter(|p| p.plan == kind)
         .filter_map(|p| Explain::from_json(&p.document).ok())
         .collect();
-    if probes.iter().any(|p| uses_any(p, &[name.as_str()])) {
+    if probes.iter().any(|p| p.reads_any(&[name.as_str()])) {
         return Ok(());
     }
     let mut plans: Vec<&Explain> = probes.iter().collect();
@@ -168,7 +166,7 @@ async fn without_rivals(
                 dropped: dropped.clone(),
                 document,
             });
-            if uses_any(&plan, &[name]) {
+            if plan.reads_any(&[name]) {
                 return Ok(probes);
             }
             next = rivals_in(&[&plan], table, name, &dropped);
