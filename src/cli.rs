@@ -26,6 +26,8 @@ pub enum Command {
     Accept(AcceptArgs),
     /// Write a minimal project (plancheck.toml, one example plan and expectation) to start from
     Init(InitArgs),
+    /// Write plans and expectations from a server log of what the application sent
+    Capture(CaptureArgs),
     /// Print a shell completion script: plancheck completions bash > /etc/bash_completion.d/plancheck
     Completions(CompletionsArgs),
     /// Start a throwaway PostgreSQL, load the reference board, run every check, remove it all.
@@ -113,6 +115,54 @@ pub struct AcceptArgs {
     /// Longest a statement may wait for a lock
     #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
     pub lock_timeout: Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// A PostgreSQL server log (csvlog, jsonlog, or stderr) taken with log_statement = 'all' or
+    /// log_min_duration_statement = 0 (repeatable)
+    #[arg(long, value_name = "FILE", required = true)]
+    pub log: Vec<PathBuf>,
+    /// The logs' format [default: by extension: .csv csvlog, .json jsonlog, else stderr]
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub log_format: Option<LogFormatArg>,
+    /// The server's log_line_prefix, for a stderr log
+    #[arg(long, value_name = "PREFIX", default_value = crate::capture::log::DEFAULT_LINE_PREFIX)]
+    pub log_line_prefix: String,
+    /// The database the statements are planned on (read-only, rolled back), as `check` does
+    #[arg(long, value_name = "URL", env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Project folder to write plans/ and expectations/ into (existing files are never
+    /// overwritten)
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub project: PathBuf,
+    /// The scope the log was taken under (a member's run of the test suite, a moderator's)
+    #[arg(long, value_name = "NAME", default_value = "captured")]
+    pub scope: String,
+    /// Propose an expectation only where the plan uses an index on a relation of at least this
+    /// many rows
+    #[arg(long, value_name = "ROWS", default_value_t = 10_000)]
+    pub min_rows: u64,
+    /// Print what would be written, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// No progress on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Longest a statement may run: 30s, 500ms, 2min
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    pub statement_timeout: Duration,
+    /// Longest a statement may wait for a lock
+    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
+    pub lock_timeout: Duration,
+}
+
+/// A server log's format (PostgreSQL's log_destination).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormatArg {
+    Csvlog,
+    Jsonlog,
+    Stderr,
 }
 
 #[derive(Debug, Args)]

@@ -12,6 +12,7 @@
 //! is said on stderr along the way.
 
 pub mod app;
+pub mod capture;
 pub mod cli;
 pub mod db;
 pub mod errors;

@@ -64,39 +64,66 @@ fn write_json(path: &Path, value: &impl Serialize) -> Result<(), OutputFailure> 
 
 /// Writes the run into `dir` (created if needed).
 pub fn write(dir: &Path, run: &Run) -> Result<(), OutputFailure> {
-    let mkdir = |d: &Path| {
-        std::fs::create_dir_all(d)
-            .map_err(|e| OutputFailure(format!("--save-plans {}: {e}", d.display())))
-    };
-    mkdir(dir)?;
     let mut names = Vec::new();
     for m in &run.checks {
-        let name = file_name(m);
-        write_json(&dir.join(&name), m)?;
-        names.push(name);
+        names.push(write_check(dir, false, m)?);
     }
     let before = match &run.before {
         Some(before) => {
-            mkdir(&dir.join("before"))?;
             let mut names = Vec::new();
             for m in before {
-                let name = file_name(m);
-                write_json(&dir.join("before").join(&name), m)?;
-                names.push(name);
+                names.push(write_check(dir, true, m)?);
             }
             Some(names)
         }
         None => None,
     };
+    write_run(
+        dir,
+        run.server_version.clone(),
+        run.role_warnings.clone(),
+        run.lint.clone(),
+        names,
+        before,
+    )
+}
+
+/// Writes one check's measurement into `dir` (under `before/` for a check before a migration),
+/// as soon as it is measured, so a run of thousands of checks need not hold them all; returns
+/// the file's name, for [`write_run`].
+pub fn write_check(dir: &Path, before: bool, m: &Measurement) -> Result<String, OutputFailure> {
+    let dir = if before {
+        dir.join("before")
+    } else {
+        dir.to_path_buf()
+    };
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| OutputFailure(format!("--save-plans {}: {e}", dir.display())))?;
+    let name = file_name(m);
+    write_json(&dir.join(&name), m)?;
+    Ok(name)
+}
+
+/// Writes `run.json`: the run's facts and its measurement files, in the report's order.
+pub fn write_run(
+    dir: &Path,
+    server_version: String,
+    role_warnings: Vec<crate::db::role::RoleRisk>,
+    lint: Vec<crate::lint::Finding>,
+    checks: Vec<String>,
+    before: Option<Vec<String>>,
+) -> Result<(), OutputFailure> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| OutputFailure(format!("--save-plans {}: {e}", dir.display())))?;
     write_json(
         &dir.join("run.json"),
         &RunFile {
             format: RUN_FORMAT.into(),
             version: measure::VERSION,
-            server_version: run.server_version.clone(),
-            role_warnings: run.role_warnings.clone(),
-            lint: run.lint.clone(),
-            checks: names,
+            server_version,
+            role_warnings,
+            lint,
+            checks,
             before,
         },
     )

@@ -42,9 +42,9 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> anyhow::Re
         &project,
         &settings,
         &judging,
-        args.quiet,
-        1,
+        (1, args.quiet),
         &mut stop,
+        &|m, _| m,
     )
     .await;
     let dir = args.project.join("baselines");

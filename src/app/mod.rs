@@ -2,6 +2,7 @@
 //! database, the run of every check (`run`), the exit status a report stands for.
 
 mod accept;
+mod capture;
 mod check;
 mod completions;
 mod demo;
@@ -106,6 +107,7 @@ async fn run(cli: Cli, mut stop: stop::Stop) -> anyhow::Result<i32> {
         Command::Judge(args) => judge::judge(args),
         Command::Accept(args) => accept::accept(args, stop).await,
         Command::Init(args) => init::init(args),
+        Command::Capture(args) => capture::capture(args, stop).await,
         Command::Completions(args) => completions::completions(args),
         Command::Demo(args) => demo::demo(args, stop).await,
         Command::Fixtures(FixturesCommand::Load(args)) => {

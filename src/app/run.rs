@@ -101,7 +101,7 @@ async fn warn_unknown_allowed(
 /// than the server's free connection slots; one when `one_at_a_time` says why (a migration,
 /// whose checks share one session; `--replan-without-rivals`, whose DROP would wait for the
 /// other checks' locks).
-async fn jobs(
+pub(super) async fn jobs(
     client: &tokio_postgres::Client,
     asked: Option<usize>,
     one_at_a_time: Option<&str>,
@@ -227,16 +227,30 @@ pub async fn run_checks(
     drop(client);
 
     let judging = judging(&run.verdict);
-    let mut measured = run_all(
+    // Each measurement is saved (--save-plans) and judged as it comes, then dropped: memory
+    // stays flat in the number of checks. With a migration, the checks before it are saved
+    // under before/.
+    let save = run.save_plans.as_deref();
+    let keep = |before: bool| {
+        move |m: measure::Measurement, mut judged: verdict::CheckResult| {
+            // A report shows plans only of checks that did not pass.
+            if judged.verdict.is_pass() {
+                judged.plans = Vec::new();
+            }
+            (judged, save.map(|dir| saved::write_check(dir, before, &m)))
+        }
+    };
+    let first = run_all(
         db::check::Session::Own(target),
         project,
         &settings,
         &judging,
-        run.quiet,
-        jobs,
+        (jobs, run.quiet),
         &mut stop,
+        &keep(migration.is_some()),
     )
     .await;
+    let (mut checks, mut names) = unzip_saved(first)?;
     let mut before = None;
     if let (Some(m), None) = (migration, stop.requested()) {
         let session = target.connect().await?;
@@ -253,50 +267,95 @@ pub async fn run_checks(
             project,
             &settings,
             &judging,
-            run.quiet,
-            1,
+            (1, run.quiet),
             &mut stop,
+            &keep(false),
         )
         .await;
         let _ = session.batch_execute("ROLLBACK").await;
-        before = Some(std::mem::replace(&mut measured, after));
+        let (after, after_names) = unzip_saved(after)?;
+        before = Some((
+            std::mem::replace(&mut checks, after),
+            std::mem::replace(&mut names, after_names),
+        ));
         if let Some(was) = sequences {
             super::check::warn_advanced_sequences(target, &was).await;
         }
     }
-    let saved = saved::Run {
-        format: saved::RUN_FORMAT.into(),
-        version: measure::VERSION,
+    let (before, before_names) = before.unzip();
+    if let Some(dir) = save {
+        let facts = (server_version.clone(), role_warnings.clone(), lint.clone());
+        saved::write_run(dir, facts.0, facts.1, facts.2, names, before_names)?;
+    }
+    let mut report = report_of(
+        checks,
+        before,
         server_version,
         role_warnings,
         lint,
-        checks: measured,
-        before,
-    };
-    if let Some(dir) = &run.save_plans {
-        saved::write(dir, &saved)?;
-    }
-    let mut report = judge_run(saved, &run.verdict);
+        &run.verdict,
+    );
     report.locations = super::output::locations(project);
     super::output::emit(&report, &run.verdict)?;
     Ok(stop.requested().unwrap_or_else(|| status(&report)))
 }
 
-/// Judges a run's measurements into the report: every check, then the budgets across them.
+/// The judged checks, and the names of their saved measurement files (none without
+/// --save-plans); the first failed write is the run's failure.
+type Saved = (
+    verdict::CheckResult,
+    Option<Result<String, crate::errors::OutputFailure>>,
+);
+fn unzip_saved(
+    all: Vec<Saved>,
+) -> Result<(Vec<verdict::CheckResult>, Vec<String>), crate::errors::OutputFailure> {
+    let mut checks = Vec::with_capacity(all.len());
+    let mut names = Vec::new();
+    for (judged, saved) in all {
+        checks.push(judged);
+        if let Some(name) = saved {
+            names.push(name?);
+        }
+    }
+    Ok((checks, names))
+}
+
+/// Judges a saved run's measurements into the report.
 pub(super) fn judge_run(run: saved::Run, args: &VerdictArgs) -> Report {
     let judging = judging(args);
-    let judge_all = |measured: &[measure::Measurement]| {
-        let mut checks: Vec<verdict::CheckResult> = measured
+    let judge_all = |measured: &[measure::Measurement]| -> Vec<verdict::CheckResult> {
+        measured
             .iter()
             .map(|m| verdict::judge(m, &judging))
-            .collect();
-        verdict::judge_budgets(&mut checks);
-        checks
+            .collect()
     };
     let checks = judge_all(&run.checks);
+    let before = run.before.as_deref().map(judge_all);
+    report_of(
+        checks,
+        before,
+        run.server_version,
+        run.role_warnings,
+        run.lint,
+        args,
+    )
+}
+
+/// The report of judged checks: the budgets across them, then the lint and the run's facts.
+fn report_of(
+    mut checks: Vec<verdict::CheckResult>,
+    mut before: Option<Vec<verdict::CheckResult>>,
+    server_version: String,
+    role_warnings: Vec<db::role::RoleRisk>,
+    lint: Vec<lint::Finding>,
+    args: &VerdictArgs,
+) -> Report {
+    verdict::judge_budgets(&mut checks);
+    if let Some(before) = &mut before {
+        verdict::judge_budgets(before);
+    }
     // Said once: an invalid index a check requires is that check's `invalid-index`.
-    let lint = run
-        .lint
+    let lint = lint
         .into_iter()
         .filter(|f| {
             f.kind != lint::Kind::Invalid
@@ -306,13 +365,13 @@ pub(super) fn judge_run(run: saved::Run, args: &VerdictArgs) -> Report {
         })
         .collect();
     Report {
-        server_version: run.server_version,
+        server_version,
         checks,
         require: args.require.into(),
         lint,
         explain: args.explain,
-        before: run.before.as_deref().map(judge_all),
-        role_warnings: run.role_warnings,
+        before,
+        role_warnings,
         locations: Default::default(),
     }
 }
@@ -333,18 +392,20 @@ pub(super) async fn lint_findings(
 
 /// Every check, measured, in the project's order whatever finished first; after a stop, the
 /// ones not yet started are left out. Up to `jobs` checks run side by side, each in its own
-/// session; the checks after a migration share its session, one at a time.
+/// session; the checks after a migration share its session, one at a time. Each measurement
+/// is judged as it finishes (for the progress line) and handed to `keep` with its judgement,
+/// which returns what the caller holds on to.
 // Long because it is the two ways of running checks (side by side in own sessions, or one at a
 // time in the migration's) with their progress and stop handling.
-pub(super) async fn run_all(
+pub(super) async fn run_all<T>(
     session: db::check::Session<'_>,
     project: &Project,
     settings: &Settings,
     judging: &verdict::Judging,
-    quiet: bool,
-    jobs: usize,
+    (jobs, quiet): (usize, bool),
     stop: &mut stop::Stop,
-) -> Vec<measure::Measurement> {
+    keep: &dyn Fn(measure::Measurement, verdict::CheckResult) -> T,
+) -> Vec<T> {
     use futures_util::StreamExt as _;
     let total = project.read_paths.iter().map(|r| r.checks.len()).sum();
     let phase = match session {
@@ -359,7 +420,7 @@ pub(super) async fn run_all(
         .flat_map(|rp| rp.checks.iter().map(move |c| (rp, c)))
         .collect();
     if let db::check::Session::Own(_) = session {
-        let measured: Vec<Option<measure::Measurement>> =
+        let measured: Vec<Option<T>> =
             futures_util::stream::iter(all.into_iter().map(|(read_path, scope_check)| {
                 let mut stop = stop.clone();
                 let (progress, catalog) = (&progress, &catalog);
@@ -378,9 +439,9 @@ pub(super) async fn run_all(
                         &mut stop,
                     )
                     .await;
-                    let verdict = verdict::judge(&measured, judging).verdict;
-                    progress.borrow_mut().finish(&what, verdict.as_str());
-                    Some(measured)
+                    let judged = verdict::judge(&measured, judging);
+                    progress.borrow_mut().finish(&what, judged.verdict.as_str());
+                    Some(keep(measured, judged))
                 }
             }))
             .buffered(jobs.max(1))
@@ -397,23 +458,24 @@ pub(super) async fn run_all(
         let what = format!("{} [{}]", read_path.name, scope_check.scope);
         progress.borrow_mut().start(&what);
         if shared_lost {
-            checks.push(db::check::not_run(
+            let measured = db::check::not_run(
                 read_path,
                 scope_check,
                 "not run: the migration's session was lost before this check",
-            ));
+            );
+            let judged = verdict::judge(&measured, judging);
+            checks.push(keep(measured, judged));
             continue;
         }
         let measured =
             db::check::run(session, read_path, scope_check, settings, &catalog, stop).await;
-        progress
-            .borrow_mut()
-            .finish(&what, verdict::judge(&measured, judging).verdict.as_str());
+        let judged = verdict::judge(&measured, judging);
+        progress.borrow_mut().finish(&what, judged.verdict.as_str());
         // Every check after a migration shares its session: once that is lost (or given up for
         // not answering), nothing more is sent on it.
         let lost = matches!(&measured.outcome, measure::Outcome::Failed(f) if f.connection_lost);
         shared_lost |= lost;
-        checks.push(measured);
+        checks.push(keep(measured, judged));
     }
     checks
 }

@@ -145,13 +145,24 @@ pub async fn required_indexes(
     project: &crate::project::Project,
 ) -> Result<Vec<crate::model::ReadPathIndexes>, crate::errors::DatabaseFailure> {
     let mut out = Vec::new();
+    // Read paths share indexes: each name is read once.
+    let mut known: std::collections::HashMap<String, Result<Option<IndexInfo>, String>> =
+        std::collections::HashMap::new();
+    let mut read = async |name: &str| -> Result<_, crate::errors::DatabaseFailure> {
+        if let Some(found) = known.get(name) {
+            return Ok(found.clone());
+        }
+        let found = lookup(client, name).await?;
+        known.insert(name.to_string(), found.clone());
+        Ok(found)
+    };
     for rp in &project.read_paths {
         let mut required = Vec::new();
         let mut twins = Vec::new();
         let mut named_twins = Vec::new();
         let mut unchecked = None;
         for c in &rp.checks {
-            let info = match lookup(client, &c.index).await? {
+            let info = match read(&c.index).await? {
                 Ok(info) => info,
                 Err(why) => {
                     unchecked = Some(why);
@@ -164,7 +175,7 @@ pub async fn required_indexes(
                 if let crate::model::TwinDecl::Named(name) = twin
                     && !named_twins.iter().any(|(n, _)| n == name)
                 {
-                    match lookup(client, name).await? {
+                    match read(name).await? {
                         Ok(info) => named_twins.push((name.clone(), info)),
                         Err(why) => {
                             unchecked = Some(why);
@@ -250,4 +261,19 @@ pub async fn partitions(
             leaf_index: r.get(2),
         })
         .collect())
+}
+
+/// The predicate of every partial index in the database (`pg_get_expr` of `indpred`), as the
+/// session may read them.
+pub async fn partial_index_predicates(
+    client: &Client,
+) -> Result<Vec<String>, tokio_postgres::Error> {
+    let rows = client
+        .query(
+            "SELECT pg_catalog.pg_get_expr(i.indpred, i.indrelid) FROM pg_catalog.pg_index i \
+             WHERE i.indpred IS NOT NULL",
+            &[],
+        )
+        .await?;
+    Ok(rows.iter().filter_map(|r| r.get(0)).collect())
 }

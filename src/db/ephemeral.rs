@@ -35,6 +35,8 @@ pub struct Server {
     pub bin: PathBuf,
     /// When running as root: the unprivileged (uid, gid) the server runs as.
     owner: Option<(u32, u32)>,
+    /// Server settings given beyond the throwaway board's own (`-c name=value`).
+    extra: Vec<String>,
 }
 
 const SUPERUSER: &str = "plancheck";
@@ -66,7 +68,18 @@ impl Server {
         bin: PathBuf,
         from: Option<&cache::Entry>,
     ) -> Result<Server, DatabaseFailure> {
+        Server::start_with_settings(bin, from, &[]).await
+    }
+
+    /// [`Server::start_with`], with server `settings` beyond the board's own (a server that
+    /// logs every statement, for `capture`): relative paths in them are inside the data folder.
+    pub async fn start_with_settings(
+        bin: PathBuf,
+        from: Option<&cache::Entry>,
+        settings: &[(&str, &str)],
+    ) -> Result<Server, DatabaseFailure> {
         let mut server = Server::make_folder(bin)?;
+        server.extra = settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
         match from {
             None => server.initdb()?,
             Some(entry) => server.restore(entry)?,
@@ -94,6 +107,7 @@ impl Server {
             port: 5432,
             bin,
             owner,
+            extra: Vec::new(),
         };
         if let Some((uid, gid)) = owner {
             std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).map_err(|e| {
@@ -109,7 +123,8 @@ impl Server {
     }
 
     /// The cluster's data folder.
-    fn data(&self) -> PathBuf {
+    /// The data folder (a relative `log_directory` is inside it).
+    pub fn data(&self) -> PathBuf {
         self.dir.join("data")
     }
 
@@ -182,6 +197,7 @@ impl Server {
                 "shared_buffers=256MB",
             ])
             .args(["-c", "max_connections=30"])
+            .args(self.extra.iter().flat_map(|setting| ["-c", setting]))
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log_err)

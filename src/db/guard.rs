@@ -114,8 +114,24 @@ pub async fn snapshot(
     client: &Client,
     watched: &Watched,
 ) -> Result<Snapshot, tokio_postgres::Error> {
+    let statement = client.prepare(SNAPSHOT).await?;
+    snapshot_with(client, &statement, watched).await
+}
+
+/// The guard's query, parsed once for a session that reads it many times.
+pub async fn prepare(client: &Client) -> Result<tokio_postgres::Statement, tokio_postgres::Error> {
+    client.prepare(SNAPSHOT).await
+}
+
+/// Reads the guarded state of the session with the guard's query as [`prepare`] parsed it: one
+/// round trip. The query names everything by schema, so no search path can redirect it.
+pub async fn snapshot_with(
+    client: &Client,
+    statement: &tokio_postgres::Statement,
+    watched: &Watched,
+) -> Result<Snapshot, tokio_postgres::Error> {
     let names: Vec<&str> = watched.names.iter().map(String::as_str).collect();
-    let row = client.query_one(SNAPSHOT, &[&names]).await?;
+    let row = client.query_one(statement, &[&names]).await?;
     let vxids: Vec<String> = row.get(1);
     Ok(Snapshot {
         values: row.get(0),

@@ -1,0 +1,385 @@
+//! `plancheck capture`: plans and expectations written from the server's own log of what the
+//! application sent. The logs are read whole before anything is planned, and everything is
+//! planned before anything is written: a bad log writes nothing.
+
+use std::collections::BTreeMap;
+use std::io::{BufReader, Write as _};
+use std::path::{Path, PathBuf};
+
+use super::run::{jobs, run_all};
+use super::target;
+use crate::capture::group::{Group, Grouper};
+use crate::capture::log::{Format, Reader};
+use crate::capture::propose::{Proposal, propose};
+use crate::capture::{self, shape, write};
+use crate::cli::{CaptureArgs, LogFormatArg};
+use crate::db::check::{Session, Settings};
+use crate::errors::{BadInput, DatabaseFailure, OutputFailure};
+use crate::project::{self, Filter, Source};
+use crate::term::say;
+use crate::{db, stop, verdict};
+
+/// The index the in-memory expectations name while their plans are measured: none is required
+/// yet, the plan says which it uses.
+const NO_INDEX_YET: &str = "plancheck_capture_no_index_yet";
+
+/// A read path found in the logs, and what becomes of it.
+struct Found {
+    group: Group,
+    name: String,
+    /// The existing read path with the same statement, when there is one.
+    covered: Option<Covered>,
+}
+
+struct Covered {
+    /// Whether its expectation already has the capture's scope.
+    has_scope: bool,
+}
+
+// Long because it is the command in order: the logs read, the project read, the statements
+// planned, the proposals written, the summary said.
+pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::Result<i32> {
+    if !project::is_safe_name(&args.scope) {
+        return Err(BadInput(format!(
+            "--scope {}: a scope name holds letters, digits, `-`, `_` and `.` (not first)",
+            args.scope
+        ))
+        .into());
+    }
+    let target = target(args.database_url.clone())?;
+    let mut settings = Settings {
+        warmup: 0,
+        iterations: 1,
+        statement_timeout: args.statement_timeout,
+        lock_timeout: args.lock_timeout,
+        ..Settings::default()
+    };
+    let client = target.connect().await?;
+    db::check::bound_session(&client, &settings).await?;
+    let read = |e: tokio_postgres::Error| {
+        DatabaseFailure(format!("could not read the catalog: {}", db::cause(&e)))
+    };
+    let predicates = db::catalog::partial_index_predicates(&client)
+        .await
+        .map_err(read)?;
+    settings.watched = db::guard::Watched::read(&client).await.map_err(read)?;
+
+    let mut grouper = Grouper::new(capture::predicate_columns(&predicates));
+    let mut unreadable = 0;
+    for path in &args.log {
+        unreadable += read_log(path, &args, &mut grouper)?;
+    }
+    let (statements, skipped) = (grouper.statements, std::mem::take(&mut grouper.skipped));
+    let groups = grouper.groups();
+    let found = existing(&args.project, &grouper, &args.scope, groups)?;
+
+    // Every new read path, and every covered one the scope is new to, planned as `check` plans.
+    let to_plan: Vec<&Found> = found
+        .iter()
+        .filter(|f| !f.group.text.is_empty() && f.covered.as_ref().is_none_or(|c| !c.has_scope))
+        .collect();
+    let mut proposals: BTreeMap<String, Proposal> = BTreeMap::new();
+    if !to_plan.is_empty() {
+        let files = to_plan
+            .iter()
+            .flat_map(|f| {
+                [
+                    (
+                        format!("plans/{}.sql", f.name),
+                        write::plan(&f.group).into_bytes(),
+                    ),
+                    (
+                        format!("expectations/{}.toml", f.name),
+                        write::expectation(&f.group, &args.scope, NO_INDEX_YET, &[], &[])
+                            .into_bytes(),
+                    ),
+                ]
+            })
+            .collect();
+        let planned = project::load(&Source::Memory(files), &Filter::default())?;
+        let jobs = jobs(&client, None, None).await?;
+        let measured = run_all(
+            Session::Own(&target),
+            &planned,
+            &settings,
+            &verdict::Judging::default(),
+            // The progress would show verdicts against no index yet.
+            (jobs, true),
+            &mut stop,
+            &|m, _| m,
+        )
+        .await;
+        if let Some(status) = stop.requested() {
+            return Ok(status);
+        }
+        for m in &measured {
+            proposals.insert(m.read_path.clone(), propose(m, args.min_rows as f64));
+        }
+    }
+    drop(client);
+
+    let summary = write_all(&args, &found, &proposals)?;
+    say_summary(
+        &args, statements, unreadable, &skipped, &found, &proposals, &summary,
+    );
+    Ok(crate::exit_codes::PASS)
+}
+
+/// Reads one log into the grouper; returns its count of unreadable records. A log that cannot
+/// be read at all is bad input, named by file and line.
+fn read_log(path: &Path, args: &CaptureArgs, grouper: &mut Grouper) -> Result<usize, BadInput> {
+    let shown = path.display().to_string();
+    let format = match args.log_format {
+        Some(LogFormatArg::Csvlog) => Format::Csv,
+        Some(LogFormatArg::Jsonlog) => Format::Json,
+        Some(LogFormatArg::Stderr) => stderr_format(args)?,
+        None => match path.extension().and_then(|e| e.to_str()) {
+            Some("csv") => Format::Csv,
+            Some("json") => Format::Json,
+            _ => stderr_format(args)?,
+        },
+    };
+    let file = std::fs::File::open(path).map_err(|e| BadInput(format!("{shown}: {e}")))?;
+    let mut reader = Reader::new(BufReader::new(file), format);
+    for entry in reader.by_ref() {
+        let entry = entry.map_err(|e| BadInput(format!("{shown}:{}: {}", e.line, e.message)))?;
+        grouper.add(&shown, entry);
+    }
+    Ok(reader.unreadable())
+}
+
+fn stderr_format(args: &CaptureArgs) -> Result<Format, BadInput> {
+    Format::parse("stderr", &args.log_line_prefix)
+        .map_err(|e| BadInput(format!("--log-line-prefix: {e}")))
+}
+
+/// Each group with its name: the existing read path whose statement has the same shape (it is
+/// covered), else a new name from what it reads, made unique against the project's files and
+/// the other new names the same way on every run.
+fn existing(
+    dir: &Path,
+    grouper: &Grouper,
+    scope: &str,
+    groups: Vec<Group>,
+) -> Result<Vec<Found>, BadInput> {
+    let mut by_key: BTreeMap<String, String> = BTreeMap::new();
+    let mut taken: Vec<String> = Vec::new();
+    for sub in ["plans", "expectations"] {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
+            taken.push(stem.to_string());
+            if sub == "plans" && path.extension().is_some_and(|e| e == "sql") {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+                by_key.entry(grouper.key(&text)).or_insert(stem.to_string());
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for group in groups {
+        if let Some(name) = by_key.get(&group.key) {
+            let has_scope = has_scope(
+                &dir.join("expectations").join(format!("{name}.toml")),
+                scope,
+            );
+            found.push(Found {
+                name: name.clone(),
+                covered: Some(Covered { has_scope }),
+                group,
+            });
+            continue;
+        }
+        let base = shape::name(group.text_or_key());
+        let mut name = base.clone();
+        if taken.contains(&name) {
+            name = format!("{base}-{}", shape::tag(&group.key, &[]));
+        }
+        let mut n = 2;
+        while taken.contains(&name) {
+            name = format!("{base}-{}-{n}", shape::tag(&group.key, &[]));
+            n += 1;
+        }
+        taken.push(name.clone());
+        found.push(Found {
+            group,
+            name,
+            covered: None,
+        });
+    }
+    Ok(found)
+}
+
+/// Whether the expectation at `path` declares `[scopes.SCOPE]`; an expectation that cannot be
+/// read counts as having it (nothing is added to a file plancheck cannot read).
+fn has_scope(path: &Path, scope: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return true;
+    };
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return true;
+    };
+    table
+        .get("scopes")
+        .and_then(toml::Value::as_table)
+        .is_none_or(|scopes| scopes.contains_key(scope))
+}
+
+/// What was written (or, with --dry-run, would be): new read paths and scopes added.
+#[derive(Default)]
+struct Written {
+    files: Vec<PathBuf>,
+    scopes_added: Vec<String>,
+}
+
+/// Writes every proposal: a new read path's two files (never over an existing file), or the
+/// scope's table appended to a covered read path's expectation. With --dry-run, prints them.
+fn write_all(
+    args: &CaptureArgs,
+    found: &[Found],
+    proposals: &BTreeMap<String, Proposal>,
+) -> Result<Written, OutputFailure> {
+    let mut written = Written::default();
+    let fail = |p: &Path, e: std::io::Error| OutputFailure(format!("{}: {e}", p.display()));
+    for f in found {
+        let Some(Proposal::Require {
+            index,
+            small,
+            large,
+            ..
+        }) = proposals.get(&f.name)
+        else {
+            continue;
+        };
+        let expectation_path = args
+            .project
+            .join("expectations")
+            .join(format!("{}.toml", f.name));
+        if f.covered.is_some() {
+            // A read path's allowed seq scans are its own: here they are only listed.
+            let whole: Vec<_> = small.iter().chain(large).cloned().collect();
+            let table = format!("\n{}", write::scope_table(&args.scope, index, &whole));
+            if args.dry_run {
+                println!("would add to {}:\n{table}", expectation_path.display());
+            } else {
+                let mut file = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&expectation_path)
+                    .map_err(|e| fail(&expectation_path, e))?;
+                file.write_all(table.as_bytes())
+                    .map_err(|e| fail(&expectation_path, e))?;
+            }
+            written.scopes_added.push(f.name.clone());
+            continue;
+        }
+        let plan_path = args.project.join("plans").join(format!("{}.sql", f.name));
+        let texts = [
+            (plan_path, write::plan(&f.group)),
+            (
+                expectation_path,
+                write::expectation(&f.group, &args.scope, index, small, large),
+            ),
+        ];
+        for (path, text) in texts {
+            if args.dry_run {
+                println!("would write {}:\n{text}", path.display());
+            } else {
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| fail(parent, e))?;
+                }
+                let mut file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)
+                    .map_err(|e| fail(&path, e))?;
+                file.write_all(text.as_bytes())
+                    .map_err(|e| fail(&path, e))?;
+            }
+            written.files.push(path);
+        }
+    }
+    Ok(written)
+}
+
+/// The summary: statements read, read paths found, written, covered, skipped and why.
+fn say_summary(
+    args: &CaptureArgs,
+    statements: usize,
+    unreadable: usize,
+    skipped: &BTreeMap<String, usize>,
+    found: &[Found],
+    proposals: &BTreeMap<String, Proposal>,
+    written: &Written,
+) {
+    let not_read: usize = skipped.values().sum();
+    let logs = args.log.len();
+    println!(
+        "read {statements} statement{} from {logs} log{}{}",
+        plural(statements),
+        plural(logs),
+        if unreadable > 0 {
+            format!(
+                " ({unreadable} unreadable record{} skipped)",
+                plural(unreadable)
+            )
+        } else {
+            String::new()
+        }
+    );
+    if not_read > 0 {
+        let why: Vec<String> = skipped.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        println!("  not read paths: {not_read} ({})", why.join(", "));
+    }
+    let new = written.files.len() / 2;
+    let covered = found.iter().filter(|f| f.covered.is_some()).count();
+    let verb = if args.dry_run { "to write" } else { "written" };
+    println!(
+        "{} read path{} found: {new} {verb}, {covered} already covered{}",
+        found.len(),
+        plural(found.len()),
+        if written.scopes_added.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} given scope {})",
+                written.scopes_added.len(),
+                args.scope
+            )
+        }
+    );
+    for f in found {
+        let line = match (proposals.get(&f.name), &f.covered) {
+            (Some(Proposal::Require { index, .. }), None) => {
+                format!("  {verb:<8} {} (index {index})", f.name)
+            }
+            (Some(Proposal::Require { index, .. }), Some(_)) => {
+                format!("  scope    {} [{}] (index {index})", f.name, args.scope)
+            }
+            (_, Some(_)) => format!("  covered  {}", f.name),
+            (Some(Proposal::Skip(skip)), None) => {
+                format!("  skipped  {}: {}", f.name, skip.detail())
+            }
+            (None, None) => format!(
+                "  skipped  {}: no logged execution with every parameter value whole and not NULL \
+                 ({} seen)",
+                f.name, f.group.count
+            ),
+        };
+        println!("{line}");
+    }
+    if !args.dry_run && new > 0 {
+        say!(
+            "review the files, then: plancheck check --project {}",
+            args.project.display()
+        );
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

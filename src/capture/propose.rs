@@ -1,0 +1,212 @@
+//! What a captured read path's expectation proposes, from its measured plan: the index the
+//! plan uses now on its largest relation of at least `--min-rows` rows, and the relations it
+//! reads by sequential scan. A baseline of today's plan, said as such: nothing here judges it.
+
+use crate::explain::{Explain, ScanKind};
+use crate::measure::{Measurement, Outcome};
+
+/// The proposal for one read path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Proposal {
+    /// Require `index` (on `table`, of about `rows` rows). The relations the plan reads whole
+    /// now, with their row estimates: `small` ones (under `--min-rows`, allowed a seq scan in
+    /// the file, said so), and `large` ones (left for the user to decide).
+    Require {
+        index: String,
+        table: String,
+        rows: f64,
+        small: Vec<(String, f64)>,
+        large: Vec<(String, f64)>,
+    },
+    /// Nothing to require, and why (for the summary).
+    Skip(Skip),
+}
+
+/// Why a read path gets no expectation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Skip {
+    /// Every relation it reads is smaller than `--min-rows`: the largest, and its rows.
+    TooSmall(String, f64),
+    /// It reads a relation of at least `--min-rows` rows with no index.
+    NoIndex(String, f64),
+    /// It could not be planned: the server's error.
+    Failed(String),
+}
+
+impl Skip {
+    /// The reason, for the summary's count (`too small`, `no index`, `could not be planned`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Skip::TooSmall(..) => "too small",
+            Skip::NoIndex(..) => "no index",
+            Skip::Failed(_) => "could not be planned",
+        }
+    }
+
+    /// The reason with its particulars.
+    pub fn detail(&self) -> String {
+        match self {
+            Skip::TooSmall(rel, rows) => {
+                format!("too small: its largest relation, {rel}, has about {rows:.0} rows")
+            }
+            Skip::NoIndex(rel, rows) => {
+                format!("no index: it reads {rel} (about {rows:.0} rows) by sequential scan")
+            }
+            Skip::Failed(why) => format!("could not be planned: {why}"),
+        }
+    }
+}
+
+/// The proposal for a measured read path (custom plan), with relations of fewer than
+/// `min_rows` rows ignored.
+pub fn propose(measurement: &Measurement, min_rows: f64) -> Proposal {
+    let measured = match &measurement.outcome {
+        Outcome::Measured(m) => m,
+        Outcome::Failed(f) => return Proposal::Skip(Skip::Failed(f.message.clone())),
+    };
+    let Some(plan) = measured
+        .custom
+        .last()
+        .and_then(|doc| Explain::from_json(doc).ok())
+    else {
+        return Proposal::Skip(Skip::Failed("the server returned no plan".into()));
+    };
+    let rows_of = |schema: Option<&str>, name: &str| {
+        let rel = crate::model::Relation::new(schema, name);
+        measured
+            .relations
+            .iter()
+            .find(|f| f.schema == rel.schema && f.name == rel.name)
+            .map_or(0.0, |f| f.reltuples.max(0.0))
+    };
+    let mut largest: Option<(String, f64)> = None;
+    let mut indexed: Option<(String, String, f64)> = None;
+    let mut seq_scans: Vec<(String, f64)> = Vec::new();
+    for scan in plan.scans() {
+        let Some(relation) = scan.relation else {
+            continue;
+        };
+        let rows = rows_of(scan.schema, relation);
+        if largest.as_ref().is_none_or(|(_, r)| rows > *r) {
+            largest = Some((relation.to_string(), rows));
+        }
+        match (scan.kind, &scan.node.index_name) {
+            (ScanKind::Seq, _) if !seq_scans.iter().any(|(r, _)| r == relation) => {
+                seq_scans.push((relation.to_string(), rows));
+            }
+            (ScanKind::Index | ScanKind::IndexOnly | ScanKind::BitmapIndex, Some(index))
+                if rows >= min_rows && indexed.as_ref().is_none_or(|(_, _, r)| rows > *r) =>
+            {
+                indexed = Some((index.clone(), relation.to_string(), rows));
+            }
+            _ => {}
+        }
+    }
+    if let Some((index, table, rows)) = indexed {
+        let (small, large) = seq_scans.into_iter().partition(|(_, r)| *r < min_rows);
+        return Proposal::Require {
+            index,
+            table,
+            rows,
+            small,
+            large,
+        };
+    }
+    match largest {
+        Some((rel, rows)) if rows >= min_rows => Proposal::Skip(Skip::NoIndex(rel, rows)),
+        Some((rel, rows)) => Proposal::Skip(Skip::TooSmall(rel, rows)),
+        None => Proposal::Skip(Skip::TooSmall("(no relation)".into(), 0.0)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A measurement recorded on PostgreSQL 15 (`tests/plans`).
+    fn recorded(case: &str) -> Measurement {
+        let text = match case {
+            "thread-page-member" => {
+                include_str!("../../tests/plans/pass/thread-page-member/pg15.measurement.json")
+            }
+            "initplan-seq-scan" => {
+                include_str!("../../tests/plans/seq-scan/initplan-seq-scan/pg15.measurement.json")
+            }
+            _ => unreachable!(),
+        };
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn the_index_on_the_largest_relation_read_is_proposed() {
+        // Index Scan on posts (117,192 rows) and on members (2,500 rows).
+        let p = propose(&recorded("thread-page-member"), 10_000.0);
+        assert_eq!(
+            p,
+            Proposal::Require {
+                index: "posts_thread_visible_idx".into(),
+                table: "posts".into(),
+                rows: 117_192.0,
+                small: vec![],
+                large: vec![],
+            }
+        );
+        // With members above --min-rows too, posts still wins: it is larger.
+        let Proposal::Require { index, .. } = propose(&recorded("thread-page-member"), 100.0)
+        else {
+            panic!("a proposal");
+        };
+        assert_eq!(index, "posts_thread_visible_idx");
+    }
+
+    #[test]
+    fn relations_read_whole_are_small_or_left_to_the_user() {
+        // A Seq Scan on forums beside an Index Only Scan on posts.
+        let m = recorded("initplan-seq-scan");
+        let Proposal::Require { small, large, .. } = propose(&m, 10_000.0) else {
+            panic!("a proposal");
+        };
+        assert_eq!(small.len(), 1, "{small:?}");
+        assert_eq!(small[0].0, "forums");
+        assert!(large.is_empty());
+        let Proposal::Require { small, large, .. } = propose(&m, 1.0) else {
+            panic!("a proposal");
+        };
+        assert!(small.is_empty());
+        assert_eq!(large[0].0, "forums");
+    }
+
+    #[test]
+    fn nothing_is_proposed_below_min_rows_or_without_an_index_or_a_plan() {
+        let m = recorded("thread-page-member");
+        assert_eq!(
+            propose(&m, 1e9),
+            Proposal::Skip(Skip::TooSmall("posts".into(), 117_192.0))
+        );
+        // The same plan with its index scans turned into sequential scans.
+        let mut seq = m.clone();
+        if let Outcome::Measured(measured) = &mut seq.outcome {
+            let text = serde_json::to_string(&measured.custom).unwrap();
+            let text = text.replace("\"Index Scan\"", "\"Seq Scan\"");
+            measured.custom = serde_json::from_str(&text).unwrap();
+        }
+        assert_eq!(
+            propose(&seq, 10_000.0),
+            Proposal::Skip(Skip::NoIndex("posts".into(), 117_192.0))
+        );
+        let failed = Measurement::failed(
+            "r",
+            "s",
+            m.requires.clone(),
+            Vec::new(),
+            crate::measure::Failure {
+                message: "relation \"nope\" does not exist".into(),
+                connection_lost: false,
+            },
+        );
+        assert_eq!(
+            propose(&failed, 10_000.0).clone(),
+            Proposal::Skip(Skip::Failed("relation \"nope\" does not exist".into()))
+        );
+    }
+}

@@ -1,0 +1,372 @@
+//! `plancheck capture` on a real server's log: the reference read paths sent the way a driver
+//! sends them (simple protocol with literals, extended protocol with bound parameters), logged
+//! in csvlog and stderr format, written into a project that `check` then runs.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::*;
+use plancheck::db::ephemeral::Server;
+
+/// The member's thread page as an application sends it: the thread bound, the visibility a
+/// literal (so the planner can prove the partial index's predicate).
+const MEMBER_THREAD: &str = "SELECT p.id, p.author_id, m.name AS author_name, p.created_at, p.body
+FROM posts p
+JOIN members m ON m.id = p.author_id
+WHERE p.thread_id = $1
+  AND p.visibility = 'visible'
+ORDER BY p.created_at, p.id
+LIMIT 20";
+
+/// A member's profile: the same SQL in every scope.
+const PROFILE: &str = "SELECT m.id, m.name, m.joined_at FROM members m WHERE m.id = $1";
+
+/// The moderator's thread page, sent with literals (an ORM without prepared statements).
+fn moderator_thread(thread: i64) -> String {
+    format!(
+        "SELECT p.id, p.author_id, m.name AS author_name, p.created_at, p.body \
+         FROM posts p JOIN members m ON m.id = p.author_id \
+         WHERE p.thread_id = {thread} ORDER BY p.created_at, p.id LIMIT 20"
+    )
+}
+
+/// A server that logs every statement of database `board` (csvlog and stderr, through the
+/// logging collector into `log/`), with the reference board loaded.
+struct LoggingServer {
+    server: Server,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl LoggingServer {
+    fn start() -> LoggingServer {
+        let runtime = runtime();
+        let server = runtime.block_on(async {
+            let bin = plancheck::db::ephemeral::find_bin_dir().expect("server binaries");
+            let settings = [
+                ("logging_collector", "on"),
+                ("log_destination", "stderr,csvlog"),
+                ("log_directory", "log"),
+                ("log_filename", "pg"),
+            ];
+            let server = Server::start_with_settings(bin, None, &settings)
+                .await
+                .expect("start a logging server");
+            let admin = server.target("postgres").connect().await.unwrap();
+            admin.batch_execute("CREATE DATABASE board").await.unwrap();
+            let client = server.target("board").connect().await.unwrap();
+            plancheck::db::fixtures::load(&client, TEST_SCALE, true)
+                .await
+                .expect("load the board");
+            // Logged from here on, in new sessions.
+            admin
+                .batch_execute("ALTER DATABASE board SET log_statement = 'all'")
+                .await
+                .unwrap();
+            server
+        });
+        LoggingServer { server, runtime }
+    }
+
+    fn url(&self) -> String {
+        self.server.connection_string("board")
+    }
+
+    fn log(&self, name: &str) -> PathBuf {
+        self.server.data().join("log").join(name)
+    }
+
+    /// Sizes of the csv and stderr logs once the collector has written what it was sent.
+    fn log_sizes(&self) -> (u64, u64) {
+        let size = |name: &str| fs::metadata(self.log(name)).map_or(0, |m| m.len());
+        let mut last = (u64::MAX, u64::MAX);
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let now = (size("pg.csv"), size("pg"));
+            if now == last {
+                return now;
+            }
+            last = now;
+        }
+    }
+
+    /// The application's traffic, from a session named as an application names itself.
+    fn send(&self, work: impl AsyncFnOnce(&tokio_postgres::Client)) {
+        let url = format!("{} application_name=forum-app", self.url());
+        self.runtime.block_on(async {
+            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .expect("connect as the application");
+            let task = tokio::spawn(conn);
+            work(&client).await;
+            drop(client);
+            let _ = task.await;
+        });
+    }
+}
+
+/// Bytes `from..to` of a log, as a log file of their own.
+fn slice(log: &Path, (from, to): (u64, u64), into: &Path) {
+    let bytes = fs::read(log).unwrap();
+    fs::write(into, &bytes[from as usize..to as usize]).unwrap();
+}
+
+/// Every file under `dir` and its text.
+fn contents(dir: &Path) -> BTreeMap<PathBuf, String> {
+    files_under(dir)
+        .into_iter()
+        .map(|p| {
+            let text = fs::read_to_string(dir.join(&p)).unwrap();
+            (p, text)
+        })
+        .collect()
+}
+
+/// `capture` with `--min-rows 1000` (the test board's members table has 2,500 rows).
+fn capture(logs: &[&Path], url: &str, project: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "capture",
+        "--database-url",
+        url,
+        "--project",
+        project.to_str().unwrap(),
+    ];
+    args.extend(["--min-rows", "1000"]);
+    for log in logs {
+        args.extend(["--log", log.to_str().unwrap()]);
+    }
+    args.extend(extra);
+    run(&args)
+}
+
+/// The file of the read path whose plan holds `needle`: its name.
+fn read_path_with(project: &Path, needle: &str) -> String {
+    let found: Vec<String> = file_names(&project.join("plans"))
+        .into_iter()
+        .filter(|f| {
+            fs::read_to_string(project.join("plans").join(f))
+                .unwrap()
+                .contains(needle)
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "one plan holds {needle:?}: {found:?}");
+    found[0].trim_end_matches(".sql").to_string()
+}
+
+fn expectation(project: &Path, name: &str) -> toml::Table {
+    let path = project.join("expectations").join(format!("{name}.toml"));
+    fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .parse()
+        .unwrap()
+}
+
+fn index_of(table: &toml::Table, scope: &str) -> String {
+    table["scopes"][scope]["index"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+// Long because it is one story on one logging server: the member's log and the moderator's,
+// captured in two formats, checked, captured again, and checked with an index dropped.
+#[test]
+fn a_project_captured_from_the_log_checks_the_paths_the_application_sent() {
+    let server = LoggingServer::start();
+    let url = server.url();
+    let start = server.log_sizes();
+    server.send(async |c| {
+        let thread = c.prepare(MEMBER_THREAD).await.unwrap();
+        let profile = c.prepare(PROFILE).await.unwrap();
+        for id in [1i64, 2, 3] {
+            c.query(&thread, &[&id]).await.unwrap();
+            c.query(&profile, &[&id]).await.unwrap();
+        }
+        // Not read paths: a write that fails, a catalog query, transaction control.
+        let _ = c
+            .batch_execute("INSERT INTO forums (id) VALUES (NULL)")
+            .await;
+        c.batch_execute("BEGIN; SELECT count(*) FROM pg_class; COMMIT")
+            .await
+            .unwrap();
+    });
+    let member_end = server.log_sizes();
+    server.send(async |c| {
+        for id in [1i64, 4] {
+            c.simple_query(&moderator_thread(id)).await.unwrap();
+        }
+        let profile = c.prepare(PROFILE).await.unwrap();
+        c.query(&profile, &[&2i64]).await.unwrap();
+    });
+    let end = server.log_sizes();
+    let logs = tempfile::tempdir().unwrap();
+    let log = |n: &str| logs.path().join(n);
+    slice(
+        &server.log("pg.csv"),
+        (start.0, member_end.0),
+        &log("member.csv"),
+    );
+    slice(
+        &server.log("pg.csv"),
+        (member_end.0, end.0),
+        &log("moderator.csv"),
+    );
+    slice(
+        &server.log("pg"),
+        (start.1, member_end.1),
+        &log("member.log"),
+    );
+
+    // The member's log, csvlog.
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    let first = capture(&[&log("member.csv")], &url, p, &["--scope", "member"]);
+    assert_eq!(first.code(), 0, "{}", first.shown());
+    assert!(
+        first.stdout.contains("2 read paths found: 2 written"),
+        "{}",
+        first.shown()
+    );
+    let thread = read_path_with(p, "p.thread_id = $1");
+    let plan = fs::read_to_string(p.join("plans").join(format!("{thread}.sql"))).unwrap();
+    // (a) verbatim: the literal stays a literal, the bound thread is $1 with its value.
+    assert!(plan.contains(MEMBER_THREAD), "{plan}");
+    let member = expectation(p, &thread);
+    assert_eq!(
+        member["params"].as_array().unwrap(),
+        &[toml::Value::from("1")]
+    );
+    assert_eq!(index_of(&member, "member"), "posts_thread_visible_idx");
+    let profile = read_path_with(p, "m.id = $1");
+    assert_eq!(
+        index_of(&expectation(p, &profile), "member"),
+        "members_pkey"
+    );
+
+    // (b) check passes on the intact board.
+    let checked = check(&url, p, &[]);
+    assert_eq!(checked.code(), 0, "{}", checked.shown());
+
+    // (d) a second capture adds nothing and overwrites nothing.
+    let before = contents(p);
+    let again = capture(&[&log("member.csv")], &url, p, &["--scope", "member"]);
+    assert_eq!(again.code(), 0, "{}", again.shown());
+    assert!(
+        again.stdout.contains("0 written, 2 already covered"),
+        "{}",
+        again.shown()
+    );
+    assert_eq!(contents(p), before);
+
+    // The same log in stderr format gives the same read paths.
+    let from_stderr = tempfile::tempdir().unwrap();
+    let s = capture(
+        &[&log("member.log")],
+        &url,
+        from_stderr.path(),
+        &["--scope", "member"],
+    );
+    assert_eq!(s.code(), 0, "{}", s.shown());
+    assert_eq!(
+        file_names(&from_stderr.path().join("plans")),
+        file_names(&p.join("plans"))
+    );
+    assert_eq!(expectation(from_stderr.path(), &thread), member);
+
+    // The moderator's log: a new read path for the SQL that differs, a scope added to the
+    // one whose SQL is the same.
+    let moderator = capture(&[&log("moderator.csv")], &url, p, &["--scope", "moderator"]);
+    assert_eq!(moderator.code(), 0, "{}", moderator.shown());
+    assert!(
+        moderator
+            .stdout
+            .contains("2 read paths found: 1 written, 1 already covered (1 given scope moderator)"),
+        "{}",
+        moderator.shown()
+    );
+    let all = read_path_with(p, "WHERE p.thread_id = 1 ORDER BY");
+    assert_eq!(
+        index_of(&expectation(p, &all), "moderator"),
+        "posts_thread_all_idx"
+    );
+    assert_eq!(
+        index_of(&expectation(p, &profile), "moderator"),
+        "members_pkey"
+    );
+    assert_eq!(
+        index_of(&expectation(p, &profile), "member"),
+        "members_pkey"
+    );
+    let checked = check(&url, p, &[]);
+    assert_eq!(checked.code(), 0, "{}", checked.shown());
+
+    // (c) without the partial index, the captured member thread path fails.
+    sql(&url, "DROP INDEX posts_thread_visible_idx");
+    let checked = check(&url, p, &[]);
+    assert_eq!(checked.code(), 1, "{}", checked.shown());
+    assert_eq!(
+        verdict_of(&checked.report(), &thread, "member"),
+        "missing-index"
+    );
+}
+
+/// A log plancheck cannot read is bad input named by file and line, and nothing is written.
+#[test]
+fn a_log_that_cannot_be_read_writes_nothing() {
+    let url = fresh_board("capture_bad");
+    let dir = tempfile::tempdir().unwrap();
+    let at = |n: &str| dir.path().join(n);
+    let csv_line = "2026-12-01 10:00:00.000 UTC,\"app\",\"board\",42,\"[local]\",\
+        6578a1b2.2a,1,\"SELECT\",2026-12-01 10:00:00 UTC,3/7,0,LOG,00000,\
+        \"statement: SELECT * FROM posts WHERE thread_id = 1\",,,,,,,,,\"app\",client backend,,0\n";
+    fs::write(at("good.csv"), csv_line.repeat(2)).unwrap();
+    // Cut inside the second record's quoted message.
+    let cut = csv_line.len() + 120;
+    fs::write(at("truncated.csv"), &csv_line.repeat(2).as_bytes()[..cut]).unwrap();
+    fs::write(
+        at("junk.log"),
+        b"2026-12-01 10:00:00.000 UTC [42] LOG:  statement: SELECT 1\n\x00\xff\xfe junk\n",
+    )
+    .unwrap();
+    let cases: Vec<(&str, Vec<&str>, &str)> = vec![
+        ("truncated.csv", vec![], "truncated.csv:2:"),
+        ("good.csv", vec!["--log-format", "stderr"], "good.csv:1:"),
+        ("good.csv", vec!["--log-format", "jsonlog"], "good.csv:1:"),
+        ("junk.log", vec![], "junk.log:2:"),
+        (
+            "good.csv",
+            vec!["--log-format", "stderr", "--log-line-prefix", "%m %z "],
+            "%z",
+        ),
+    ];
+    for (file, extra, says) in cases {
+        let project = tempfile::tempdir().unwrap();
+        let r = capture(&[&at(file)], &url, project.path(), &extra);
+        assert_eq!(r.code(), 2, "{file} {extra:?}: {}", r.shown());
+        assert!(
+            r.stderr.contains(says),
+            "{file} {extra:?} names {says}: {}",
+            r.shown()
+        );
+        assert!(!r.stderr.contains("panicked"), "{}", r.shown());
+        assert!(
+            files_under(project.path()).is_empty(),
+            "{file}: nothing written"
+        );
+    }
+    // The good log itself is read.
+    let project = tempfile::tempdir().unwrap();
+    let r = capture(&[&at("good.csv")], &url, project.path(), &["--dry-run"]);
+    assert_eq!(r.code(), 0, "{}", r.shown());
+    assert!(
+        r.stdout.contains("read 2 statements from 1 log"),
+        "{}",
+        r.shown()
+    );
+    assert!(
+        files_under(project.path()).is_empty(),
+        "--dry-run writes nothing"
+    );
+}
