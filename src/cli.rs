@@ -92,6 +92,17 @@ pub struct InitArgs {
     pub dir: PathBuf,
 }
 
+/// The bounds of a command that plans each read path once (`accept`, `capture`).
+#[derive(Debug, Args)]
+pub struct PlanBounds {
+    /// Longest a statement may run: 30s, 500ms, 2min
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    pub statement_timeout: Duration,
+    /// Longest a statement may wait for a lock
+    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
+    pub lock_timeout: Duration,
+}
+
 #[derive(Debug, Args)]
 pub struct AcceptArgs {
     /// Connection URL or key=value string
@@ -109,12 +120,8 @@ pub struct AcceptArgs {
     /// No progress on stderr
     #[arg(short, long)]
     pub quiet: bool,
-    /// Longest a statement may run: 30s, 500ms, 2min
-    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
-    pub statement_timeout: Duration,
-    /// Longest a statement may wait for a lock
-    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
-    pub lock_timeout: Duration,
+    #[command(flatten)]
+    pub bounds: PlanBounds,
 }
 
 #[derive(Debug, Args)]
@@ -149,12 +156,8 @@ pub struct CaptureArgs {
     /// No progress on stderr
     #[arg(short, long)]
     pub quiet: bool,
-    /// Longest a statement may run: 30s, 500ms, 2min
-    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
-    pub statement_timeout: Duration,
-    /// Longest a statement may wait for a lock
-    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
-    pub lock_timeout: Duration,
+    #[command(flatten)]
+    pub bounds: PlanBounds,
 }
 
 /// A server log's format (PostgreSQL's log_destination).

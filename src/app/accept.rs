@@ -1,16 +1,16 @@
 //! `plancheck accept`: records the shape of each check's plans as its baseline
 //! (`baselines/NAME.SCOPE.plan`), for `check` to compare with.
 
-use super::run::{RunOptions, role_warnings, run_all};
+use super::run::{planning_session, run_all};
 use super::target;
 use crate::cli::AcceptArgs;
-use crate::db::check::{Session, Settings};
-use crate::errors::{DatabaseFailure, OutputFailure};
+use crate::db::check::Session;
+use crate::errors::OutputFailure;
 use crate::measure::Outcome;
 use crate::project::{self, Filter, Source};
 use crate::term::say;
 use crate::verdict::{self, Judging, baseline};
-use crate::{db, exit_codes, stop};
+use crate::{exit_codes, stop};
 
 pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> anyhow::Result<i32> {
     let filter = Filter {
@@ -19,22 +19,7 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> anyhow::Re
     };
     let project = project::load(&Source::Dir(args.project.clone()), &filter)?;
     let target = target(args.database_url)?;
-    let mut settings = Settings {
-        warmup: 0,
-        iterations: 1,
-        statement_timeout: args.statement_timeout,
-        lock_timeout: args.lock_timeout,
-        ..Settings::default()
-    };
-    let client = target.connect().await?;
-    db::check::bound_session(&client, &settings).await?;
-    role_warnings(&client, &RunOptions::default()).await?;
-    settings.watched = db::guard::Watched::read(&client).await.map_err(|e| {
-        DatabaseFailure(format!(
-            "could not read the server's planner settings: {}",
-            db::cause(&e)
-        ))
-    })?;
+    let (client, settings) = planning_session(&target, &args.bounds).await?;
     drop(client);
     let judging = Judging::default();
     let measured = run_all(

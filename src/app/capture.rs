@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 use std::io::{BufReader, Write as _};
 use std::path::{Path, PathBuf};
 
-use super::run::{jobs, run_all};
+use super::run::{jobs, planning_session, run_all};
 use super::target;
 use crate::capture::group::{Group, Grouper};
 use crate::capture::log::{Format, Reader};
 use crate::capture::propose::{Proposal, propose};
 use crate::capture::{self, shape, write};
 use crate::cli::{CaptureArgs, LogFormatArg};
-use crate::db::check::{Session, Settings};
+use crate::db::check::Session;
 use crate::errors::{BadInput, DatabaseFailure, OutputFailure};
 use crate::project::{self, Filter, Source};
 use crate::term::say;
@@ -46,28 +46,29 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::
         ))
         .into());
     }
+    // Every log opened and its format known before the database is asked anything.
+    let logs = args
+        .log
+        .iter()
+        .map(|path| {
+            let file = std::fs::File::open(path)
+                .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+            Ok((path.clone(), format_of(path, &args)?, file))
+        })
+        .collect::<Result<Vec<_>, BadInput>>()?;
     let target = target(args.database_url.clone())?;
-    let mut settings = Settings {
-        warmup: 0,
-        iterations: 1,
-        statement_timeout: args.statement_timeout,
-        lock_timeout: args.lock_timeout,
-        ..Settings::default()
-    };
-    let client = target.connect().await?;
-    db::check::bound_session(&client, &settings).await?;
+    let (client, settings) = planning_session(&target, &args.bounds).await?;
     let read = |e: tokio_postgres::Error| {
         DatabaseFailure(format!("could not read the catalog: {}", db::cause(&e)))
     };
     let predicates = db::catalog::partial_index_predicates(&client)
         .await
         .map_err(read)?;
-    settings.watched = db::guard::Watched::read(&client).await.map_err(read)?;
 
     let mut grouper = Grouper::new(capture::predicate_columns(&predicates));
     let mut unreadable = 0;
-    for path in &args.log {
-        unreadable += read_log(path, &args, &mut grouper)?;
+    for (path, format, file) in logs {
+        unreadable += read_log(&path, format, file, &mut grouper)?;
     }
     let (statements, skipped) = (grouper.statements, std::mem::take(&mut grouper.skipped));
     let groups = grouper.groups();
@@ -90,7 +91,7 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::
                     ),
                     (
                         format!("expectations/{}.toml", f.name),
-                        write::expectation(&f.group, &args.scope, NO_INDEX_YET, &[], &[])
+                        write::expectation(&f.group, &args.scope, NO_INDEX_YET, &[], &[], None)
                             .into_bytes(),
                     ),
                 ]
@@ -127,9 +128,24 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::
 
 /// Reads one log into the grouper; returns its count of unreadable records. A log that cannot
 /// be read at all is bad input, named by file and line.
-fn read_log(path: &Path, args: &CaptureArgs, grouper: &mut Grouper) -> Result<usize, BadInput> {
+fn read_log(
+    path: &Path,
+    format: Format,
+    file: std::fs::File,
+    grouper: &mut Grouper,
+) -> Result<usize, BadInput> {
     let shown = path.display().to_string();
-    let format = match args.log_format {
+    let mut reader = Reader::new(BufReader::new(file), format);
+    for entry in reader.by_ref() {
+        let entry = entry.map_err(|e| BadInput(format!("{shown}:{}: {}", e.line, e.message)))?;
+        grouper.add(&shown, entry);
+    }
+    Ok(reader.unreadable())
+}
+
+/// A log's format: `--log-format`, else by its extension.
+fn format_of(path: &Path, args: &CaptureArgs) -> Result<Format, BadInput> {
+    Ok(match args.log_format {
         Some(LogFormatArg::Csvlog) => Format::Csv,
         Some(LogFormatArg::Jsonlog) => Format::Json,
         Some(LogFormatArg::Stderr) => stderr_format(args)?,
@@ -138,14 +154,7 @@ fn read_log(path: &Path, args: &CaptureArgs, grouper: &mut Grouper) -> Result<us
             Some("json") => Format::Json,
             _ => stderr_format(args)?,
         },
-    };
-    let file = std::fs::File::open(path).map_err(|e| BadInput(format!("{shown}: {e}")))?;
-    let mut reader = Reader::new(BufReader::new(file), format);
-    for entry in reader.by_ref() {
-        let entry = entry.map_err(|e| BadInput(format!("{shown}:{}: {}", e.line, e.message)))?;
-        grouper.add(&shown, entry);
-    }
-    Ok(reader.unreadable())
+    })
 }
 
 fn stderr_format(args: &CaptureArgs) -> Result<Format, BadInput> {
@@ -251,6 +260,7 @@ fn write_all(
             index,
             small,
             large,
+            generic_differs,
             ..
         }) = proposals.get(&f.name)
         else {
@@ -263,7 +273,11 @@ fn write_all(
         if f.covered.is_some() {
             // A read path's allowed seq scans are its own: here they are only listed.
             let whole: Vec<_> = small.iter().chain(large).cloned().collect();
-            let table = format!("\n{}", write::scope_table(&args.scope, index, &whole));
+            let generic = generic_differs.as_deref();
+            let table = format!(
+                "\n{}",
+                write::scope_table(&args.scope, index, &whole, generic)
+            );
             if args.dry_run {
                 println!("would add to {}:\n{table}", expectation_path.display());
             } else {
@@ -282,7 +296,14 @@ fn write_all(
             (plan_path, write::plan(&f.group)),
             (
                 expectation_path,
-                write::expectation(&f.group, &args.scope, index, small, large),
+                write::expectation(
+                    &f.group,
+                    &args.scope,
+                    index,
+                    small,
+                    large,
+                    generic_differs.as_deref(),
+                ),
             ),
         ];
         for (path, text) in texts {

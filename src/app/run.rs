@@ -390,6 +390,31 @@ pub(super) async fn lint_findings(
     )
 }
 
+/// A session for a command that plans each read path once (`accept`, `capture`): bounded, its
+/// role's rights warned about, and the settings its checks run with (one run each, no warm-up).
+pub(super) async fn planning_session(
+    target: &Target,
+    bounds: &crate::cli::PlanBounds,
+) -> anyhow::Result<(tokio_postgres::Client, Settings)> {
+    let mut settings = Settings {
+        warmup: 0,
+        iterations: 1,
+        statement_timeout: bounds.statement_timeout,
+        lock_timeout: bounds.lock_timeout,
+        ..Settings::default()
+    };
+    let client = target.connect().await?;
+    db::check::bound_session(&client, &settings).await?;
+    role_warnings(&client, &RunOptions::default()).await?;
+    settings.watched = db::guard::Watched::read(&client).await.map_err(|e| {
+        DatabaseFailure(format!(
+            "could not read the server's planner settings: {}",
+            db::cause(&e)
+        ))
+    })?;
+    Ok((client, settings))
+}
+
 /// Every check, measured, in the project's order whatever finished first; after a stop, the
 /// ones not yet started are left out. Up to `jobs` checks run side by side, each in its own
 /// session; the checks after a migration share its session, one at a time. Each measurement

@@ -17,6 +17,9 @@ pub enum Proposal {
         rows: f64,
         small: Vec<(String, f64)>,
         large: Vec<(String, f64)>,
+        /// With parameters: how the generic plan reads `table` when it does not use `index`
+        /// (`check` then reports `generic-plan`), e.g. "Index Only Scan using other_idx".
+        generic_differs: Option<String>,
     },
     /// Nothing to require, and why (for the summary).
     Skip(Skip),
@@ -104,12 +107,18 @@ pub fn propose(measurement: &Measurement, min_rows: f64) -> Proposal {
     }
     if let Some((index, table, rows)) = indexed {
         let (small, large) = seq_scans.into_iter().partition(|(_, r)| *r < min_rows);
+        let generic_differs = measured
+            .generic
+            .as_ref()
+            .and_then(|doc| Explain::from_json(doc).ok())
+            .and_then(|generic| elsewhere(&generic, &index, &table));
         return Proposal::Require {
             index,
             table,
             rows,
             small,
             large,
+            generic_differs,
         };
     }
     match largest {
@@ -117,6 +126,23 @@ pub fn propose(measurement: &Measurement, min_rows: f64) -> Proposal {
         Some((rel, rows)) => Proposal::Skip(Skip::TooSmall(rel, rows)),
         None => Proposal::Skip(Skip::TooSmall("(no relation)".into(), 0.0)),
     }
+}
+
+/// How `plan` reads `table` when it never reads `index`: the first scan of the table, as
+/// `Seq Scan` or `Index Scan using other_idx`. None when it uses `index`.
+fn elsewhere(plan: &Explain, index: &str, table: &str) -> Option<String> {
+    let scans = plan.scans();
+    if scans
+        .iter()
+        .any(|s| s.node.index_name.as_deref() == Some(index))
+    {
+        return None;
+    }
+    let scan = scans.iter().find(|s| s.relation == Some(table))?;
+    Some(match &scan.node.index_name {
+        Some(other) => format!("{} using {other}", scan.node.node_type),
+        None => scan.node.node_type.clone(),
+    })
 }
 
 #[cfg(test)]
@@ -132,6 +158,9 @@ mod tests {
             "initplan-seq-scan" => {
                 include_str!("../../tests/plans/seq-scan/initplan-seq-scan/pg15.measurement.json")
             }
+            "visibility-parameter" => include_str!(
+                "../../tests/plans/generic-plan/visibility-parameter/pg15.measurement.json"
+            ),
             _ => unreachable!(),
         };
         serde_json::from_str(text).unwrap()
@@ -149,6 +178,7 @@ mod tests {
                 rows: 117_192.0,
                 small: vec![],
                 large: vec![],
+                generic_differs: None,
             }
         );
         // With members above --min-rows too, posts still wins: it is larger.
@@ -157,6 +187,32 @@ mod tests {
             panic!("a proposal");
         };
         assert_eq!(index, "posts_thread_visible_idx");
+    }
+
+    #[test]
+    fn a_generic_plan_that_reads_the_table_another_way_is_said() {
+        // Custom plan: Index Only Scan on posts_thread_visible_idx; generic: posts_thread_all_idx.
+        let Proposal::Require {
+            index,
+            generic_differs,
+            ..
+        } = propose(&recorded("visibility-parameter"), 10_000.0)
+        else {
+            panic!("a proposal");
+        };
+        assert_eq!(index, "posts_thread_visible_idx");
+        assert_eq!(
+            generic_differs.as_deref(),
+            Some("Index Scan using posts_thread_all_idx")
+        );
+        // A generic plan through the same index says nothing.
+        let Proposal::Require {
+            generic_differs, ..
+        } = propose(&recorded("thread-page-member"), 10_000.0)
+        else {
+            panic!("a proposal");
+        };
+        assert_eq!(generic_differs, None);
     }
 
     #[test]

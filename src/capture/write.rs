@@ -27,6 +27,7 @@ pub fn expectation(
     index: &str,
     small: &[(String, f64)],
     large: &[(String, f64)],
+    generic_differs: Option<&str>,
 ) -> String {
     let mut text = String::from(
         "# Captured by `plancheck capture`. The required index is the one the plan uses today: a\n\
@@ -52,14 +53,27 @@ pub fn expectation(
         text.push_str(&format!("allow_seq_scan = [{}]\n", names.join(", ")));
     }
     text.push('\n');
-    text.push_str(&scope_table(scope, index, large));
+    text.push_str(&scope_table(scope, index, large, generic_differs));
     text
 }
 
 /// A `[scopes.NAME]` table requiring `index`, with the relations the plan reads whole listed
-/// above it (a check fails on them until they are allowed or the plan changes).
-pub fn scope_table(scope: &str, index: &str, seq_scans: &[(String, f64)]) -> String {
+/// above it (a check fails on them until they are allowed or the plan changes), and how the
+/// generic plan reads the table instead when it does not use `index`.
+pub fn scope_table(
+    scope: &str,
+    index: &str,
+    seq_scans: &[(String, f64)],
+    generic_differs: Option<&str>,
+) -> String {
     let mut text = String::new();
+    if let Some(how) = generic_differs {
+        text.push_str(&format!(
+            "# The generic plan (what a prepared statement may switch to after five runs) does \
+             not use\n# {index} today: {}. `check` reports generic-plan until it does.\n",
+            one_line(how)
+        ));
+    }
     if !seq_scans.is_empty() {
         text.push_str(&format!(
             "# Read whole in scope {scope} today, which a check fails on; allow it\n\
@@ -137,7 +151,7 @@ mod tests {
         let g = group(&["5", "it's \"quoted\"\\"]);
         let small = [("members".to_string(), 1200.0)];
         let large = [("threads".to_string(), 90000.0)];
-        let exp = expectation(&g, "member", "posts_thread_idx", &small, &large);
+        let exp = expectation(&g, "member", "posts_thread_idx", &small, &large, None);
         let sql = "SELECT * FROM posts WHERE thread_id = $1 AND body <> $2";
         let project = crate::project::load_texts(&exp, Some(sql), None).unwrap();
         let check = &project.read_paths[0].checks[0];

@@ -265,7 +265,14 @@ impl Sess<'_> {
     }
 
     async fn guard_statement(&self) -> Result<&Statement, Failure> {
-        let prepare = || clocked(self.client, self.settings, guard::prepare(self.client));
+        let prepare = || {
+            let watched = &self.settings.watched;
+            clocked(
+                self.client,
+                self.settings,
+                guard::prepare(self.client, watched),
+            )
+        };
         self.guard.get_or_try_init(prepare).await.map_err(|f| {
             f.or(|e| failure(e, "could not read the session's settings", self.settings))
         })
@@ -486,9 +493,16 @@ async fn measure(
     } else {
         Begin::ReadOnly
     };
-    sess.exec(&begin_bounded(begin, settings))
-        .await
-        .map_err(|f| f.or(|e| failure(e, "could not start the check's transaction", settings)))?;
+    let begin = begin_bounded(begin, settings);
+    let begun = sess.exec(&begin);
+    let (begun, first) = if check.settings.is_empty() {
+        // The guard's first snapshot in the same round trip, right after the BEGIN.
+        let (begun, first) = futures_util::future::join(begun, sess.snapshot()).await;
+        (begun, Some(first))
+    } else {
+        (begun.await, None)
+    };
+    begun.map_err(|f| f.or(|e| failure(e, "could not start the check's transaction", settings)))?;
     for (name, value) in &check.settings {
         sess.query("SELECT pg_catalog.set_config($1, $2, true)", &[name, value])
             .await
@@ -507,7 +521,10 @@ async fn measure(
     }
     // The first query takes the transaction's snapshot, after which PostgreSQL itself refuses to
     // make the transaction read-write.
-    let mut before = sess.snapshot().await?;
+    let mut before = match first {
+        Some(first) => first?,
+        None => sess.snapshot().await?,
+    };
     run_setup(sess, read_path, check, &before).await?;
     if !check.setup.is_empty() {
         // From here on the setup's search path and role are part of what must hold.
@@ -622,23 +639,25 @@ async fn explain_read_path(
         let plans = explain_runs(sess, read_path, check, &runs, before).await?;
         return Ok((plans, None));
     }
-    // Parse of the file's text alone: one statement, or the server refuses it.
-    let statement = sess
-        .prepare(&check.sql.text)
-        .await
-        .map_err(|f| f.or(|e| sql_failure(e, read_path, check, 0, settings)))?;
-    let name = protocol_name(sess, &check.sql.text).await?;
+    // Parse of the file's text alone: one statement, or the server refuses it. The server's
+    // name for it is asked in the same round trip (the Parse is done by then).
+    let (statement, name) = futures_util::future::join(
+        sess.prepare(&check.sql.text),
+        protocol_name(sess, &check.sql.text),
+    )
+    .await;
+    let statement =
+        statement.map_err(|f| f.or(|e| sql_failure(e, read_path, check, 0, settings)))?;
+    let name = name?;
     let execute = format!("{EXPLAIN}EXECUTE {name}({})", check.params.join(", "));
     let custom_runs = Runs {
         statement: &execute,
         prefix_len: usize::MAX,
         count: (settings.warmup, settings.iterations),
     };
-    set_plan_cache_mode(sess, "force_custom_plan").await?;
-    let before = sess.snapshot().await?;
+    let before = set_plan_cache_mode(sess, "force_custom_plan").await?;
     let plans = explain_runs(sess, read_path, check, &custom_runs, &before).await?;
-    set_plan_cache_mode(sess, "force_generic_plan").await?;
-    let before = sess.snapshot().await?;
+    let before = set_plan_cache_mode(sess, "force_generic_plan").await?;
     let generic_runs = Runs {
         count: (0, 1),
         ..custom_runs
@@ -858,19 +877,21 @@ async fn replan(
     read_plan(&planned?)
 }
 
-/// plancheck's own change of `plan_cache_mode`; the guard's snapshot is taken after it.
-async fn set_plan_cache_mode(sess: Sess<'_>, mode: &str) -> Result<(), Failure> {
-    sess.exec(&format!("SET LOCAL plan_cache_mode = {mode}"))
-        .await
-        .map_err(|f| {
-            f.or(|e| {
-                failure(
-                    e,
-                    "could not set plan_cache_mode (PostgreSQL 12 or later is needed)",
-                    sess.settings,
-                )
-            })
+/// plancheck's own change of `plan_cache_mode`, and the guard's snapshot after it (sent
+/// together: one round trip).
+async fn set_plan_cache_mode(sess: Sess<'_>, mode: &str) -> Result<guard::Snapshot, Failure> {
+    let set = format!("SET LOCAL plan_cache_mode = {mode}");
+    let (set, now) = futures_util::future::join(sess.exec(&set), sess.snapshot()).await;
+    set.map_err(|f| {
+        f.or(|e| {
+            failure(
+                e,
+                "could not set plan_cache_mode (PostgreSQL 12 or later is needed)",
+                sess.settings,
+            )
         })
+    })?;
+    now
 }
 
 /// The runs of one EXPLAIN statement.

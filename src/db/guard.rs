@@ -93,17 +93,23 @@ pub enum Span {
     All,
 }
 
-const SNAPSHOT: &str = "SELECT \
+/// The settings, the transaction's virtual id and the locks beyond reading, with one read of the
+/// lock table (the costliest part).
+const SNAPSHOT: &str = "WITH l AS MATERIALIZED (\
+         SELECT l.locktype, l.mode, l.relation, l.classid, l.objid, l.objsubid, l.granted, \
+                l.virtualtransaction \
+         FROM pg_catalog.pg_locks l \
+         WHERE l.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()) \
+     SELECT \
        ARRAY(SELECT pg_catalog.current_setting(u.n, true) \
              FROM pg_catalog.unnest($1::pg_catalog.text[]) WITH ORDINALITY AS u(n, o) \
              ORDER BY u.o), \
-       ARRAY(SELECT l.virtualtransaction FROM pg_catalog.pg_locks l \
-             WHERE l.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid() \
-               AND l.locktype OPERATOR(pg_catalog.=) 'virtualxid'), \
+       ARRAY(SELECT l.virtualtransaction FROM l \
+             WHERE l.locktype OPERATOR(pg_catalog.=) 'virtualxid'), \
        ARRAY(SELECT pg_catalog.concat_ws(' ', l.mode, 'on', l.locktype, l.relation, \
                                     l.classid, l.objid, l.objsubid) \
-             FROM pg_catalog.pg_locks l \
-             WHERE l.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid() AND l.granted \
+             FROM l \
+             WHERE l.granted \
                AND (l.locktype OPERATOR(pg_catalog.=) 'advisory' \
                     OR l.locktype OPERATOR(pg_catalog.=) 'relation' \
                        AND l.mode OPERATOR(pg_catalog.<>) 'AccessShareLock') \
@@ -114,13 +120,29 @@ pub async fn snapshot(
     client: &Client,
     watched: &Watched,
 ) -> Result<Snapshot, tokio_postgres::Error> {
-    let statement = client.prepare(SNAPSHOT).await?;
+    let statement = prepare(client, watched).await?;
     snapshot_with(client, &statement, watched).await
 }
 
-/// The guard's query, parsed once for a session that reads it many times.
-pub async fn prepare(client: &Client) -> Result<tokio_postgres::Statement, tokio_postgres::Error> {
-    client.prepare(SNAPSHOT).await
+/// The guard's query, parsed once for a session that reads it many times. The setting names
+/// are written into it when they are plain names (as every server setting's is), so the query
+/// has no parameter and the server plans it once per session, not at every run; otherwise
+/// they are its parameter `$1`.
+pub async fn prepare(
+    client: &Client,
+    watched: &Watched,
+) -> Result<tokio_postgres::Statement, tokio_postgres::Error> {
+    let plain = watched.names.iter().all(|n| {
+        !n.is_empty()
+            && n.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+    });
+    if plain {
+        let names = format!("'{{{}}}'", watched.names.join(","));
+        client.prepare(&SNAPSHOT.replacen("$1", &names, 1)).await
+    } else {
+        client.prepare(SNAPSHOT).await
+    }
 }
 
 /// Reads the guarded state of the session with the guard's query as [`prepare`] parsed it: one
@@ -131,7 +153,11 @@ pub async fn snapshot_with(
     watched: &Watched,
 ) -> Result<Snapshot, tokio_postgres::Error> {
     let names: Vec<&str> = watched.names.iter().map(String::as_str).collect();
-    let row = client.query_one(statement, &[&names]).await?;
+    let row = if statement.params().is_empty() {
+        client.query_one(statement, &[]).await?
+    } else {
+        client.query_one(statement, &[&names]).await?
+    };
     let vxids: Vec<String> = row.get(1);
     Ok(Snapshot {
         values: row.get(0),
