@@ -1,6 +1,7 @@
 //! `plancheck capture` on a real server's log: the reference read paths sent the way a driver
 //! sends them (simple protocol with literals, extended protocol with bound parameters), logged
-//! in csvlog and stderr format, written into a project that `check` then runs.
+//! in csvlog, stderr and (from PostgreSQL 15) jsonlog format, written into a project that
+//! `check` then runs.
 
 mod common;
 
@@ -33,8 +34,8 @@ fn moderator_thread(thread: i64) -> String {
     )
 }
 
-/// A server that logs every statement of database `board` (csvlog and stderr, through the
-/// logging collector into `log/`), with the reference board loaded.
+/// A server that logs every statement of database `board` (csvlog, stderr and, from 15,
+/// jsonlog, through the logging collector into `log/`), with the reference board loaded.
 struct LoggingServer {
     server: Server,
     runtime: tokio::runtime::Runtime,
@@ -45,9 +46,15 @@ impl LoggingServer {
         let runtime = runtime();
         let server = runtime.block_on(async {
             let bin = plancheck::db::ephemeral::find_bin_dir().expect("server binaries");
+            // jsonlog from PostgreSQL 15.
+            let destinations = if major_of(&bin) >= 15 {
+                "stderr,csvlog,jsonlog"
+            } else {
+                "stderr,csvlog"
+            };
             let settings = [
                 ("logging_collector", "on"),
-                ("log_destination", "stderr,csvlog"),
+                ("log_destination", destinations),
                 ("log_directory", "log"),
                 ("log_filename", "pg"),
             ];
@@ -78,13 +85,14 @@ impl LoggingServer {
         self.server.data().join("log").join(name)
     }
 
-    /// Sizes of the csv and stderr logs once the collector has written what it was sent.
-    fn log_sizes(&self) -> (u64, u64) {
+    /// Sizes of the csv, stderr and json logs (0 when there is none) once the collector has
+    /// written what it was sent.
+    fn log_sizes(&self) -> (u64, u64, u64) {
         let size = |name: &str| fs::metadata(self.log(name)).map_or(0, |m| m.len());
-        let mut last = (u64::MAX, u64::MAX);
+        let mut last = (u64::MAX, u64::MAX, u64::MAX);
         loop {
             std::thread::sleep(std::time::Duration::from_millis(200));
-            let now = (size("pg.csv"), size("pg"));
+            let now = (size("pg.csv"), size("pg"), size("pg.json"));
             if now == last {
                 return now;
             }
@@ -105,6 +113,21 @@ impl LoggingServer {
             let _ = task.await;
         });
     }
+}
+
+/// The major version of the server in `bin`, from `postgres --version`.
+fn major_of(bin: &Path) -> u32 {
+    let out = std::process::Command::new(bin.join("postgres"))
+        .arg("--version")
+        .output()
+        .expect("postgres --version");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text.split_whitespace().nth(2).expect("a version number");
+    version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .expect("a major version")
 }
 
 /// Bytes `from..to` of a log, as a log file of their own.
@@ -218,6 +241,17 @@ fn a_project_captured_from_the_log_checks_the_paths_the_application_sent() {
         (start.1, member_end.1),
         &log("member.log"),
     );
+    // From PostgreSQL 15 the server writes a jsonlog too.
+    let json = server.log("pg.json").exists();
+    assert_eq!(json, major_of(&server.server.bin) >= 15);
+    if json {
+        assert!(
+            member_end.2 > start.2,
+            "the member's statements are in the jsonlog"
+        );
+        let range = (start.2, member_end.2);
+        slice(&server.log("pg.json"), range, &log("member.json"));
+    }
 
     // The member's log, csvlog.
     let project = tempfile::tempdir().unwrap();
@@ -274,6 +308,14 @@ fn a_project_captured_from_the_log_checks_the_paths_the_application_sent() {
         file_names(&p.join("plans"))
     );
     assert_eq!(expectation(from_stderr.path(), &thread), member);
+    if json {
+        let from_json = tempfile::tempdir().unwrap();
+        let dir = from_json.path();
+        let j = capture(&[&log("member.json")], &url, dir, &["--scope", "member"]);
+        assert_eq!(j.code(), 0, "{}", j.shown());
+        assert_eq!(file_names(&dir.join("plans")), file_names(&p.join("plans")));
+        assert_eq!(expectation(dir, &thread), member);
+    }
 
     // The moderator's log: a new read path for the SQL that differs, a scope added to the
     // one whose SQL is the same.
