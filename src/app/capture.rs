@@ -10,7 +10,7 @@ use super::run::{jobs, planning_session, run_all};
 use super::target;
 use crate::capture::group::{Group, Grouper};
 use crate::capture::log::{Format, Reader};
-use crate::capture::propose::{Proposal, propose};
+use crate::capture::propose::{Proposal, Skip, propose};
 use crate::capture::{self, shape, write};
 use crate::cli::{CaptureArgs, LogFormatArg};
 use crate::db::check::Session;
@@ -80,23 +80,30 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::
         .filter(|f| !f.group.text.is_empty() && f.covered.as_ref().is_none_or(|c| !c.has_scope))
         .collect();
     let mut proposals: BTreeMap<String, Proposal> = BTreeMap::new();
-    if !to_plan.is_empty() {
-        let files = to_plan
-            .iter()
-            .flat_map(|f| {
-                [
-                    (
-                        format!("plans/{}.sql", f.name),
-                        write::plan(&f.group).into_bytes(),
-                    ),
-                    (
-                        format!("expectations/{}.toml", f.name),
-                        write::expectation(&f.group, &args.scope, NO_INDEX_YET, &[], &[], None)
-                            .into_bytes(),
-                    ),
-                ]
-            })
-            .collect();
+    // Each read path as the files it would become, loaded as `check` loads them: one that
+    // cannot be (a statement plancheck refuses to run) is skipped, saying why.
+    let mut files = Vec::new();
+    for f in to_plan {
+        let these = vec![
+            (
+                format!("plans/{}.sql", f.name),
+                write::plan(&f.group).into_bytes(),
+            ),
+            (
+                format!("expectations/{}.toml", f.name),
+                write::expectation(&f.group, &args.scope, NO_INDEX_YET, &[], &[], None)
+                    .into_bytes(),
+            ),
+        ];
+        match project::load(&Source::Memory(these.clone()), &Filter::default()) {
+            Ok(_) => files.extend(these),
+            Err(e) => {
+                let why = format!("plancheck would not run it: {}", e.0);
+                proposals.insert(f.name.clone(), Proposal::Skip(Skip::Failed(why)));
+            }
+        }
+    }
+    if !files.is_empty() {
         let planned = project::load(&Source::Memory(files), &Filter::default())?;
         let jobs = jobs(&client, None, None).await?;
         let measured = run_all(
