@@ -411,4 +411,46 @@ fn a_log_that_cannot_be_read_writes_nothing() {
         files_under(project.path()).is_empty(),
         "--dry-run writes nothing"
     );
+    assert!(
+        r.stdout.contains("would write")
+            && r.stdout.contains("posts-by-thread-id.sql")
+            && r.stdout.contains("SELECT * FROM posts WHERE thread_id = 1"),
+        "--dry-run prints the files: {}",
+        r.shown()
+    );
+}
+
+/// A read path gets no expectation where there is nothing to require, and the summary says why.
+#[test]
+fn a_read_path_with_nothing_to_require_is_skipped_saying_why() {
+    let url = fresh_board("capture_skips");
+    let dir = tempfile::tempdir().unwrap();
+    let line = |n: usize, sql: &str| {
+        format!(
+            "2026-12-01 10:00:00.000 UTC,\"app\",\"board\",42,\"[local]\",6578a1b2.2a,{n},\
+             \"SELECT\",2026-12-01 10:00:00 UTC,3/7,0,LOG,00000,\"statement: {sql}\",,,,,,,,,\
+             \"app\",client backend,,0\n"
+        )
+    };
+    let log = dir.path().join("app.csv");
+    let text = [
+        // No index can serve a search inside the body: the posts table is read whole.
+        line(1, "SELECT id FROM posts WHERE body LIKE '%zeppelin%'"),
+        // The forums table is small.
+        line(2, "SELECT * FROM forums WHERE id = 2"),
+        // Not a table a plan file can read: it does not exist.
+        line(3, "SELECT * FROM no_such_table WHERE id = 1"),
+    ]
+    .concat();
+    fs::write(&log, text).unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let r = capture(&[&log], &url, project.path(), &[]);
+    assert_eq!(r.code(), 0, "{}", r.shown());
+    let says = |what: &str| assert!(r.stdout.contains(what), "says {what:?}: {}", r.shown());
+    says("3 read paths found: 0 written");
+    says("skipped  posts-by-body: no index: it reads posts");
+    says("skipped  forums-by-id: too small: its largest relation, forums, has about");
+    says("skipped  no-such-table-by-id: could not be planned:");
+    says("no_such_table");
+    assert!(files_under(project.path()).is_empty(), "nothing written");
 }
