@@ -19,7 +19,9 @@ import time
 import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PLANCHECK = os.path.join(ROOT, "target", "release", "plancheck")
+# PLANCHECK_BENCH_BIN measures another build (an older commit's, side by side with this one).
+PLANCHECK = os.environ.get("PLANCHECK_BENCH_BIN") or os.path.join(ROOT, "target", "release",
+                                                                 "plancheck")
 PORT = 5431
 WARMUP, ITERATIONS = 1, 3
 
