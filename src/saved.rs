@@ -62,32 +62,6 @@ fn write_json(path: &Path, value: &impl Serialize) -> Result<(), OutputFailure> 
     std::fs::write(path, text).map_err(|e| fail(&e))
 }
 
-/// Writes the run into `dir` (created if needed).
-pub fn write(dir: &Path, run: &Run) -> Result<(), OutputFailure> {
-    let mut names = Vec::new();
-    for m in &run.checks {
-        names.push(write_check(dir, false, m)?);
-    }
-    let before = match &run.before {
-        Some(before) => {
-            let mut names = Vec::new();
-            for m in before {
-                names.push(write_check(dir, true, m)?);
-            }
-            Some(names)
-        }
-        None => None,
-    };
-    write_run(
-        dir,
-        run.server_version.clone(),
-        run.role_warnings.clone(),
-        run.lint.clone(),
-        names,
-        before,
-    )
-}
-
 /// Writes one check's measurement into `dir` (under `before/` for a check before a migration),
 /// as soon as it is measured, so a run of thousands of checks need not hold them all; returns
 /// the file's name, for [`write_run`].

@@ -391,6 +391,50 @@ fn json_report_shape_is_stable() {
     });
 }
 
+/// A migration run saves the checks before it under before/ as they finish, and `judge` reads
+/// the run back into the same report, before and after side by side.
+#[test]
+fn a_saved_migration_run_is_judged_the_same_with_no_database() {
+    let db = fresh_board("saveplans_migration");
+    let out_dir = tempfile::tempdir().unwrap();
+    let migration = temp_file("drop.sql", "DROP INDEX posts_thread_visible_idx;\n");
+    let (status, report) = check_json(
+        &db,
+        &reference_project(),
+        &[
+            "--only",
+            "thread-page-first",
+            "--migration",
+            migration.arg(),
+            "--save-plans",
+            out_dir.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(status, 1, "{report:#}");
+    let member = check_of(&report, "thread-page-first", "member");
+    assert_eq!(member["verdict"], "missing-index", "{member:#}");
+    assert_eq!(member["before"]["verdict"], "pass", "{member:#}");
+    assert_eq!(
+        file_names(&out_dir.path().join("before")),
+        [
+            "thread-page-first.member.json",
+            "thread-page-first.moderator.json"
+        ]
+    );
+    let out = plancheck(&[
+        "judge",
+        out_dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let judged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(judged["checks"], report["checks"]);
+    assert_eq!(judged["summary"], report["summary"]);
+}
+
 #[test]
 fn saved_plans_are_the_measurements_with_the_explain_documents() {
     let db = fresh_board("saveplans");
