@@ -421,18 +421,7 @@ fn a_saved_migration_run_is_judged_the_same_with_no_database() {
             "thread-page-first.moderator.json"
         ]
     );
-    let out = plancheck(&[
-        "judge",
-        out_dir.path().to_str().unwrap(),
-        "--format",
-        "json",
-    ])
-    .output()
-    .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    let judged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(judged["checks"], report["checks"]);
-    assert_eq!(judged["summary"], report["summary"]);
+    assert_judged_the_same(out_dir.path(), &report, 1);
 }
 
 #[test]

@@ -165,3 +165,15 @@ pub fn check_of<'a>(
         .find(|c| c["read_path"] == read_path && c["scope"] == scope)
         .unwrap_or_else(|| panic!("no check {read_path} [{scope}] in {report:#}"))
 }
+
+/// `plancheck judge DIR --format json` of a run saved with --save-plans gives the same checks,
+/// summary and exit status as the run's own report.
+pub fn assert_judged_the_same(saved: &Path, report: &serde_json::Value, status: i32) {
+    let out = plancheck(&["judge", saved.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(status), "{out:?}");
+    let judged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(judged["checks"], report["checks"]);
+    assert_eq!(judged["summary"], report["summary"]);
+}
