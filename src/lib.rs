@@ -9,7 +9,8 @@
 //! what the expectation requires in, the check's result out. `report` renders every kind of
 //! output. `saved` writes and reads measurements, so `plancheck judge` re-judges a run with no
 //! database. `app` holds one file per command and maps failures to exit statuses; `term` is what
-//! is said on stderr along the way.
+//! is said on stderr along the way. `capture` runs the other way: it reads a server's statement
+//! log into the files `project` reads, planning each statement through `db` as `check` does.
 
 pub mod app;
 pub mod capture;
