@@ -78,6 +78,18 @@ pub fn write_check(dir: &Path, before: bool, m: &Measurement) -> Result<String, 
     Ok(name)
 }
 
+/// Moves the measurements `names` from `dir/before/` to `dir`: a run that was to apply a
+/// migration saved its first checks under before/, and was stopped before applying it.
+pub fn unnest_before(dir: &Path, names: &[String]) -> Result<(), OutputFailure> {
+    let before = dir.join("before");
+    for name in names {
+        std::fs::rename(before.join(name), dir.join(name))
+            .map_err(|e| OutputFailure(format!("--save-plans {}: {e}", dir.display())))?;
+    }
+    let _ = std::fs::remove_dir(&before);
+    Ok(())
+}
+
 /// Writes `run.json`: the run's facts and its measurement files, in the report's order.
 pub fn write_run(
     dir: &Path,

@@ -124,3 +124,64 @@ fn a_migration_run_keeps_to_one_session_and_says_so() {
         "{stderr}"
     );
 }
+
+/// A run that was to apply a migration, stopped before it did: what it saved is a run `judge`
+/// reads back, with no before/ half of it left behind.
+#[test]
+fn a_migration_run_stopped_before_the_migration_saves_a_whole_run() {
+    let db = fresh_board("jobs_migration_stop");
+    let index = member("posts_thread_visible_idx");
+    let dir = read_paths(&[("a-slow", SLOW_PAGE, &index)]);
+    let saved = tempfile::tempdir().unwrap();
+    let migration = temp_file("m.sql", "CREATE INDEX posts_more_idx ON posts (author_id);");
+    let child = plancheck_process(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+        "--warmup",
+        "0",
+        "--iterations",
+        "5",
+        "--migration",
+        migration.arg(),
+        "--save-plans",
+        saved.path().to_str().unwrap(),
+    ])
+    .spawn()
+    .unwrap();
+    let running = wait_until(within(Duration::from_secs(30)), || {
+        query_text(
+            &db,
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'plancheck' \
+             AND datname = current_database() AND pid <> pg_backend_pid() \
+             AND state = 'active' AND query LIKE '%pg_sleep(1)%'",
+        ) == "1"
+    });
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(
+            child.id() as libc::pid_t,
+            if running { libc::SIGINT } else { libc::SIGKILL },
+        );
+    }
+    let run = Run::finish(child, Instant::now());
+    assert!(running, "the check never ran\n{}", run.shown());
+    assert_eq!(run.status, Some(130), "{}", run.shown());
+    assert!(
+        !relation_exists(&db, "posts_more_idx"),
+        "the migration never ran"
+    );
+    assert!(!saved.path().join("before").exists(), "{}", run.shown());
+    assert_eq!(file_names(saved.path()), ["a-slow.member.json", "run.json"]);
+    let out = plancheck(&["judge", saved.path().to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    let judged: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("judge reads the run ({e}): {out:?}"));
+    assert_eq!(judged["checks"], run.report()["checks"]);
+    wait_for_sessions_to_end(&db, Duration::from_secs(15));
+}

@@ -282,6 +282,10 @@ pub async fn run_checks(
             super::check::warn_advanced_sequences(target, &was).await;
         }
     }
+    if let (Some(dir), Some(_), None) = (save, migration, &before) {
+        // Stopped before the migration ran: the checks saved under before/ are the run's own.
+        saved::unnest_before(dir, &names)?;
+    }
     let (before, before_names) = before.unzip();
     if let Some(dir) = save {
         let facts = (server_version.clone(), role_warnings.clone(), lint.clone());
