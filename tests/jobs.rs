@@ -12,6 +12,31 @@ const SLOW_PAGE: &str = "SELECT p.id FROM posts p\n\
       AND (SELECT count(*) FROM pg_sleep(1)) = 1\n\
     ORDER BY p.created_at, p.id LIMIT 20";
 
+/// Sends Ctrl-C (SIGINT) to a running `check` once `sleeping` of its sessions are inside
+/// [`SLOW_PAGE`]'s sleep, and waits for it to end; kills it and fails when they never are.
+fn interrupt_when_sleeping(child: std::process::Child, db: &str, sleeping: usize) -> Run {
+    let running = wait_until(within(Duration::from_secs(30)), || {
+        query_text(
+            db,
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'plancheck' \
+             AND datname = current_database() AND pid <> pg_backend_pid() \
+             AND state = 'active' AND query LIKE '%pg_sleep(1)%'",
+        ) == sleeping.to_string()
+    });
+    let signal = if running { libc::SIGINT } else { libc::SIGKILL };
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, signal);
+    }
+    let run = Run::finish(child, Instant::now());
+    assert!(
+        running,
+        "{sleeping} checks never ran side by side\n{}",
+        run.shown()
+    );
+    run
+}
+
 /// A report with the figures that move between runs taken out.
 fn without_timings(mut report: serde_json::Value) -> serde_json::Value {
     for c in report["checks"].as_array_mut().unwrap() {
@@ -62,27 +87,7 @@ fn ctrl_c_with_four_jobs_leaves_no_session() {
     .spawn()
     .unwrap();
     // Four sessions sleeping side by side.
-    let running = wait_until(within(Duration::from_secs(30)), || {
-        query_text(
-            &db,
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'plancheck' \
-             AND datname = current_database() AND pid <> pg_backend_pid() \
-             AND state = 'active' AND query LIKE '%pg_sleep(1)%'",
-        ) == "4"
-    });
-    if !running {
-        // SAFETY: signalling our own child.
-        unsafe {
-            libc::kill(child.id() as libc::pid_t, libc::SIGKILL);
-        }
-        let run = Run::finish(child, Instant::now());
-        panic!("four checks never ran side by side\n{}", run.shown());
-    }
-    // SAFETY: signalling our own child.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
-    let run = Run::finish(child, Instant::now());
+    let run = interrupt_when_sleeping(child, &db, 4);
     assert_eq!(run.status, Some(130), "{}", run.shown());
     assert!(
         run.took < Duration::from_secs(5),
@@ -153,23 +158,7 @@ fn a_migration_run_stopped_before_the_migration_saves_a_whole_run() {
     ])
     .spawn()
     .unwrap();
-    let running = wait_until(within(Duration::from_secs(30)), || {
-        query_text(
-            &db,
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'plancheck' \
-             AND datname = current_database() AND pid <> pg_backend_pid() \
-             AND state = 'active' AND query LIKE '%pg_sleep(1)%'",
-        ) == "1"
-    });
-    // SAFETY: signalling our own child.
-    unsafe {
-        libc::kill(
-            child.id() as libc::pid_t,
-            if running { libc::SIGINT } else { libc::SIGKILL },
-        );
-    }
-    let run = Run::finish(child, Instant::now());
-    assert!(running, "the check never ran\n{}", run.shown());
+    let run = interrupt_when_sleeping(child, &db, 1);
     assert_eq!(run.status, Some(130), "{}", run.shown());
     assert!(
         !relation_exists(&db, "posts_more_idx"),

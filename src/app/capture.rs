@@ -82,9 +82,9 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::
     let mut proposals: BTreeMap<String, Proposal> = BTreeMap::new();
     // Each read path as the files it would become, loaded as `check` loads them: one that
     // cannot be (a statement plancheck refuses to run) is skipped, saying why.
-    let mut files = Vec::new();
+    let mut read_paths = Vec::new();
     for f in to_plan {
-        let these = vec![
+        let files = vec![
             (
                 format!("plans/{}.sql", f.name),
                 write::plan(&f.group).into_bytes(),
@@ -95,16 +95,19 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::
                     .into_bytes(),
             ),
         ];
-        match project::load(&Source::Memory(these.clone()), &Filter::default()) {
-            Ok(_) => files.extend(these),
+        match project::load(&Source::Memory(files), &Filter::default()) {
+            Ok(one) => read_paths.extend(one.read_paths),
             Err(e) => {
                 let why = format!("plancheck would not run it: {}", e.0);
                 proposals.insert(f.name.clone(), Proposal::Skip(Skip::Failed(why)));
             }
         }
     }
-    if !files.is_empty() {
-        let planned = project::load(&Source::Memory(files), &Filter::default())?;
+    if !read_paths.is_empty() {
+        let planned = project::Project {
+            read_paths,
+            scope_names: vec![args.scope.clone()],
+        };
         let jobs = jobs(&client, None, None).await?;
         let measured = run_all(
             Session::Own(&target),

@@ -93,22 +93,9 @@ pub fn scope_table(
     text
 }
 
-/// A TOML basic string holding `s` exactly.
+/// A TOML string holding `s` exactly, as the `toml` crate writes one.
 pub fn toml_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    toml::Value::String(s.to_string()).to_string()
 }
 
 /// `s` with line breaks and other control characters shown as `?`, for a comment line.

@@ -264,6 +264,9 @@ fn full_index(verdict: PlanVerdict, ev: &Evidence<'_>) -> Usability {
 }
 
 /// A partial index: implied (usable), disproved by a rule or a re-plan (not usable), or neither.
+// Long because it is the outcomes in their order of proof, each with its own message: implied
+// (with or without a rival), disproved by a rule, by the rivals set aside, by no rival at all,
+// then not settled.
 fn partial_index(
     verdict: PlanVerdict,
     predicate: &str,
