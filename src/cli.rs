@@ -353,10 +353,14 @@ pub struct RunArgs {
     /// No progress on stderr (warnings and errors are still said)
     #[arg(short, long)]
     pub quiet: bool,
-    /// Checks run side by side, each in its own session [default: the CPUs, at most 8, never
-    /// more than the server's free connection slots; 1 with --migration]
+    /// Checks run side by side, each in a session of its own while it runs [default: the CPUs,
+    /// at most 8, never more than the server's free connection slots; 1 with --migration]
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: Option<u16>,
+    /// Open a new session for every check, never one an earlier check used (by default a
+    /// session goes on to the next check when its rollback provably left nothing behind)
+    #[arg(long)]
+    pub session_per_check: bool,
     /// Check only in this scope (repeatable)
     #[arg(long, value_name = "NAME")]
     pub scope: Vec<String>,

@@ -22,8 +22,9 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> anyhow::Re
     let (client, settings) = planning_session(&target, &args.bounds).await?;
     drop(client);
     let judging = Judging::default();
+    let pool = crate::db::pool::Pool::new(&target, true);
     let measured = run_all(
-        Session::Own(&target),
+        Session::Own(&pool),
         &project,
         &settings,
         &judging,

@@ -109,8 +109,9 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::
             scope_names: vec![args.scope.clone()],
         };
         let jobs = jobs(&client, None, None).await?;
+        let pool = crate::db::pool::Pool::new(&target, true);
         let measured = run_all(
-            Session::Own(&target),
+            Session::Own(&pool),
             &planned,
             &settings,
             &verdict::Judging::default(),

@@ -131,6 +131,7 @@ fn settings(run: &RunArgs) -> Settings {
         idle_in_transaction_timeout: run.idle_in_transaction_timeout,
         watched: db::guard::Watched::default(),
         replan_without_rivals: false,
+        session_per_check: run.session_per_check,
     }
 }
 

@@ -240,8 +240,9 @@ pub async fn run_checks(
             (judged, save.map(|dir| saved::write_check(dir, before, &m)))
         }
     };
+    let pool = db::pool::Pool::new(target, !settings.session_per_check);
     let first = run_all(
-        db::check::Session::Own(target),
+        db::check::Session::Own(&pool),
         project,
         &settings,
         &judging,
@@ -420,11 +421,11 @@ pub(super) async fn planning_session(
 }
 
 /// Every check, measured, in the project's order whatever finished first; after a stop, the
-/// ones not yet started are left out. Up to `jobs` checks run side by side, each in its own
-/// session; the checks after a migration share its session, one at a time. Each measurement
+/// ones not yet started are left out. Up to `jobs` checks run side by side, each in a session
+/// of the pool; the checks after a migration share its session, one at a time. Each measurement
 /// is judged as it finishes (for the progress line) and handed to `keep` with its judgement,
 /// which returns what the caller holds on to.
-// Long because it is the two ways of running checks (side by side in own sessions, or one at a
+// Long because it is the two ways of running checks (side by side in pooled sessions, or one at a
 // time in the migration's) with their progress and stop handling.
 pub(super) async fn run_all<T>(
     session: db::check::Session<'_>,
@@ -449,34 +450,38 @@ pub(super) async fn run_all<T>(
         .flat_map(|rp| rp.checks.iter().map(move |c| (rp, c)))
         .collect();
     if let db::check::Session::Own(_) = session {
-        let measured: Vec<Option<T>> =
-            futures_util::stream::iter(all.into_iter().map(|(read_path, scope_check)| {
-                let mut stop = stop.clone();
-                let (progress, catalog) = (&progress, &catalog);
-                async move {
-                    if stop.requested().is_some() {
-                        return None;
+        let mut measured: Vec<(usize, T)> =
+            futures_util::stream::iter(all.into_iter().enumerate().map(
+                |(at, (read_path, scope_check))| {
+                    let mut stop = stop.clone();
+                    let (progress, catalog) = (&progress, &catalog);
+                    async move {
+                        if stop.requested().is_some() {
+                            return None;
+                        }
+                        let what = format!("{} [{}]", read_path.name, scope_check.scope);
+                        progress.borrow_mut().start(&what);
+                        let measured = db::check::run(
+                            session,
+                            read_path,
+                            scope_check,
+                            settings,
+                            catalog,
+                            &mut stop,
+                        )
+                        .await;
+                        let judged = verdict::judge(&measured, judging);
+                        progress.borrow_mut().finish(&what, judged.verdict.as_str());
+                        Some((at, keep(measured, judged)))
                     }
-                    let what = format!("{} [{}]", read_path.name, scope_check.scope);
-                    progress.borrow_mut().start(&what);
-                    let measured = db::check::run(
-                        session,
-                        read_path,
-                        scope_check,
-                        settings,
-                        catalog,
-                        &mut stop,
-                    )
-                    .await;
-                    let judged = verdict::judge(&measured, judging);
-                    progress.borrow_mut().finish(&what, judged.verdict.as_str());
-                    Some(keep(measured, judged))
-                }
-            }))
-            .buffered(jobs.max(1))
+                },
+            ))
+            .buffer_unordered(jobs.max(1))
+            .filter_map(|done| async move { done })
             .collect()
             .await;
-        return measured.into_iter().flatten().collect();
+        measured.sort_by_key(|(at, _)| *at);
+        return measured.into_iter().map(|(_, kept)| kept).collect();
     }
     let mut checks = Vec::new();
     let mut shared_lost = false;

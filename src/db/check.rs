@@ -1,4 +1,5 @@
-//! Runs one check: one read path in one scope, in its own session and its own transaction.
+//! Runs one check: one read path in one scope, in a session no other check uses meanwhile (from
+//! the run's [`super::pool`], or the migration's) and its own transaction.
 //!
 //! The transaction is `READ ONLY` and always rolled back, with `statement_timeout`,
 //! `lock_timeout` and `idle_in_transaction_session_timeout` set locally, so a check cannot write,
@@ -29,7 +30,7 @@ use tokio_postgres::{Client, Row, Statement};
 use super::guard::{self, Span, Watched};
 
 mod rivals;
-use super::{Target, cause};
+use super::cause;
 use crate::errors::located;
 use crate::explain::Explain;
 use crate::measure::{
@@ -55,6 +56,8 @@ pub struct Settings {
     /// usable, re-plan once more with the indexes that beat it dropped, in a read-write
     /// transaction that is rolled back.
     pub replan_without_rivals: bool,
+    /// `--session-per-check`: a new session for every check, never one a check before used.
+    pub session_per_check: bool,
 }
 
 impl Default for Settings {
@@ -68,6 +71,7 @@ impl Default for Settings {
             idle_in_transaction_timeout: Duration::from_secs(60),
             watched: Watched::default(),
             replan_without_rivals: false,
+            session_per_check: false,
         }
     }
 }
@@ -168,12 +172,21 @@ const EXPLAIN: &str = "EXPLAIN (ANALYZE, BUFFERS, VERBOSE, FORMAT JSON) ";
 /// Where a check runs.
 #[derive(Clone, Copy)]
 pub enum Session<'a> {
-    /// Its own session and its own `READ ONLY` transaction, rolled back: the normal case.
-    Own(&'a Target),
+    /// A session of the run's pool, used by no other check meanwhile, and its own `READ ONLY`
+    /// transaction, rolled back: the normal case.
+    Own(&'a super::pool::Pool<'a>),
     /// A savepoint of a transaction that is already open, read-only since the migration was
     /// applied, and will be rolled back whole: the migration's, for `check --migration`. Rolled
     /// back to after the check.
     Savepoint(&'a Client),
+}
+
+/// The session a check runs in, with the guard's query parsed in it.
+enum Held<'a> {
+    /// Taken from the pool, handed back after the check.
+    Pooled(super::pool::Pooled),
+    /// The migration's.
+    Shared(&'a Client, tokio::sync::OnceCell<Statement>),
 }
 
 /// A request that did not succeed: the server's error, or no answer in time.
@@ -405,22 +418,21 @@ pub async fn run(
     catalog: &Catalog,
     stop: &mut Stop,
 ) -> Measurement {
-    let owned;
-    let (client, shared) = match session {
-        Session::Own(target) => match target.connect().await {
-            Ok(c) => {
-                owned = c;
-                (&owned, false)
-            }
+    let held = match session {
+        Session::Own(pool) => match pool.take(settings).await {
+            Ok(taken) => Held::Pooled(taken),
             Err(e) => return not_run(read_path, check, &e.0),
         },
-        Session::Savepoint(client) => (client, true),
+        Session::Savepoint(client) => Held::Shared(client, tokio::sync::OnceCell::new()),
     };
-    let guard = tokio::sync::OnceCell::new();
+    let (client, guard, shared) = match &held {
+        Held::Pooled(own) => (&own.client, &own.guard, false),
+        Held::Shared(client, guard) => (*client, guard, true),
+    };
     let sess = Sess {
         client,
         settings,
-        guard: &guard,
+        guard,
     };
     let outcome = tokio::select! {
         outcome = measure(sess, shared, read_path, check, catalog) => outcome,
@@ -441,16 +453,16 @@ pub async fn run(
         Err(failure) => Outcome::Failed(failure),
     };
     let lost = matches!(&outcome, Outcome::Failed(f) if f.connection_lost);
-    // An own session ends here, and every setting and prepared statement with it. Clean up
-    // explicitly all the same, so a pooled or proxied session is left as it was found; a
-    // session given up is sent nothing more.
+    // The rollback undoes the check; a session given up is sent nothing more.
+    let mut rolled_back = false;
     if !client.is_closed() && !lost {
         let end = if shared {
             "ROLLBACK TO SAVEPOINT plancheck_check; RELEASE SAVEPOINT plancheck_check"
         } else {
             "ROLLBACK"
         };
-        if sess.exec(end).await.is_err() && shared {
+        rolled_back = sess.exec(end).await.is_ok();
+        if !rolled_back && shared {
             // The migration's session can no longer be trusted for the checks after this one.
             outcome = Outcome::Failed(Failure {
                 message: "the migration's session was lost after this check".into(),
@@ -465,6 +477,13 @@ pub async fn run(
         && let Err(f) = rivals::settle(sess, read_path, check, measured).await
     {
         outcome = Outcome::Failed(f);
+    }
+    if let (Session::Own(pool), Held::Pooled(pooled)) = (session, held) {
+        let clean = rolled_back
+            && matches!(outcome, Outcome::Measured(_))
+            && stop.requested().is_none()
+            && super::pool::leaves_nothing(check);
+        pool.give_back(pooled, clean, settings).await;
     }
     Measurement {
         format: crate::measure::FORMAT.into(),

@@ -8,6 +8,7 @@ pub mod ephemeral;
 pub mod fixtures;
 pub mod guard;
 pub mod migrate;
+pub mod pool;
 pub mod provider;
 pub mod role;
 pub mod tls;

@@ -1,0 +1,164 @@
+//! The run's sessions: at most one per job, each used by one check at a time and handed to the
+//! next check only when nothing the last one did can have stayed behind.
+//!
+//! A check's transaction is read-only and rolled back, which undoes its settings (`SET`,
+//! `set_config`, `SET ROLE`) and releases its transaction locks. What a rollback does not undo
+//! is session state: a session advisory lock, a statement prepared with SQL `PREPARE`, a library
+//! a function loaded (with whatever hooks it installs), the placeholder a custom setting such as
+//! `app.user_id` leaves once set, an extension's own session memory. A session goes back to the
+//! pool only when all of these hold, and is closed otherwise (the next check opens a new one):
+//!
+//! - the check was measured: not failed, not interrupted, the session still answering;
+//! - the check set no custom (dotted) setting and ran no setup statement other than `SET` /
+//!   `RESET` of a built-in setting, and its read path calls no `set_config` ([`leaves_nothing`]);
+//! - after the rollback, the session has as many settings as when it opened (a library defines
+//!   its own settings as it loads; from PostgreSQL 18, which lists the libraries a session
+//!   loaded, as many libraries instead) and no statement prepared by SQL. A session lock or a
+//!   setting changed for the session fails the check already (the guard), which closes it.
+//!
+//! What none of this can see: before PostgreSQL 18, a library that defines no setting; an
+//! extension's own session memory (HypoPG's hypothetical indexes, say) or a placeholder setting
+//! reached through a function a read path calls; the plans a function (PL/pgSQL) caches for its
+//! own statements, as an application's pooled sessions keep them too. `--session-per-check`
+//! opens a new session for every check.
+
+use std::cell::RefCell;
+
+use tokio_postgres::{Client, SimpleQueryMessage, Statement};
+
+use super::Target;
+use super::check::{Settings, clocked};
+use crate::errors::DatabaseFailure;
+use crate::project::ScopeCheck;
+use crate::sql::{Dialect, Kind};
+
+/// What a session must look like, outside any transaction, to be handed to another check: how
+/// many settings it has (a library defines its own when it loads) and how many statements SQL
+/// prepared. Two numbers, read without parsing a plan.
+const FINGERPRINT: &str = "SELECT \
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_show_all_settings()), \
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_prepared_statements p WHERE p.from_sql)";
+
+/// Where the server lists the libraries it loaded (PostgreSQL 18 and later), those instead of
+/// the settings: every library, whether it defines settings or not, and cheaper to read.
+const FINGERPRINT_MODULES: &str = "SELECT \
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_get_loaded_modules()), \
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_prepared_statements p WHERE p.from_sql)";
+
+/// Whether the server lists its loaded libraries.
+const HAS_MODULES: &str =
+    "SELECT pg_catalog.to_regproc('pg_catalog.pg_get_loaded_modules') IS NOT NULL";
+
+/// One session of the pool.
+pub struct Pooled {
+    pub client: Client,
+    /// The guard's query, parsed on its first use in the session.
+    pub guard: tokio::sync::OnceCell<Statement>,
+    /// The fingerprint's query and what it read when the session opened; None when it could not
+    /// be read (the session is never handed on then).
+    opened: Option<(&'static str, Vec<String>)>,
+}
+
+/// The run's sessions.
+pub struct Pool<'a> {
+    target: &'a Target,
+    reuse: bool,
+    idle: RefCell<Vec<Pooled>>,
+    opened: std::cell::Cell<usize>,
+}
+
+impl<'a> Pool<'a> {
+    /// Sessions to `target`, handed from check to check unless `reuse` is false
+    /// (`--session-per-check`).
+    pub fn new(target: &'a Target, reuse: bool) -> Pool<'a> {
+        Pool {
+            target,
+            reuse,
+            idle: RefCell::new(Vec::new()),
+            opened: std::cell::Cell::new(0),
+        }
+    }
+
+    /// How many sessions the pool has opened so far.
+    pub fn opened(&self) -> usize {
+        self.opened.get()
+    }
+
+    /// A session for the next check: one handed back clean, or a new one.
+    pub async fn take(&self, settings: &Settings) -> Result<Pooled, DatabaseFailure> {
+        if let Some(pooled) = self.idle.borrow_mut().pop() {
+            return Ok(pooled);
+        }
+        let client = self.target.connect().await?;
+        self.opened.set(self.opened.get() + 1);
+        let opened = if self.reuse {
+            opened(&client, settings).await
+        } else {
+            None
+        };
+        Ok(Pooled {
+            client,
+            guard: tokio::sync::OnceCell::new(),
+            opened,
+        })
+    }
+
+    /// Hands `pooled` back after its check's rollback: kept for the next check when `clean`
+    /// (measured, and [`leaves_nothing`]) and its fingerprint is the one it opened with; closed
+    /// otherwise.
+    pub async fn give_back(&self, pooled: Pooled, clean: bool, settings: &Settings) {
+        if !self.reuse || !clean || pooled.client.is_closed() {
+            return;
+        }
+        let Some((query, opened)) = &pooled.opened else {
+            return;
+        };
+        let now = read(&pooled.client, settings, query).await;
+        if now.as_ref() == Some(opened) {
+            self.idle.borrow_mut().push(pooled);
+        }
+    }
+}
+
+/// The fingerprint of a session just opened, with the query that reads it on this server.
+async fn opened(client: &Client, settings: &Settings) -> Option<(&'static str, Vec<String>)> {
+    let modules = read(client, settings, HAS_MODULES).await?;
+    let query = if modules.first().map(String::as_str) == Some("t") {
+        FINGERPRINT_MODULES
+    } else {
+        FINGERPRINT
+    };
+    Some((query, read(client, settings, query).await?))
+}
+
+/// The one row `query` answers, as text; None when it could not be read.
+async fn read(client: &Client, settings: &Settings, query: &str) -> Option<Vec<String>> {
+    let messages = clocked(client, settings, client.simple_query(query))
+        .await
+        .ok()?;
+    messages.iter().find_map(|m| match m {
+        SimpleQueryMessage::Row(row) => (0..row.len())
+            .map(|i| row.get(i).map(str::to_string))
+            .collect(),
+        _ => None,
+    })
+}
+
+/// Whether a rollback undoes everything `check` can do to its session, as far as its files show:
+/// its declared settings and setup statements change built-in settings only (a custom, dotted
+/// one leaves a placeholder the session keeps), its setup is nothing but `SET` and `RESET`, and
+/// its read path calls no `set_config`.
+pub fn leaves_nothing(check: &ScopeCheck) -> bool {
+    let dialect = Dialect::default();
+    let built_in = |name: &str| !name.contains('.');
+    check.settings.iter().all(|(name, _)| built_in(name))
+        && check
+            .setup
+            .iter()
+            .all(|statement| match crate::sql::classify(statement, dialect) {
+                Kind::Set { name, .. } => built_in(&name),
+                Kind::Reset { name } => name.as_deref().is_none_or(built_in),
+                _ => false,
+            })
+        && crate::sql::set_config_calls(&check.sql.text, dialect).is_empty()
+}

@@ -1,0 +1,170 @@
+//! Sessions handed from check to check: only when nothing one check did can reach the next.
+//! Each test runs a check that leaves something in its session, then one that fails (division by
+//! zero) if it runs in a session where that is still there.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+/// The member page, failing with a division by zero when `left_behind` (an SQL condition) holds
+/// in its session.
+fn page_failing_when(left_behind: &str) -> String {
+    format!(
+        "SELECT p.id FROM posts p\n\
+         WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
+           AND 1 / (CASE WHEN {left_behind} THEN 0 ELSE 1 END) = 1\n\
+         ORDER BY p.created_at, p.id LIMIT 20"
+    )
+}
+
+const PAGE: &str = "SELECT p.id FROM posts p\n\
+    WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
+    ORDER BY p.created_at, p.id LIMIT 20";
+
+/// Sessions `check` opened on `project` with `extra` arguments, read from the server's count
+/// (PostgreSQL 14 and later) once they have all ended. Asked on one session of the test's own,
+/// whose opening is counted before the first reading.
+fn sessions_opened(db: &str, project: &std::path::Path, extra: &[&str]) -> u64 {
+    let asking = Session::open(db);
+    let count = || -> u64 {
+        asking.rows("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")[0]
+            .parse()
+            .unwrap()
+    };
+    let running = || {
+        asking.rows(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE application_name = 'plancheck' AND pid <> pg_backend_pid() \
+               AND datname = current_database()",
+        ) != ["0"]
+    };
+    // The asking session's own opening is counted when its first query ends.
+    count();
+    let before = count();
+    let (status, report) = check_json(db, project, extra);
+    assert_eq!(status, 0, "{report:#}");
+    assert!(
+        wait_until(within(Duration::from_secs(10)), || !running()),
+        "plancheck's sessions did not end"
+    );
+    count() - before
+}
+
+#[test]
+fn a_session_goes_on_to_the_next_check_unless_session_per_check_says_otherwise() {
+    let db = fresh_board("sessions_reused");
+    if server_version_num(&db) < 140000 {
+        eprintln!("skipped: pg_stat_database counts sessions from PostgreSQL 14");
+        return;
+    }
+    let index = member("posts_thread_visible_idx");
+    let dir = read_paths(&[
+        ("a", PAGE, &index),
+        ("b", PAGE, &index),
+        ("c", PAGE, &index),
+        ("d", PAGE, &index),
+        ("e", PAGE, &index),
+    ]);
+    let reused = sessions_opened(&db, dir.path(), &["--jobs", "1"]);
+    let each = sessions_opened(&db, dir.path(), &["--jobs", "1", "--session-per-check"]);
+    // Five checks: one session for all of them, or one each; the same sessions besides.
+    assert_eq!(
+        each - reused,
+        4,
+        "{reused} sessions reused, {each} one per check"
+    );
+}
+
+#[test]
+fn a_custom_setting_one_check_set_is_not_seen_by_the_next() {
+    let db = fresh_board("sessions_placeholder");
+    // What the next check would meet in a session the first one used: the rollback undoes the
+    // value, not the placeholder.
+    let page = page_failing_when("current_setting('app.user_id', true) IS NOT NULL");
+    let session = Session::open(&db);
+    session.execute("BEGIN; SET app.user_id = '5'; ROLLBACK");
+    assert_eq!(
+        session.rows("SELECT current_setting('app.user_id', true) IS NOT NULL"),
+        ["t"]
+    );
+    drop(session);
+
+    let dir = read_paths(&[
+        (
+            "a-sets-a-custom-setting",
+            PAGE,
+            "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n\
+             setup = [\"SET app.user_id = '5'\"]\n",
+        ),
+        ("b-after", &page, &member("posts_thread_visible_idx")),
+    ]);
+    let (status, report) = check_json(&db, dir.path(), &["--jobs", "1"]);
+    assert_eq!(
+        verdict_of(&report, "a-sets-a-custom-setting", "member"),
+        "pass"
+    );
+    assert_eq!(
+        verdict_of(&report, "b-after", "member"),
+        "pass",
+        "{report:#}"
+    );
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_library_a_check_loaded_does_not_reach_the_next() {
+    let db = fresh_board("sessions_library");
+    if try_sql(&db, "LOAD 'auto_explain'").is_err() {
+        eprintln!("skipped: this server has no auto_explain library");
+        return;
+    }
+    // An SQL function, not PL/pgSQL: loading the language would change the session by itself.
+    sql(
+        &db,
+        "CREATE FUNCTION load_a_library() RETURNS int LANGUAGE sql \
+         AS $$ LOAD 'auto_explain'; SELECT 1 $$",
+    );
+    let loads = "SELECT p.id FROM posts p\n\
+        WHERE p.thread_id = 1 AND p.visibility = 'visible' AND load_a_library() = 1\n\
+        ORDER BY p.created_at, p.id LIMIT 20";
+    let page =
+        page_failing_when("current_setting('auto_explain.log_min_duration', true) IS NOT NULL");
+    let index = member("posts_thread_visible_idx");
+    let dir = read_paths(&[("a-loads", loads, &index), ("b-after", &page, &index)]);
+    let (status, report) = check_json(&db, dir.path(), &["--jobs", "1"]);
+    assert_eq!(
+        verdict_of(&report, "a-loads", "member"),
+        "pass",
+        "{report:#}"
+    );
+    assert_eq!(
+        verdict_of(&report, "b-after", "member"),
+        "pass",
+        "{report:#}"
+    );
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_session_lock_a_failed_check_left_is_not_carried_on() {
+    let db = fresh_board("sessions_lock");
+    let locks = "SELECT p.id FROM posts p\n\
+        WHERE p.thread_id = 1 AND p.visibility = 'visible' AND pg_try_advisory_lock(7)\n\
+        ORDER BY p.created_at, p.id LIMIT 20";
+    let page = page_failing_when(
+        "EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' \
+                 AND pid = pg_backend_pid())",
+    );
+    let index = member("posts_thread_visible_idx");
+    let dir = read_paths(&[("a-locks", locks, &index), ("b-after", &page, &index)]);
+    let (_, report) = check_json(&db, dir.path(), &["--jobs", "1"]);
+    let locked = check_of(&report, "a-locks", "member");
+    assert_ne!(locked["verdict"], "pass", "{locked:#}");
+    assert_eq!(
+        verdict_of(&report, "b-after", "member"),
+        "pass",
+        "{report:#}"
+    );
+}
