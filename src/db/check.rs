@@ -453,15 +453,30 @@ pub async fn run(
         Err(failure) => Outcome::Failed(failure),
     };
     let lost = matches!(&outcome, Outcome::Failed(f) if f.connection_lost);
+    // Whether the session may go on to the next check, as far as the check shows.
+    let hand_on = matches!(outcome, Outcome::Measured(_))
+        && !settings.replan_without_rivals
+        && stop.requested().is_none()
+        && super::pool::leaves_nothing(check);
     // The rollback undoes the check; a session given up is sent nothing more.
-    let mut rolled_back = false;
+    let (mut rolled_back, mut after) = (false, None);
     if !client.is_closed() && !lost {
         let end = if shared {
             "ROLLBACK TO SAVEPOINT plancheck_check; RELEASE SAVEPOINT plancheck_check"
         } else {
             "ROLLBACK"
         };
-        rolled_back = sess.exec(end).await.is_ok();
+        let ended = sess.exec(end);
+        rolled_back = match &held {
+            // The fingerprint of a session that may go on, read in the rollback's round trip.
+            Held::Pooled(own) if hand_on => {
+                let (ended, read) =
+                    futures_util::future::join(ended, own.fingerprint(settings)).await;
+                after = Some(read);
+                ended.is_ok()
+            }
+            _ => ended.await.is_ok(),
+        };
         if !rolled_back && shared {
             // The migration's session can no longer be trusted for the checks after this one.
             outcome = Outcome::Failed(Failure {
@@ -483,7 +498,7 @@ pub async fn run(
             && matches!(outcome, Outcome::Measured(_))
             && stop.requested().is_none()
             && super::pool::leaves_nothing(check);
-        pool.give_back(pooled, clean, settings).await;
+        pool.give_back(pooled, clean, after, settings).await;
     }
     Measurement {
         format: crate::measure::FORMAT.into(),
@@ -655,7 +670,8 @@ async fn explain_read_path(
             prefix_len: EXPLAIN.len(),
             count: (settings.warmup, settings.iterations),
         };
-        let plans = explain_runs(sess, read_path, check, &runs, before).await?;
+        let parsed = parse_runs(sess, read_path, check, &runs).await?;
+        let plans = explain_runs(sess, read_path, check, (&runs, &parsed), before).await?;
         return Ok((plans, None));
     }
     // Parse of the file's text alone: one statement, or the server refuses it. The server's
@@ -674,14 +690,22 @@ async fn explain_read_path(
         prefix_len: usize::MAX,
         count: (settings.warmup, settings.iterations),
     };
-    let before = set_plan_cache_mode(sess, "force_custom_plan").await?;
-    let plans = explain_runs(sess, read_path, check, &custom_runs, &before).await?;
+    // The EXPLAIN statement parsed in the round trip that sets the plan cache mode: plancheck's
+    // own statements, and a Parse runs nothing.
+    let (before, parsed) = futures_util::future::join(
+        set_plan_cache_mode(sess, "force_custom_plan"),
+        parse_runs(sess, read_path, check, &custom_runs),
+    )
+    .await;
+    let (before, parsed) = (before?, parsed?);
+    let plans = explain_runs(sess, read_path, check, (&custom_runs, &parsed), &before).await?;
     let before = set_plan_cache_mode(sess, "force_generic_plan").await?;
     let generic_runs = Runs {
         count: (0, 1),
         ..custom_runs
     };
-    let generic = explain_runs(sess, read_path, check, &generic_runs, &before).await?;
+    // The same EXPLAIN statement: the plan cache mode is read when EXECUTE runs.
+    let generic = explain_runs(sess, read_path, check, (&generic_runs, &parsed), &before).await?;
     drop(statement);
     Ok((plans, generic.into_iter().next()))
 }
@@ -924,29 +948,36 @@ struct Runs<'a> {
     count: (u32, u32),
 }
 
-/// Warm-up runs (discarded), then measured runs, each parsed and each followed by the guard (a
-/// function the read path calls could change a setting for the runs after it). Returns each
-/// measured run's plan and document.
-async fn explain_runs(
+/// The EXPLAIN statement of `runs`, parsed. The extended protocol refuses several statements in
+/// one string, so a plan file cannot smuggle a `COMMIT` past the read-only transaction. Parsed
+/// once: EXPLAIN plans its query afresh at every run.
+async fn parse_runs(
     sess: Sess<'_>,
     read_path: &ReadPath,
     check: &ScopeCheck,
     runs: &Runs<'_>,
+) -> Result<Statement, Failure> {
+    sess.prepare(runs.statement)
+        .await
+        .map_err(|f| f.or(|e| run_failure(e, read_path, check, runs, sess.settings)))
+}
+
+/// Warm-up runs (discarded), then measured runs of `statement` (the runs' EXPLAIN, parsed), each
+/// followed by the guard (a function the read path calls could change a setting for the runs
+/// after it). Returns each measured run's plan and document.
+async fn explain_runs(
+    sess: Sess<'_>,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+    (runs, statement): (&Runs<'_>, &Statement),
     before: &guard::Snapshot,
 ) -> Result<Vec<(Explain, Value)>, Failure> {
     let settings = sess.settings;
     let mut plans = Vec::new();
     let (warmup, iterations) = runs.count;
-    // The extended protocol refuses several statements in one string, so a plan file cannot
-    // smuggle a `COMMIT` past the read-only transaction. Parsed once: EXPLAIN plans its query
-    // afresh at every run.
-    let statement = sess
-        .prepare(runs.statement)
-        .await
-        .map_err(|f| f.or(|e| run_failure(e, read_path, check, runs, settings)))?;
     for run in 0..warmup + iterations {
         let (rows, now) = sess
-            .run_then_guard(&statement)
+            .run_then_guard(statement)
             .await
             .map_err(|f| f.or(|e| run_failure(e, read_path, check, runs, settings)))?;
         let now = now?;

@@ -104,19 +104,37 @@ impl<'a> Pool<'a> {
     }
 
     /// Hands `pooled` back after its check's rollback: kept for the next check when `clean`
-    /// (measured, and [`leaves_nothing`]) and its fingerprint is the one it opened with; closed
-    /// otherwise.
-    pub async fn give_back(&self, pooled: Pooled, clean: bool, settings: &Settings) {
+    /// (measured, and [`leaves_nothing`]) and its fingerprint (`after` the rollback, when read
+    /// with it; else read now) is the one it opened with; closed otherwise.
+    pub async fn give_back(
+        &self,
+        pooled: Pooled,
+        clean: bool,
+        after: Option<Option<Vec<String>>>,
+        settings: &Settings,
+    ) {
         if !self.reuse || !clean || pooled.client.is_closed() {
             return;
         }
-        let Some((query, opened)) = &pooled.opened else {
+        let Some((_, opened)) = &pooled.opened else {
             return;
         };
-        let now = read(&pooled.client, settings, query).await;
+        let now = match after {
+            Some(read) => read,
+            None => pooled.fingerprint(settings).await,
+        };
         if now.as_ref() == Some(opened) {
             self.idle.borrow_mut().push(pooled);
         }
+    }
+}
+
+impl Pooled {
+    /// The session's fingerprint now (None when it could not be read, or was never read when
+    /// it opened).
+    pub async fn fingerprint(&self, settings: &Settings) -> Option<Vec<String>> {
+        let (query, _) = self.opened.as_ref()?;
+        read(&self.client, settings, query).await
     }
 }
 
