@@ -693,13 +693,13 @@ async fn explain_read_path(
     // The EXPLAIN statement parsed in the round trip that sets the plan cache mode: plancheck's
     // own statements, and a Parse runs nothing.
     let (before, parsed) = futures_util::future::join(
-        set_plan_cache_mode(sess, "force_custom_plan"),
+        set_plan_cache_mode(sess, "force_custom_plan", Some(before)),
         parse_runs(sess, read_path, check, &custom_runs),
     )
     .await;
     let (before, parsed) = (before?, parsed?);
     let plans = explain_runs(sess, read_path, check, (&custom_runs, &parsed), &before).await?;
-    let before = set_plan_cache_mode(sess, "force_generic_plan").await?;
+    let before = set_plan_cache_mode(sess, "force_generic_plan", Some(&before)).await?;
     let generic_runs = Runs {
         count: (0, 1),
         ..custom_runs
@@ -920,12 +920,17 @@ async fn replan(
     read_plan(&planned?)
 }
 
-/// plancheck's own change of `plan_cache_mode`, and the guard's snapshot after it (sent
-/// together: one round trip).
-async fn set_plan_cache_mode(sess: Sess<'_>, mode: &str) -> Result<guard::Snapshot, Failure> {
+/// plancheck's own change of `plan_cache_mode`, and the guard's baseline after it: `before` with
+/// the mode changed, which is all plancheck's own `SET LOCAL` changes (a wrong baseline would
+/// stop the check at the next guard, never let a change through); read from the server, in the
+/// same round trip, where the mode is not among the watched settings or there is no `before`.
+async fn set_plan_cache_mode(
+    sess: Sess<'_>,
+    mode: &str,
+    before: Option<&guard::Snapshot>,
+) -> Result<guard::Snapshot, Failure> {
     let set = format!("SET LOCAL plan_cache_mode = {mode}");
-    let (set, now) = futures_util::future::join(sess.exec(&set), sess.snapshot()).await;
-    set.map_err(|f| {
+    let failed = |f: Fail| {
         f.or(|e| {
             failure(
                 e,
@@ -933,7 +938,15 @@ async fn set_plan_cache_mode(sess: Sess<'_>, mode: &str) -> Result<guard::Snapsh
                 sess.settings,
             )
         })
-    })?;
+    };
+    let derived =
+        before.and_then(|b| b.with_setting(&sess.settings.watched, "plan_cache_mode", mode));
+    if let Some(after) = derived {
+        sess.exec(&set).await.map_err(failed)?;
+        return Ok(after);
+    }
+    let (set, now) = futures_util::future::join(sess.exec(&set), sess.snapshot()).await;
+    set.map_err(failed)?;
     now
 }
 

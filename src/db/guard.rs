@@ -84,6 +84,17 @@ pub struct Snapshot {
     strong_locks: Vec<String>,
 }
 
+impl Snapshot {
+    /// This snapshot with the watched setting `name` at `value`; None when `name` is not
+    /// watched.
+    pub fn with_setting(&self, watched: &Watched, name: &str, value: &str) -> Option<Snapshot> {
+        let at = watched.names.iter().position(|n| n == name)?;
+        let mut changed = self.clone();
+        *changed.values.get_mut(at)? = Some(value.to_string());
+        Some(changed)
+    }
+}
+
 /// Which settings a comparison covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Span {
@@ -231,6 +242,20 @@ mod tests {
         let m = changed(&w, &before, &after, Span::Fixed, true).unwrap();
         assert!(m.contains("enable_seqscan") && m.contains("`off`"), "{m}");
         assert_eq!(changed(&w, &before, &before, Span::All, true), None);
+    }
+
+    #[test]
+    fn a_baseline_with_one_setting_changed_differs_from_the_old_in_that_setting_only() {
+        let w = watched();
+        let before = snap("3/1", &["on", "30s", "public", "none", "postgres"], &["x"]);
+        let after = before.with_setting(&w, "enable_seqscan", "off").unwrap();
+        assert_eq!(
+            after,
+            snap("3/1", &["off", "30s", "public", "none", "postgres"], &["x"])
+        );
+        let m = changed(&w, &after, &before, Span::All, true).unwrap();
+        assert!(m.contains("enable_seqscan"), "{m}");
+        assert_eq!(before.with_setting(&w, "work_mem", "1MB"), None);
     }
 
     #[test]

@@ -148,7 +148,7 @@ async fn without_rivals(
     let before = sess.snapshot().await?;
     run_setup(sess, read_path, check, &before).await?;
     if let Some(mode) = mode {
-        set_plan_cache_mode(sess, mode).await?;
+        set_plan_cache_mode(sess, mode, None).await?;
     }
     let mut dropped: Vec<String> = Vec::new();
     let mut probes = Vec::new();
