@@ -27,6 +27,11 @@ const PAGE: &str = "SELECT p.id FROM posts p\n\
 /// (PostgreSQL 14 and later) once they have all ended. Asked on one session of the test's own,
 /// whose opening is counted before the first reading.
 fn sessions_opened(db: &str, project: &std::path::Path, extra: &[&str]) -> u64 {
+    sessions_opened_as(db, db, project, extra)
+}
+
+/// [`sessions_opened`], plancheck connecting with `conn` to the database of `db`.
+fn sessions_opened_as(db: &str, conn: &str, project: &std::path::Path, extra: &[&str]) -> u64 {
     let asking = Session::open(db);
     let count = || -> u64 {
         asking.rows("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")[0]
@@ -43,7 +48,7 @@ fn sessions_opened(db: &str, project: &std::path::Path, extra: &[&str]) -> u64 {
     // The asking session's own opening is counted when its first query ends.
     count();
     let before = count();
-    let (status, report) = check_json(db, project, extra);
+    let (status, report) = check_json(conn, project, extra);
     assert_eq!(status, 0, "{report:#}");
     assert!(
         wait_until(within(Duration::from_secs(10)), || !running()),
@@ -73,6 +78,47 @@ fn a_session_goes_on_to_the_next_check_unless_session_per_check_says_otherwise()
     assert_eq!(
         each - reused,
         4,
+        "{reused} sessions reused, {each} one per check"
+    );
+}
+
+#[test]
+fn a_role_with_no_right_beyond_reading_hands_its_sessions_on_too() {
+    let db = fresh_board("sessions_reader");
+    if server_version_num(&db) < 140000 {
+        eprintln!("skipped: pg_stat_database counts sessions from PostgreSQL 14");
+        return;
+    }
+    // Roles are the server's, not the database's: dropped first in case of an earlier run.
+    sql(
+        &db,
+        "DROP ROLE IF EXISTS sessions_reader; CREATE ROLE sessions_reader LOGIN; \
+         GRANT SELECT ON ALL TABLES IN SCHEMA public TO sessions_reader",
+    );
+    let reader: String = db
+        .split_whitespace()
+        .map(|kv| match kv.strip_prefix("user=") {
+            Some(_) => "user=sessions_reader".to_string(),
+            None => kv.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let index = member("posts_thread_visible_idx");
+    let dir = read_paths(&[
+        ("a", PAGE, &index),
+        ("b", PAGE, &index),
+        ("c", PAGE, &index),
+    ]);
+    let reused = sessions_opened_as(&db, &reader, dir.path(), &["--jobs", "1"]);
+    let each = sessions_opened_as(
+        &db,
+        &reader,
+        dir.path(),
+        &["--jobs", "1", "--session-per-check"],
+    );
+    assert_eq!(
+        each - reused,
+        2,
         "{reused} sessions reused, {each} one per check"
     );
 }

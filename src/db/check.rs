@@ -453,11 +453,11 @@ pub async fn run(
         Err(failure) => Outcome::Failed(failure),
     };
     let lost = matches!(&outcome, Outcome::Failed(f) if f.connection_lost);
-    // Whether the session may go on to the next check, as far as the check shows.
-    let hand_on = matches!(outcome, Outcome::Measured(_))
-        && !settings.replan_without_rivals
-        && stop.requested().is_none()
-        && super::pool::leaves_nothing(check);
+    // Whether the session may go on to the next check, as far as the check shows (the
+    // session's fingerprint decides the rest), and whether that is settled before the rollback.
+    let may_go_on = stop.requested().is_none() && super::pool::leaves_nothing(check);
+    let hand_on =
+        may_go_on && matches!(outcome, Outcome::Measured(_)) && !settings.replan_without_rivals;
     // The rollback undoes the check; a session given up is sent nothing more.
     let (mut rolled_back, mut after) = (false, None);
     if !client.is_closed() && !lost {
@@ -494,10 +494,7 @@ pub async fn run(
         outcome = Outcome::Failed(f);
     }
     if let (Session::Own(pool), Held::Pooled(pooled)) = (session, held) {
-        let clean = rolled_back
-            && matches!(outcome, Outcome::Measured(_))
-            && stop.requested().is_none()
-            && super::pool::leaves_nothing(check);
+        let clean = rolled_back && may_go_on && matches!(outcome, Outcome::Measured(_));
         pool.give_back(pooled, clean, after, settings).await;
     }
     Measurement {

@@ -34,7 +34,7 @@ use crate::sql::{Dialect, Kind};
 
 /// What a session must look like, outside any transaction, to be handed to another check: how
 /// many settings it has (a library defines its own when it loads) and how many statements SQL
-/// prepared. Two numbers, read without parsing a plan.
+/// prepared.
 const FINGERPRINT: &str = "SELECT \
        (SELECT pg_catalog.count(*) FROM pg_catalog.pg_show_all_settings()), \
        (SELECT pg_catalog.count(*) FROM pg_catalog.pg_prepared_statements p WHERE p.from_sql)";
@@ -64,7 +64,6 @@ pub struct Pool<'a> {
     target: &'a Target,
     reuse: bool,
     idle: RefCell<Vec<Pooled>>,
-    opened: std::cell::Cell<usize>,
 }
 
 impl<'a> Pool<'a> {
@@ -75,13 +74,7 @@ impl<'a> Pool<'a> {
             target,
             reuse,
             idle: RefCell::new(Vec::new()),
-            opened: std::cell::Cell::new(0),
         }
-    }
-
-    /// How many sessions the pool has opened so far.
-    pub fn opened(&self) -> usize {
-        self.opened.get()
     }
 
     /// A session for the next check: one handed back clean, or a new one.
@@ -90,7 +83,6 @@ impl<'a> Pool<'a> {
             return Ok(pooled);
         }
         let client = self.target.connect().await?;
-        self.opened.set(self.opened.get() + 1);
         let opened = if self.reuse {
             opened(&client, settings).await
         } else {
