@@ -358,7 +358,8 @@ pub struct RunArgs {
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: Option<u16>,
     /// Open a new session for every check, never one an earlier check used (by default a
-    /// session goes on to the next check when its rollback provably left nothing behind)
+    /// session goes on to the next check when the last one left nothing in it that plancheck
+    /// can see: no custom setting, library or SQL-prepared statement)
     #[arg(long)]
     pub session_per_check: bool,
     /// Check only in this scope (repeatable)
