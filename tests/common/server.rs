@@ -42,7 +42,14 @@ fn shared() -> &'static Shared {
         std::thread::spawn(move || {
             let rt = runtime();
             let started = rt.block_on(async {
-                let server = Server::start().await?;
+                // Prepared transactions allowed, as on many servers: an attack that prepares
+                // one (tests/attacks.rs) must be stopped by plancheck, not by this setting.
+                let server = Server::start_with_settings(
+                    plancheck::db::ephemeral::find_bin_dir()?,
+                    None,
+                    &[("max_prepared_transactions", "4")],
+                )
+                .await?;
                 let admin = server.target("postgres").connect().await?;
                 admin
                     .batch_execute("CREATE DATABASE board")
