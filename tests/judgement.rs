@@ -434,7 +434,32 @@ fn an_allow_seq_scan_entry_naming_no_relation_is_warned_about() {
         stderr.contains("allow_seq_scan names `evnts`, which is no relation in the database"),
         "{stderr}"
     );
+    // At the entry itself: line 1, column 19 (the opening quote of "evnts").
+    assert!(
+        stderr.contains("expectations/latest.toml:1:19: allow_seq_scan names `evnts`"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("`public.events`"), "{stderr}");
+    // A schema that does not hold the relation allows nothing either.
+    let dir = project(&[(
+        "latest",
+        "SELECT id FROM events ORDER BY created_at DESC LIMIT 20",
+        "allow_seq_scan = [\"elsewhere.events\"]\n[scopes.member]\nindex = \"events_created\"\n",
+    )]);
+    let out = plancheck(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("allow_seq_scan names `elsewhere.events`, which is no relation"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -61,35 +61,62 @@ pub(super) async fn role_warnings(
 }
 
 /// An `allow_seq_scan` entry that names no relation in the database allows nothing: said on
-/// stderr, not refused (a migration under test may create the relation, and a project shared by
-/// several databases may name one some lack).
+/// stderr at the entry's line, not refused (a migration under test may create the relation, and
+/// a project shared by several databases may name one some lack). Every entry of the project is
+/// looked up in one query.
 async fn warn_unknown_allowed(
     client: &tokio_postgres::Client,
     project: &Project,
 ) -> anyhow::Result<()> {
+    let entries: std::collections::BTreeSet<&str> = project
+        .read_paths
+        .iter()
+        .flat_map(|rp| rp.allow_seq_scan.iter().map(String::as_str))
+        .collect();
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let (schemas, names): (Vec<Option<&str>>, Vec<&str>) = entries
+        .iter()
+        .map(|entry| match entry.split_once('.') {
+            Some((s, n)) => (Some(s), n),
+            None => (None, *entry),
+        })
+        .unzip();
+    let rows = client
+        .query(
+            "SELECT u.o::pg_catalog.int4 FROM ROWS FROM (\
+                    pg_catalog.unnest($1::pg_catalog.text[]), \
+                    pg_catalog.unnest($2::pg_catalog.text[])) WITH ORDINALITY AS u(s, n, o) \
+             WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c \
+                 JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace \
+                 WHERE c.relname OPERATOR(pg_catalog.=) u.n \
+                   AND (u.s IS NULL OR ns.nspname OPERATOR(pg_catalog.=) u.s))",
+            &[&schemas, &names],
+        )
+        .await
+        .map_err(|e| DatabaseFailure(format!("could not read the catalog: {}", db::cause(&e))))?;
+    let listed: Vec<&str> = entries.into_iter().collect();
+    let unknown: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .filter_map(|r| {
+            listed
+                .get(usize::try_from(r.get::<_, i32>(0)).ok()?.checked_sub(1)?)
+                .copied()
+        })
+        .collect();
     for rp in &project.read_paths {
-        for entry in &rp.allow_seq_scan {
-            let (schema, name) = match entry.split_once('.') {
-                Some((s, n)) => (Some(s), n),
-                None => (None, entry.as_str()),
-            };
-            let row = client
-                .query_one(
-                    "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c \
-                     JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
-                     WHERE c.relname OPERATOR(pg_catalog.=) $2 \
-                       AND ($1::text IS NULL OR n.nspname OPERATOR(pg_catalog.=) $1))",
-                    &[&schema, &name],
-                )
-                .await
-                .map_err(|e| {
-                    DatabaseFailure(format!("could not read the catalog: {}", db::cause(&e)))
-                })?;
-            if !row.get::<_, bool>(0) {
+        for (i, entry) in rp.allow_seq_scan.iter().enumerate() {
+            if unknown.contains(entry.as_str()) {
                 say!(
-                    "warning: {}: allow_seq_scan names `{entry}`, which is no relation in the \
-                     database: it allows nothing (a typo?)",
-                    rp.expectation_path
+                    "warning: {}",
+                    rp.locate_allowed(
+                        i,
+                        &format!(
+                            "allow_seq_scan names `{entry}`, which is no relation in the \
+                             database: it allows nothing (a typo?)"
+                        )
+                    )
                 );
             }
         }

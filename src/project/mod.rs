@@ -69,11 +69,24 @@ pub struct ReadPath {
     pub plan_path: String,
     pub expectation_path: String,
     pub allow_seq_scan: Vec<String>,
+    /// Where each `allow_seq_scan` entry is written in the expectation file.
+    allow_seq_scan_at: Vec<usize>,
     pub checks: Vec<ScopeCheck>,
     /// The expectation file's text, for errors found once every expectation is read.
     expectation_text: String,
     /// Each relative budget's comparison, checked once every expectation is read.
     relatives: Vec<RelativeTarget>,
+}
+
+impl ReadPath {
+    /// `message` located at `allow_seq_scan` entry `index` in the expectation file, with the
+    /// line shown.
+    pub fn locate_allowed(&self, index: usize, message: &str) -> String {
+        match self.allow_seq_scan_at.get(index) {
+            Some(&at) => located(&self.expectation_path, &self.expectation_text, at, message),
+            None => format!("{}: {message}", self.expectation_path),
+        }
+    }
 }
 
 /// The check a relative budget compares with, and where the budget says so.

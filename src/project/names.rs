@@ -193,11 +193,12 @@ fn index_name_problem(name: &str) -> Option<(usize, String)> {
     }
 }
 
-/// `allow_seq_scan`: relations as EXPLAIN names them, `name` or `schema.name`, unquoted.
+/// `allow_seq_scan`: relations as EXPLAIN names them, `name` or `schema.name`, unquoted; each with
+/// its offset in the file.
 pub(super) fn allow_seq_scan(
     here: File<'_>,
     written: &[Spanned<String>],
-) -> Result<Vec<String>, BadInput> {
+) -> Result<Vec<(String, usize)>, BadInput> {
     let mut allow_seq_scan = Vec::new();
     for a in written {
         let value = a.get_ref();
@@ -212,7 +213,7 @@ pub(super) fn allow_seq_scan(
                  `public.forums`, without quotes",
             ));
         }
-        allow_seq_scan.push(value.clone());
+        allow_seq_scan.push((value.clone(), a.span().start));
     }
     Ok(allow_seq_scan)
 }

@@ -139,11 +139,13 @@ pub(super) fn load_expectation(
         checks.push(check);
         relatives.extend(relative);
     }
+    let (allow_seq_scan, allow_seq_scan_at) = allow_seq_scan.into_iter().unzip();
     Ok(ReadPath {
         name: name.to_string(),
         plan_path: plan.path,
         expectation_path: path,
         allow_seq_scan,
+        allow_seq_scan_at,
         checks,
         expectation_text: text,
         relatives,
