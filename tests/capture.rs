@@ -454,3 +454,50 @@ fn a_read_path_with_nothing_to_require_is_skipped_saying_why() {
     says("no_such_table");
     assert!(files_under(project.path()).is_empty(), "nothing written");
 }
+
+#[test]
+fn a_partitioned_table_is_proposed_its_partitioned_index_not_a_partitions() {
+    let url = fresh_board("capture_partitioned");
+    sql(
+        &url,
+        "CREATE TABLE events (id bigint NOT NULL, kind text NOT NULL, \
+                              created_at timestamptz NOT NULL) PARTITION BY RANGE (created_at);
+         CREATE TABLE events_2025 PARTITION OF events
+             FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
+         CREATE TABLE events_2026 PARTITION OF events
+             FOR VALUES FROM ('2026-01-01') TO ('2027-01-01');
+         CREATE INDEX events_kind_idx ON events (kind, created_at);
+         INSERT INTO events
+             SELECT g, 'k' || (g % 500), timestamptz '2025-01-01' + g * interval '10 minutes'
+             FROM generate_series(1, 80000) g;
+         ANALYZE events;",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.csv");
+    fs::write(
+        &log,
+        "2026-12-01 10:00:00.000 UTC,\"app\",\"board\",42,\"[local]\",6578a1b2.2a,1,\
+         \"SELECT\",2026-12-01 10:00:00 UTC,3/7,0,LOG,00000,\"statement: SELECT id FROM events \
+         WHERE kind = 'k7' ORDER BY created_at LIMIT 20\",,,,,,,,,\"app\",client backend,,0\n",
+    )
+    .unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let r = capture(&[&log], &url, project.path(), &[]);
+    assert_eq!(r.code(), 0, "{}", r.shown());
+    let name = read_path_with(project.path(), "FROM events");
+    let written = expectation(project.path(), &name);
+    // The plan reads both partitions through their own indexes; the file names the index on
+    // the partitioned table, which stays right as partitions come and go.
+    assert_eq!(
+        index_of(&written, "captured"),
+        "events_kind_idx",
+        "{written}"
+    );
+    let checked = check(&url, project.path(), &[]);
+    assert_eq!(
+        verdict_of(&checked.report(), &name, "captured"),
+        "pass",
+        "{}",
+        checked.shown()
+    );
+}

@@ -10,7 +10,7 @@ use super::run::{jobs, planning_session, run_all};
 use super::target;
 use crate::capture::group::{Group, Grouper};
 use crate::capture::log::{Format, Reader};
-use crate::capture::propose::{Proposal, Skip, propose};
+use crate::capture::propose::{Proposal, Roots, Skip, propose};
 use crate::capture::{self, shape, write};
 use crate::cli::{CaptureArgs, LogFormatArg};
 use crate::db::check::Session;
@@ -124,8 +124,21 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::
         if let Some(status) = stop.requested() {
             return Ok(status);
         }
+        // A plan names partitions; the proposal names the partitioned table and index.
+        let roots = crate::db::catalog::partition_roots(&client)
+            .await
+            .map_err(|e| {
+                DatabaseFailure(format!(
+                    "could not read the partitions: {}",
+                    crate::db::cause(&e)
+                ))
+            })?;
+        let roots = Roots::new(roots);
         for m in &measured {
-            proposals.insert(m.read_path.clone(), propose(m, args.min_rows as f64));
+            proposals.insert(
+                m.read_path.clone(),
+                propose(m, args.min_rows as f64, &roots),
+            );
         }
     }
     drop(client);

@@ -1,9 +1,42 @@
 //! What a captured read path's expectation proposes, from its measured plan: the index the
 //! plan uses now on its largest relation of at least `--min-rows` rows, and the relations it
 //! reads by sequential scan. A baseline of today's plan, said as such: nothing here judges it.
+//! A plan of a partitioned table names the partitions and their indexes; the proposal names the
+//! partitioned table and index at the top of their trees (which `check` accepts through any of
+//! its partitions), with the rows of the partitions the plan reads.
+
+use std::collections::HashMap;
 
 use crate::explain::{Explain, ScanKind};
 use crate::measure::{Measurement, Outcome};
+
+/// The database's partitions (tables and indexes), each with the root of its partition tree.
+#[derive(Debug, Default)]
+pub struct Roots(HashMap<(String, String), String>);
+
+impl Roots {
+    /// From (schema, partition, root) rows, as [`crate::db::catalog::partition_roots`] reads them.
+    pub fn new(rows: Vec<(String, String, String)>) -> Roots {
+        Roots(
+            rows.into_iter()
+                .map(|(schema, name, root)| ((schema, name), root))
+                .collect(),
+        )
+    }
+
+    /// The root of `name`'s partition tree (in `schema`, when the plan says), or `name` itself.
+    fn of<'a>(&'a self, schema: Option<&str>, name: &'a str) -> &'a str {
+        let found = match schema {
+            Some(schema) => self.0.get(&(schema.to_string(), name.to_string())),
+            None => self
+                .0
+                .iter()
+                .find(|((_, partition), _)| partition == name)
+                .map(|(_, root)| root),
+        };
+        found.map_or(name, String::as_str)
+    }
+}
 
 /// The proposal for one read path.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,8 +94,10 @@ impl Skip {
 }
 
 /// The proposal for a measured read path (custom plan), with relations of fewer than
-/// `min_rows` rows ignored.
-pub fn propose(measurement: &Measurement, min_rows: f64) -> Proposal {
+/// `min_rows` rows ignored; partitions counted as their `roots`.
+// Long because it reads the plan twice: the rows of each relation (a partitioned one's summed
+// over its partitions), then the index on the largest and the relations read whole.
+pub fn propose(measurement: &Measurement, min_rows: f64, roots: &Roots) -> Proposal {
     let measured = match &measurement.outcome {
         Outcome::Measured(m) => m,
         Outcome::Failed(f) => return Proposal::Skip(Skip::Failed(f.message.clone())),
@@ -82,25 +117,51 @@ pub fn propose(measurement: &Measurement, min_rows: f64) -> Proposal {
             .find(|f| f.schema == rel.schema && f.name == rel.name)
             .map_or(0.0, |f| f.reltuples.max(0.0))
     };
-    let mut largest: Option<(String, f64)> = None;
-    let mut indexed: Option<(String, String, f64)> = None;
-    let mut seq_scans: Vec<(String, f64)> = Vec::new();
-    for scan in plan.scans() {
+    let scans = plan.scans();
+    // Rows by relation as the proposal names it: a partitioned table's are those of the
+    // partitions the plan reads, each counted once.
+    let mut totals: Vec<(&str, f64, Vec<&str>)> = Vec::new();
+    for scan in &scans {
         let Some(relation) = scan.relation else {
             continue;
         };
-        let rows = rows_of(scan.schema, relation);
-        if largest.as_ref().is_none_or(|(_, r)| rows > *r) {
-            largest = Some((relation.to_string(), rows));
+        let (root, rows) = (
+            roots.of(scan.schema, relation),
+            rows_of(scan.schema, relation),
+        );
+        match totals.iter_mut().find(|(r, ..)| *r == root) {
+            Some((_, sum, seen)) if !seen.contains(&relation) => {
+                *sum += rows;
+                seen.push(relation);
+            }
+            Some(_) => {}
+            None => totals.push((root, rows, vec![relation])),
         }
+    }
+    let total = |root: &str| {
+        totals
+            .iter()
+            .find(|(r, ..)| *r == root)
+            .map_or(0.0, |t| t.1)
+    };
+    let mut indexed: Option<(String, String, f64)> = None;
+    let mut seq_scans: Vec<(String, f64)> = Vec::new();
+    for scan in &scans {
+        let Some(relation) = scan.relation else {
+            continue;
+        };
+        let root = roots.of(scan.schema, relation);
+        let rows = total(root);
         match (scan.kind, &scan.node.index_name) {
+            // As EXPLAIN names them: `allow_seq_scan` lists what the plan reads.
             (ScanKind::Seq, _) if !seq_scans.iter().any(|(r, _)| r == relation) => {
-                seq_scans.push((relation.to_string(), rows));
+                seq_scans.push((relation.to_string(), rows_of(scan.schema, relation)));
             }
             (ScanKind::Index | ScanKind::IndexOnly | ScanKind::BitmapIndex, Some(index))
                 if rows >= min_rows && indexed.as_ref().is_none_or(|(_, _, r)| rows > *r) =>
             {
-                indexed = Some((index.clone(), relation.to_string(), rows));
+                let index = roots.of(scan.schema, index);
+                indexed = Some((index.to_string(), root.to_string(), rows));
             }
             _ => {}
         }
@@ -111,7 +172,7 @@ pub fn propose(measurement: &Measurement, min_rows: f64) -> Proposal {
             .generic
             .as_ref()
             .and_then(|doc| Explain::from_json(doc).ok())
-            .and_then(|generic| elsewhere(&generic, &index, &table));
+            .and_then(|generic| elsewhere(&generic, &index, &table, roots));
         return Proposal::Require {
             index,
             table,
@@ -121,24 +182,36 @@ pub fn propose(measurement: &Measurement, min_rows: f64) -> Proposal {
             generic_differs,
         };
     }
+    let largest = totals.iter().fold(
+        None,
+        |best: Option<(&str, f64)>, (root, rows, _)| match best {
+            Some((_, r)) if r >= *rows => best,
+            _ => Some((root, *rows)),
+        },
+    );
     match largest {
-        Some((rel, rows)) if rows >= min_rows => Proposal::Skip(Skip::NoIndex(rel, rows)),
-        Some((rel, rows)) => Proposal::Skip(Skip::TooSmall(rel, rows)),
+        Some((rel, rows)) if rows >= min_rows => Proposal::Skip(Skip::NoIndex(rel.into(), rows)),
+        Some((rel, rows)) => Proposal::Skip(Skip::TooSmall(rel.into(), rows)),
         None => Proposal::Skip(Skip::TooSmall("(no relation)".into(), 0.0)),
     }
 }
 
-/// How `plan` reads `table` when it never reads `index`: the first scan of the table, as
-/// `Seq Scan` or `Index Scan using other_idx`. None when it uses `index`.
-fn elsewhere(plan: &Explain, index: &str, table: &str) -> Option<String> {
+/// How `plan` reads `table` when it never reads `index` (partitions counted as their `roots`):
+/// the first scan of the table, as `Seq Scan` or `Index Scan using other_idx`. None when it uses
+/// `index`.
+fn elsewhere(plan: &Explain, index: &str, table: &str, roots: &Roots) -> Option<String> {
     let scans = plan.scans();
-    if scans
-        .iter()
-        .any(|s| s.node.index_name.as_deref() == Some(index))
-    {
+    if scans.iter().any(|s| {
+        s.node
+            .index_name
+            .as_deref()
+            .is_some_and(|i| roots.of(s.schema, i) == index)
+    }) {
         return None;
     }
-    let scan = scans.iter().find(|s| s.relation == Some(table))?;
+    let scan = scans
+        .iter()
+        .find(|s| s.relation.is_some_and(|r| roots.of(s.schema, r) == table))?;
     Some(match &scan.node.index_name {
         Some(other) => format!("{} using {other}", scan.node.node_type),
         None => scan.node.node_type.clone(),
@@ -169,7 +242,7 @@ mod tests {
     #[test]
     fn the_index_on_the_largest_relation_read_is_proposed() {
         // Index Scan on posts (117,192 rows) and on members (2,500 rows).
-        let p = propose(&recorded("thread-page-member"), 10_000.0);
+        let p = propose(&recorded("thread-page-member"), 10_000.0, &Roots::default());
         assert_eq!(
             p,
             Proposal::Require {
@@ -182,7 +255,8 @@ mod tests {
             }
         );
         // With members above --min-rows too, posts still wins: it is larger.
-        let Proposal::Require { index, .. } = propose(&recorded("thread-page-member"), 100.0)
+        let Proposal::Require { index, .. } =
+            propose(&recorded("thread-page-member"), 100.0, &Roots::default())
         else {
             panic!("a proposal");
         };
@@ -196,7 +270,11 @@ mod tests {
             index,
             generic_differs,
             ..
-        } = propose(&recorded("visibility-parameter"), 10_000.0)
+        } = propose(
+            &recorded("visibility-parameter"),
+            10_000.0,
+            &Roots::default(),
+        )
         else {
             panic!("a proposal");
         };
@@ -208,7 +286,7 @@ mod tests {
         // A generic plan through the same index says nothing.
         let Proposal::Require {
             generic_differs, ..
-        } = propose(&recorded("thread-page-member"), 10_000.0)
+        } = propose(&recorded("thread-page-member"), 10_000.0, &Roots::default())
         else {
             panic!("a proposal");
         };
@@ -219,13 +297,14 @@ mod tests {
     fn relations_read_whole_are_small_or_left_to_the_user() {
         // A Seq Scan on forums beside an Index Only Scan on posts.
         let m = recorded("initplan-seq-scan");
-        let Proposal::Require { small, large, .. } = propose(&m, 10_000.0) else {
+        let Proposal::Require { small, large, .. } = propose(&m, 10_000.0, &Roots::default())
+        else {
             panic!("a proposal");
         };
         assert_eq!(small.len(), 1, "{small:?}");
         assert_eq!(small[0].0, "forums");
         assert!(large.is_empty());
-        let Proposal::Require { small, large, .. } = propose(&m, 1.0) else {
+        let Proposal::Require { small, large, .. } = propose(&m, 1.0, &Roots::default()) else {
             panic!("a proposal");
         };
         assert!(small.is_empty());
@@ -236,7 +315,7 @@ mod tests {
     fn nothing_is_proposed_below_min_rows_or_without_an_index_or_a_plan() {
         let m = recorded("thread-page-member");
         assert_eq!(
-            propose(&m, 1e9),
+            propose(&m, 1e9, &Roots::default()),
             Proposal::Skip(Skip::TooSmall("posts".into(), 117_192.0))
         );
         // The same plan with its index scans turned into sequential scans.
@@ -247,7 +326,7 @@ mod tests {
             measured.custom = serde_json::from_str(&text).unwrap();
         }
         assert_eq!(
-            propose(&seq, 10_000.0),
+            propose(&seq, 10_000.0, &Roots::default()),
             Proposal::Skip(Skip::NoIndex("posts".into(), 117_192.0))
         );
         let failed = Measurement::failed(
@@ -261,7 +340,7 @@ mod tests {
             },
         );
         assert_eq!(
-            propose(&failed, 10_000.0).clone(),
+            propose(&failed, 10_000.0, &Roots::default()).clone(),
             Proposal::Skip(Skip::Failed("relation \"nope\" does not exist".into()))
         );
     }

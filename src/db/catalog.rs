@@ -277,3 +277,26 @@ pub async fn partial_index_predicates(
         .await?;
     Ok(rows.iter().filter_map(|r| r.get(0)).collect())
 }
+
+/// Every partition (table or index) with the relation at the top of its partition tree: (schema,
+/// partition name, root name). A plan names the partitions it reads; a project names the root.
+pub async fn partition_roots(
+    client: &Client,
+) -> Result<Vec<(String, String, String)>, tokio_postgres::Error> {
+    let rows = client
+        .query(
+            "SELECT n.nspname::pg_catalog.text, c.relname::pg_catalog.text, \
+                    r.relname::pg_catalog.text \
+             FROM pg_catalog.pg_class c \
+             JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+             JOIN pg_catalog.pg_class r \
+               ON r.oid OPERATOR(pg_catalog.=) pg_catalog.pg_partition_root(c.oid) \
+             WHERE c.relispartition",
+            &[],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
+}
