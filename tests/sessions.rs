@@ -23,6 +23,20 @@ const PAGE: &str = "SELECT p.id FROM posts p\n\
     WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
     ORDER BY p.created_at, p.id LIMIT 20";
 
+/// Runs `check --jobs 1` on `dir` and asserts that both its read paths, `first` then `second`
+/// (the one that fails if it meets what the first left), pass in the member scope.
+fn both_pass(db: &str, dir: &std::path::Path, first: &str, second: &str) {
+    let (status, report) = check_json(db, dir, &["--jobs", "1"]);
+    for read_path in [first, second] {
+        assert_eq!(
+            verdict_of(&report, read_path, "member"),
+            "pass",
+            "{report:#}"
+        );
+    }
+    assert_eq!(status, 0);
+}
+
 /// Sessions `check` opened on `project` with `extra` arguments, read from the server's count
 /// (PostgreSQL 14 and later) once they have all ended. Asked on one session of the test's own,
 /// whose opening is counted before the first reading.
@@ -146,17 +160,7 @@ fn a_custom_setting_one_check_set_is_not_seen_by_the_next() {
         ),
         ("b-after", &page, &member("posts_thread_visible_idx")),
     ]);
-    let (status, report) = check_json(&db, dir.path(), &["--jobs", "1"]);
-    assert_eq!(
-        verdict_of(&report, "a-sets-a-custom-setting", "member"),
-        "pass"
-    );
-    assert_eq!(
-        verdict_of(&report, "b-after", "member"),
-        "pass",
-        "{report:#}"
-    );
-    assert_eq!(status, 0);
+    both_pass(&db, dir.path(), "a-sets-a-custom-setting", "b-after");
 }
 
 #[test]
@@ -179,18 +183,7 @@ fn a_library_a_check_loaded_does_not_reach_the_next() {
         page_failing_when("current_setting('auto_explain.log_min_duration', true) IS NOT NULL");
     let index = member("posts_thread_visible_idx");
     let dir = read_paths(&[("a-loads", loads, &index), ("b-after", &page, &index)]);
-    let (status, report) = check_json(&db, dir.path(), &["--jobs", "1"]);
-    assert_eq!(
-        verdict_of(&report, "a-loads", "member"),
-        "pass",
-        "{report:#}"
-    );
-    assert_eq!(
-        verdict_of(&report, "b-after", "member"),
-        "pass",
-        "{report:#}"
-    );
-    assert_eq!(status, 0);
+    both_pass(&db, dir.path(), "a-loads", "b-after");
 }
 
 #[test]
