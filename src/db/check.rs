@@ -410,6 +410,8 @@ pub fn not_run(read_path: &ReadPath, check: &ScopeCheck, why: &str) -> Measureme
 
 /// Measures the check. Never fails: every problem becomes a [`Failure`] in the measurement. A
 /// stop (Ctrl-C) cancels the running statement and rolls the check back.
+// Long because it is a check's life in order: its session, the measurement or its interruption,
+// the rollback, the re-plan without rivals, the session handed back.
 pub async fn run(
     session: Session<'_>,
     read_path: &ReadPath,
@@ -459,31 +461,18 @@ pub async fn run(
     let hand_on =
         may_go_on && matches!(outcome, Outcome::Measured(_)) && !settings.replan_without_rivals;
     // The rollback undoes the check; a session given up is sent nothing more.
-    let (mut rolled_back, mut after) = (false, None);
-    if !client.is_closed() && !lost {
-        let end = if shared {
-            "ROLLBACK TO SAVEPOINT plancheck_check; RELEASE SAVEPOINT plancheck_check"
-        } else {
-            "ROLLBACK"
-        };
-        let ended = sess.exec(end);
-        rolled_back = match &held {
-            // The fingerprint of a session that may go on, read in the rollback's round trip.
-            Held::Pooled(own) if hand_on => {
-                let (ended, read) =
-                    futures_util::future::join(ended, own.fingerprint(settings)).await;
-                after = Some(read);
-                ended.is_ok()
-            }
-            _ => ended.await.is_ok(),
-        };
-        if !rolled_back && shared {
-            // The migration's session can no longer be trusted for the checks after this one.
-            outcome = Outcome::Failed(Failure {
-                message: "the migration's session was lost after this check".into(),
-                connection_lost: true,
-            });
-        }
+    let tried = !client.is_closed() && !lost;
+    let (rolled_back, after) = if tried {
+        roll_back(sess, &held, hand_on).await
+    } else {
+        (false, None)
+    };
+    if tried && !rolled_back && shared {
+        // The migration's session can no longer be trusted for the checks after this one.
+        outcome = Outcome::Failed(Failure {
+            message: "the migration's session was lost after this check".into(),
+            connection_lost: true,
+        });
     }
     if settings.replan_without_rivals
         && !shared
@@ -506,6 +495,31 @@ pub async fn run(
         settings: check.settings.clone(),
         parameters: check.params.len(),
         outcome,
+    }
+}
+
+/// Rolls the check back (to its savepoint in the migration's session): whether that worked, and,
+/// for a pooled session that may go on to the next check (`hand_on`), its fingerprint, read in
+/// the rollback's round trip.
+async fn roll_back(
+    sess: Sess<'_>,
+    held: &Held<'_>,
+    hand_on: bool,
+) -> (bool, Option<Option<Vec<String>>>) {
+    let end = match held {
+        Held::Shared(..) => {
+            "ROLLBACK TO SAVEPOINT plancheck_check; RELEASE SAVEPOINT plancheck_check"
+        }
+        Held::Pooled(_) => "ROLLBACK",
+    };
+    let ended = sess.exec(end);
+    match held {
+        Held::Pooled(own) if hand_on => {
+            let (ended, read) =
+                futures_util::future::join(ended, own.fingerprint(sess.settings)).await;
+            (ended.is_ok(), Some(read))
+        }
+        _ => (ended.await.is_ok(), None),
     }
 }
 
