@@ -97,6 +97,37 @@ fn a_session_goes_on_to_the_next_check_unless_session_per_check_says_otherwise()
 }
 
 #[test]
+fn a_read_path_calling_a_plpgsql_function_keeps_its_session() {
+    let db = fresh_board("sessions_plpgsql");
+    if server_version_num(&db) < 140000 {
+        eprintln!("skipped: pg_stat_database counts sessions from PostgreSQL 14");
+        return;
+    }
+    // Loading PL/pgSQL defines settings; the session has it loaded from the start.
+    sql(
+        &db,
+        "CREATE FUNCTION the_thread() RETURNS bigint LANGUAGE plpgsql STABLE \
+         AS $$ BEGIN RETURN 1; END $$",
+    );
+    let calls = "SELECT p.id FROM posts p\n\
+        WHERE p.thread_id = the_thread() AND p.visibility = 'visible'\n\
+        ORDER BY p.created_at, p.id LIMIT 20";
+    let index = member("posts_thread_visible_idx");
+    let dir = read_paths(&[
+        ("a", calls, &index),
+        ("b", calls, &index),
+        ("c", calls, &index),
+    ]);
+    let reused = sessions_opened(&db, dir.path(), &["--jobs", "1"]);
+    let each = sessions_opened(&db, dir.path(), &["--jobs", "1", "--session-per-check"]);
+    assert_eq!(
+        each - reused,
+        2,
+        "{reused} sessions reused, {each} one per check"
+    );
+}
+
+#[test]
 fn a_role_with_no_right_beyond_reading_hands_its_sessions_on_too() {
     let db = fresh_board("sessions_reader");
     if server_version_num(&db) < 140000 {

@@ -13,7 +13,8 @@
 //!   `RESET` of a built-in setting, and its read path calls no `set_config` ([`leaves_nothing`]);
 //! - after the rollback, the session has as many settings as when it opened (a library defines
 //!   its own settings as it loads; from PostgreSQL 18, which lists the libraries a session
-//!   loaded, as many libraries instead) and no statement prepared by SQL. A session lock or a
+//!   loaded, as many libraries instead) and no statement prepared by SQL. PL/pgSQL is loaded
+//!   when the session opens, so calling a PL/pgSQL function changes neither. A session lock or a
 //!   setting changed for the session fails the check already (the guard), which closes it.
 //!
 //! What none of this can see: before PostgreSQL 18, a library that defines no setting; an
@@ -130,9 +131,21 @@ impl Pooled {
     }
 }
 
-/// The fingerprint of a session just opened, with the query that reads it on this server.
+/// An empty PL/pgSQL block: it loads the language, which most applications' functions are
+/// written in and which defines settings of its own as it loads, so a check calling such a
+/// function does not change the session. The language installs no planner hook. It writes
+/// nothing; where the language is missing or not granted it fails, and nothing else changes.
+const LOAD_PLPGSQL: &str = "DO $plancheck$ BEGIN END $plancheck$";
+
+/// The fingerprint of a session just opened (PL/pgSQL loaded first), with the query that reads
+/// it on this server.
 async fn opened(client: &Client, settings: &Settings) -> Option<(&'static str, Vec<String>)> {
-    let modules = read(client, settings, HAS_MODULES).await?;
+    let (_, modules) = futures_util::future::join(
+        clocked(client, settings, client.batch_execute(LOAD_PLPGSQL)),
+        read(client, settings, HAS_MODULES),
+    )
+    .await;
+    let modules = modules?;
     let query = if modules.first().map(String::as_str) == Some("t") {
         FINGERPRINT_MODULES
     } else {
