@@ -359,7 +359,7 @@ pub struct RunArgs {
     pub jobs: Option<u16>,
     /// Open a new session for every check, never one an earlier check used (by default a
     /// session goes on to the next check when the last one left nothing in it that plancheck
-    /// can see: no custom setting, library or SQL-prepared statement)
+    /// can see: no library, SQL-prepared statement, or custom setting the next does not set)
     #[arg(long)]
     pub session_per_check: bool,
     /// Check only in this scope (repeatable)

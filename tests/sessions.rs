@@ -195,6 +195,31 @@ fn a_custom_setting_one_check_set_is_not_seen_by_the_next() {
 }
 
 #[test]
+fn checks_that_set_the_same_custom_setting_share_a_session() {
+    let db = fresh_board("sessions_tenant");
+    if server_version_num(&db) < 140000 {
+        eprintln!("skipped: pg_stat_database counts sessions from PostgreSQL 14");
+        return;
+    }
+    // What an application with row-level security sets per request.
+    let tenant = |user: u32| {
+        format!(
+            "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n\
+             setup = [\"SET app.user_id = '{user}'\"]\n"
+        )
+    };
+    let (one, two, three) = (tenant(1), tenant(2), tenant(3));
+    let dir = read_paths(&[("a", PAGE, &one), ("b", PAGE, &two), ("c", PAGE, &three)]);
+    let reused = sessions_opened(&db, dir.path(), &["--jobs", "1"]);
+    let each = sessions_opened(&db, dir.path(), &["--jobs", "1", "--session-per-check"]);
+    assert_eq!(
+        each - reused,
+        2,
+        "{reused} sessions reused, {each} one per check"
+    );
+}
+
+#[test]
 fn a_library_a_check_loaded_does_not_reach_the_next() {
     let db = fresh_board("sessions_library");
     if try_sql(&db, "LOAD 'auto_explain'").is_err() {

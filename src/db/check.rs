@@ -184,7 +184,7 @@ pub enum Session<'a> {
 /// The session a check runs in, with the guard's query parsed in it.
 enum Held<'a> {
     /// Taken from the pool, handed back after the check.
-    Pooled(super::pool::Pooled),
+    Pooled(Box<super::pool::Pooled>),
     /// The migration's.
     Shared(&'a Client, tokio::sync::OnceCell<Statement>),
 }
@@ -420,9 +420,11 @@ pub async fn run(
     catalog: &Catalog,
     stop: &mut Stop,
 ) -> Measurement {
+    // The custom settings the check sets, when they are all it can leave in its session.
+    let sets = super::pool::custom_settings(check);
     let held = match session {
-        Session::Own(pool) => match pool.take(settings).await {
-            Ok(taken) => Held::Pooled(taken),
+        Session::Own(pool) => match pool.take(settings, sets.as_ref()).await {
+            Ok(taken) => Held::Pooled(Box::new(taken)),
             Err(e) => return not_run(read_path, check, &e.0),
         },
         Session::Savepoint(client) => Held::Shared(client, tokio::sync::OnceCell::new()),
@@ -457,7 +459,7 @@ pub async fn run(
     let lost = matches!(&outcome, Outcome::Failed(f) if f.connection_lost);
     // Whether the session may go on to the next check, as far as the check shows (the
     // session's fingerprint decides the rest), and whether that is settled before the rollback.
-    let may_go_on = stop.requested().is_none() && super::pool::leaves_nothing(check);
+    let may_go_on = stop.requested().is_none() && sets.is_some();
     let hand_on =
         may_go_on && matches!(outcome, Outcome::Measured(_)) && !settings.replan_without_rivals;
     // The rollback undoes the check; a session given up is sent nothing more.
@@ -484,7 +486,8 @@ pub async fn run(
     }
     if let (Session::Own(pool), Held::Pooled(pooled)) = (session, held) {
         let clean = rolled_back && may_go_on && matches!(outcome, Outcome::Measured(_));
-        pool.give_back(pooled, clean, after, settings).await;
+        pool.give_back(*pooled, sets.filter(|_| clean), after, settings)
+            .await;
     }
     Measurement {
         format: crate::measure::FORMAT.into(),

@@ -9,8 +9,11 @@
 //! pool only when all of these hold, and is closed otherwise (the next check opens a new one):
 //!
 //! - the check was measured: not failed, not interrupted, the session still answering;
-//! - the check set no custom (dotted) setting and ran no setup statement other than `SET` /
-//!   `RESET` of a built-in setting, and its read path calls no `set_config` ([`leaves_nothing`]);
+//! - the check ran no setup statement other than `SET` / `RESET` and its read path calls no
+//!   `set_config` ([`custom_settings`]). A custom (dotted) setting it set, such as
+//!   `app.user_id`, leaves a placeholder the rollback does not remove: the session then goes
+//!   only to checks that set that setting themselves before their read path runs, which see
+//!   what they would see in a new session;
 //! - after the rollback, the session has as many settings as when it opened (a library defines
 //!   its own settings as it loads; from PostgreSQL 18, which lists the libraries a session
 //!   loaded, as many libraries instead) and no statement prepared by SQL. PL/pgSQL is loaded
@@ -24,6 +27,7 @@
 //! opens a new session for every check.
 
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
@@ -58,6 +62,8 @@ pub struct Pooled {
     /// The fingerprint's query and what it read when the session opened; None when it could not
     /// be read (the session is never handed on then).
     opened: Option<(&'static str, Vec<String>)>,
+    /// The custom settings checks set in this session: their placeholders stay.
+    placeholders: BTreeSet<String>,
 }
 
 /// The run's sessions.
@@ -78,10 +84,24 @@ impl<'a> Pool<'a> {
         }
     }
 
-    /// A session for the next check: one handed back clean, or a new one.
-    pub async fn take(&self, settings: &Settings) -> Result<Pooled, DatabaseFailure> {
-        if let Some(pooled) = self.idle.borrow_mut().pop() {
-            return Ok(pooled);
+    /// A session for a check that sets the custom settings `sets` (None: it may read any): one
+    /// handed back clean whose placeholders are all among them, or a new one (an idle session
+    /// that does not fit is closed first, so the pool never holds more sessions than jobs).
+    pub async fn take(
+        &self,
+        settings: &Settings,
+        sets: Option<&BTreeSet<String>>,
+    ) -> Result<Pooled, DatabaseFailure> {
+        {
+            let mut idle = self.idle.borrow_mut();
+            let fits = |p: &Pooled| match sets {
+                Some(sets) => p.placeholders.is_subset(sets),
+                None => p.placeholders.is_empty(),
+            };
+            if let Some(at) = idle.iter().position(fits) {
+                return Ok(idle.swap_remove(at));
+            }
+            idle.pop();
         }
         let client = self.target.connect().await?;
         let opened = if self.reuse {
@@ -93,22 +113,28 @@ impl<'a> Pool<'a> {
             client,
             guard: tokio::sync::OnceCell::new(),
             opened,
+            placeholders: BTreeSet::new(),
         })
     }
 
-    /// Hands `pooled` back after its check's rollback: kept for the next check when `clean`
-    /// (measured, and [`leaves_nothing`]) and its fingerprint (`after` the rollback, when read
-    /// with it; else read now) is the one it opened with; closed otherwise.
+    /// Hands `pooled` back after its check's rollback: kept for the next check when the check
+    /// was measured and its custom settings are known (`set`, from [`custom_settings`]), and the
+    /// fingerprint (`after` the rollback, when read with it; else read now) is the one it opened
+    /// with; closed otherwise.
     pub async fn give_back(
         &self,
-        pooled: Pooled,
-        clean: bool,
+        mut pooled: Pooled,
+        set: Option<BTreeSet<String>>,
         after: Option<Option<Vec<String>>>,
         settings: &Settings,
     ) {
-        if !self.reuse || !clean || pooled.client.is_closed() {
+        let Some(set) = set else {
+            return;
+        };
+        if !self.reuse || pooled.client.is_closed() {
             return;
         }
+        pooled.placeholders.extend(set);
         let Some((_, opened)) = &pooled.opened else {
             return;
         };
@@ -167,21 +193,28 @@ async fn read(client: &Client, settings: &Settings, query: &str) -> Option<Vec<S
     })
 }
 
-/// Whether a rollback undoes everything `check` can do to its session, as far as its files show:
-/// its declared settings and setup statements change built-in settings only (a custom, dotted
-/// one leaves a placeholder the session keeps), its setup is nothing but `SET` and `RESET`, and
-/// its read path calls no `set_config`.
-pub fn leaves_nothing(check: &ScopeCheck) -> bool {
+/// The custom (dotted) settings `check` sets (its declared settings and its setup's `SET` and
+/// `RESET`), when that is all it can leave in its session that a rollback does not undo: None
+/// when a setup statement is anything but `SET`/`RESET`, or the read path calls `set_config`
+/// (either may set a custom setting plancheck cannot name).
+pub fn custom_settings(check: &ScopeCheck) -> Option<BTreeSet<String>> {
     let dialect = Dialect::default();
-    let built_in = |name: &str| !name.contains('.');
-    check.settings.iter().all(|(name, _)| built_in(name))
-        && check
-            .setup
-            .iter()
-            .all(|statement| match crate::sql::classify(statement, dialect) {
-                Kind::Set { name, .. } => built_in(&name),
-                Kind::Reset { name } => name.as_deref().is_none_or(built_in),
-                _ => false,
-            })
-        && crate::sql::set_config_calls(&check.sql.text, dialect).is_empty()
+    if !crate::sql::set_config_calls(&check.sql.text, dialect).is_empty() {
+        return None;
+    }
+    let custom = |name: &str| name.contains('.').then(|| name.to_string());
+    let mut names: BTreeSet<String> = check
+        .settings
+        .iter()
+        .filter_map(|(name, _)| custom(name))
+        .collect();
+    for statement in &check.setup {
+        match crate::sql::classify(statement, dialect) {
+            Kind::Set { name, .. } => names.extend(custom(&name)),
+            Kind::Reset { name: Some(name) } => names.extend(custom(&name)),
+            Kind::Reset { name: None } => {}
+            _ => return None,
+        }
+    }
+    Some(names)
 }
