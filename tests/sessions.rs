@@ -37,8 +37,19 @@ fn both_pass(db: &str, dir: &std::path::Path, first: &str, second: &str) {
     assert_eq!(status, 0);
 }
 
+/// Whether the server's count of sessions is up to date once a session has ended: from
+/// PostgreSQL 15 (statistics in shared memory); 14 counts them too, through its statistics
+/// collector, some time later.
+fn counts_sessions_at_once(db: &str) -> bool {
+    let at_once = server_version_num(db) >= 150000;
+    if !at_once {
+        eprintln!("skipped: the count of sessions is up to date at once from PostgreSQL 15");
+    }
+    at_once
+}
+
 /// Sessions `check` opened on `project` with `extra` arguments, read from the server's count
-/// (PostgreSQL 14 and later) once they have all ended. Asked on one session of the test's own,
+/// once they have all ended. Asked on one session of the test's own,
 /// whose opening is counted before the first reading.
 fn sessions_opened(db: &str, project: &std::path::Path, extra: &[&str]) -> u64 {
     sessions_opened_as(db, db, project, extra)
@@ -74,8 +85,7 @@ fn sessions_opened_as(db: &str, conn: &str, project: &std::path::Path, extra: &[
 #[test]
 fn a_session_goes_on_to_the_next_check_unless_session_per_check_says_otherwise() {
     let db = fresh_board("sessions_reused");
-    if server_version_num(&db) < 140000 {
-        eprintln!("skipped: pg_stat_database counts sessions from PostgreSQL 14");
+    if !counts_sessions_at_once(&db) {
         return;
     }
     let index = member("posts_thread_visible_idx");
@@ -99,8 +109,7 @@ fn a_session_goes_on_to_the_next_check_unless_session_per_check_says_otherwise()
 #[test]
 fn a_read_path_calling_a_plpgsql_function_keeps_its_session() {
     let db = fresh_board("sessions_plpgsql");
-    if server_version_num(&db) < 140000 {
-        eprintln!("skipped: pg_stat_database counts sessions from PostgreSQL 14");
+    if !counts_sessions_at_once(&db) {
         return;
     }
     // Loading PL/pgSQL defines settings; the session has it loaded from the start.
@@ -130,8 +139,7 @@ fn a_read_path_calling_a_plpgsql_function_keeps_its_session() {
 #[test]
 fn a_role_with_no_right_beyond_reading_hands_its_sessions_on_too() {
     let db = fresh_board("sessions_reader");
-    if server_version_num(&db) < 140000 {
-        eprintln!("skipped: pg_stat_database counts sessions from PostgreSQL 14");
+    if !counts_sessions_at_once(&db) {
         return;
     }
     // Roles are the server's, not the database's: dropped first in case of an earlier run.
@@ -197,8 +205,7 @@ fn a_custom_setting_one_check_set_is_not_seen_by_the_next() {
 #[test]
 fn checks_that_set_the_same_custom_setting_share_a_session() {
     let db = fresh_board("sessions_tenant");
-    if server_version_num(&db) < 140000 {
-        eprintln!("skipped: pg_stat_database counts sessions from PostgreSQL 14");
+    if !counts_sessions_at_once(&db) {
         return;
     }
     // What an application with row-level security sets per request.
