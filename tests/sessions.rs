@@ -190,16 +190,19 @@ fn a_custom_setting_one_check_set_is_not_seen_by_the_next() {
     );
     drop(session);
 
-    let dir = read_paths(&[
-        (
-            "a-sets-a-custom-setting",
-            PAGE,
-            "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n\
-             setup = [\"SET app.user_id = '5'\"]\n",
-        ),
-        ("b-after", &page, &member("posts_thread_visible_idx")),
-    ]);
-    both_pass(&db, dir.path(), "a-sets-a-custom-setting", "b-after");
+    for setup in [
+        "SET app.user_id = '5'",
+        "SELECT set_config('app.user_id', '5', true)",
+    ] {
+        let sets = format!(
+            "[scopes.member]\nindex = \"posts_thread_visible_idx\"\nsetup = [\"{setup}\"]\n"
+        );
+        let dir = read_paths(&[
+            ("a-sets-a-custom-setting", PAGE, &sets),
+            ("b-after", &page, &member("posts_thread_visible_idx")),
+        ]);
+        both_pass(&db, dir.path(), "a-sets-a-custom-setting", "b-after");
+    }
 }
 
 #[test]
@@ -208,14 +211,18 @@ fn checks_that_set_the_same_custom_setting_share_a_session() {
     if !counts_sessions_at_once(&db) {
         return;
     }
-    // What an application with row-level security sets per request.
-    let tenant = |user: u32| {
+    // What an application with row-level security sets per request, in either form.
+    let tenant = |setup: &str| {
         format!(
             "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n\
-             setup = [\"SET app.user_id = '{user}'\"]\n"
+             setup = [\"{setup}\"]\n"
         )
     };
-    let (one, two, three) = (tenant(1), tenant(2), tenant(3));
+    let (one, two, three) = (
+        tenant("SET app.user_id = '1'"),
+        tenant("SELECT set_config('app.user_id', '2', true)"),
+        tenant("SET app.user_id = '3'"),
+    );
     let dir = read_paths(&[("a", PAGE, &one), ("b", PAGE, &two), ("c", PAGE, &three)]);
     let reused = sessions_opened(&db, dir.path(), &["--jobs", "1"]);
     let each = sessions_opened(&db, dir.path(), &["--jobs", "1", "--session-per-check"]);

@@ -9,8 +9,8 @@
 //! pool only when all of these hold, and is closed otherwise (the next check opens a new one):
 //!
 //! - the check was measured: not failed, not interrupted, the session still answering;
-//! - the check ran no setup statement other than `SET` / `RESET` and its read path calls no
-//!   `set_config` ([`custom_settings`]). A custom (dotted) setting it set, such as
+//! - the check ran no setup statement other than `SET`, `RESET` and `SELECT set_config(…)` with
+//!   literal arguments, and its read path calls no `set_config` ([`custom_settings`]). A custom (dotted) setting it set, such as
 //!   `app.user_id`, leaves a placeholder the rollback does not remove: the session then goes
 //!   only to checks that set that setting themselves before their read path runs, which see
 //!   what they would see in a new session;
@@ -193,10 +193,10 @@ async fn read(client: &Client, settings: &Settings, query: &str) -> Option<Vec<S
     })
 }
 
-/// The custom (dotted) settings `check` sets (its declared settings and its setup's `SET` and
-/// `RESET`), when that is all it can leave in its session that a rollback does not undo: None
-/// when a setup statement is anything but `SET`/`RESET`, or the read path calls `set_config`
-/// (either may set a custom setting plancheck cannot name).
+/// The custom (dotted) settings `check` sets (its declared settings, its setup's `SET` and
+/// `RESET`, and `SELECT set_config(…)` with literal arguments), when that is all it can leave in
+/// its session that a rollback does not undo: None when a setup statement is anything else, or
+/// the read path calls `set_config` (either may set a custom setting plancheck cannot name).
 pub fn custom_settings(check: &ScopeCheck) -> Option<BTreeSet<String>> {
     let dialect = Dialect::default();
     if !crate::sql::set_config_calls(&check.sql.text, dialect).is_empty() {
@@ -213,8 +213,97 @@ pub fn custom_settings(check: &ScopeCheck) -> Option<BTreeSet<String>> {
             Kind::Set { name, .. } => names.extend(custom(&name)),
             Kind::Reset { name: Some(name) } => names.extend(custom(&name)),
             Kind::Reset { name: None } => {}
+            Kind::Query => {
+                let set = literal_set_configs(statement, dialect)?;
+                names.extend(set.iter().filter_map(|name| custom(name)));
+            }
             _ => return None,
         }
     }
     Some(names)
+}
+
+/// The settings a setup `SELECT` sets when it is nothing but `set_config` calls with literal
+/// arguments (`SELECT set_config('app.user_id', '5', true)`, several separated by commas),
+/// lower-cased as the server looks them up; None for anything else: another function, a
+/// computed argument, a `FROM`, which could set a setting plancheck cannot name.
+fn literal_set_configs(statement: &str, dialect: Dialect) -> Option<Vec<String>> {
+    use crate::sql::TokenKind::{Number, Punct, Semicolon, String as Text, Word};
+    let toks = crate::sql::significant(statement, dialect);
+    let punct = |i: usize, p: &str| toks.get(i).is_some_and(|t| t.kind == Punct && t.text == p);
+    let ident = |i: usize| toks.get(i).and_then(crate::sql::Token::identifier);
+    let literal = |i: usize| {
+        toks.get(i).is_some_and(|t| {
+            matches!(t.kind, Text | Number)
+                || t.kind == Word
+                    && matches!(t.keyword().as_deref(), Some("TRUE" | "FALSE" | "NULL"))
+        })
+    };
+    if toks.first().and_then(crate::sql::Token::keyword).as_deref() != Some("SELECT") {
+        return None;
+    }
+    let mut names = Vec::new();
+    let mut i = 1;
+    loop {
+        if ident(i).as_deref() == Some("pg_catalog") && punct(i + 1, ".") {
+            i += 2;
+        }
+        if ident(i).as_deref() != Some("set_config") || !punct(i + 1, "(") {
+            return None;
+        }
+        let name = toks.get(i + 2)?.string_value(dialect)?;
+        let shaped = punct(i + 3, ",")
+            && literal(i + 4)
+            && punct(i + 5, ",")
+            && literal(i + 6)
+            && punct(i + 7, ")");
+        if !shaped {
+            return None;
+        }
+        names.push(name.to_ascii_lowercase());
+        i += 8;
+        match toks.get(i) {
+            None => return Some(names),
+            Some(t) if t.kind == Semicolon && i + 1 == toks.len() => return Some(names),
+            Some(_) if punct(i, ",") => i += 1,
+            Some(_) => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::literal_set_configs;
+    use crate::sql::Dialect;
+
+    fn read(statement: &str) -> Option<Vec<String>> {
+        literal_set_configs(statement, Dialect::default())
+    }
+
+    #[test]
+    fn only_set_config_calls_with_literal_arguments_are_read() {
+        assert_eq!(
+            read("SELECT set_config('app.user_id', '5', true)"),
+            Some(vec!["app.user_id".to_string()])
+        );
+        assert_eq!(
+            read(
+                "select pg_catalog.set_config('App.Tenant', '7', false), set_config('app.x', 3, true);"
+            ),
+            Some(vec!["app.tenant".to_string(), "app.x".to_string()])
+        );
+        for other in [
+            "SELECT set_config('app.a', '1', true), now()",
+            "SELECT set_config('app.a', current_user, true)",
+            "SELECT set_config('app.a', f(), true)",
+            "SELECT set_config('app.a', '1', true) FROM t",
+            "SELECT set_config(name, '1', true) FROM t",
+            "SELECT myschema.set_config('app.a', '1', true)",
+            "SELECT set_config('app.a', '1' || f(), true)",
+            "SELECT 1",
+            "WITH x AS (SELECT 1) SELECT set_config('app.a', '1', true)",
+        ] {
+            assert_eq!(read(other), None, "{other}");
+        }
+    }
 }
