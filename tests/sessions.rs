@@ -48,14 +48,22 @@ fn counts_sessions_at_once(db: &str) -> bool {
     at_once
 }
 
-/// Sessions `check` opened on `project` with `extra` arguments, read from the server's count
-/// once they have all ended. Asked on one session of the test's own,
-/// whose opening is counted before the first reading.
-fn sessions_opened(db: &str, project: &std::path::Path, extra: &[&str]) -> u64 {
-    sessions_opened_as(db, db, project, extra)
+/// Asserts that the `checks` checks of `project`, run by `check --jobs 1` connecting with `conn`
+/// to the database of `db`, share one session: `--session-per-check` opens `checks - 1` more
+/// (the run's other sessions, the one reading the catalog, are the same in both).
+fn assert_one_session(db: &str, conn: &str, project: &std::path::Path, checks: u64) {
+    let reused = sessions_opened_as(db, conn, project, &["--jobs", "1"]);
+    let each = sessions_opened_as(db, conn, project, &["--jobs", "1", "--session-per-check"]);
+    assert_eq!(
+        each - reused,
+        checks - 1,
+        "{reused} sessions reused, {each} one per check"
+    );
 }
 
-/// [`sessions_opened`], plancheck connecting with `conn` to the database of `db`.
+/// Sessions `check` opened on `project` with `extra` arguments, connecting with `conn`, read
+/// from the server's count once they have all ended. Asked on one session of the test's own
+/// to the database of `db`, whose opening is counted before the first reading.
 fn sessions_opened_as(db: &str, conn: &str, project: &std::path::Path, extra: &[&str]) -> u64 {
     let asking = Session::open(db);
     let count = || -> u64 {
@@ -96,14 +104,7 @@ fn a_session_goes_on_to_the_next_check_unless_session_per_check_says_otherwise()
         ("d", PAGE, &index),
         ("e", PAGE, &index),
     ]);
-    let reused = sessions_opened(&db, dir.path(), &["--jobs", "1"]);
-    let each = sessions_opened(&db, dir.path(), &["--jobs", "1", "--session-per-check"]);
-    // Five checks: one session for all of them, or one each; the same sessions besides.
-    assert_eq!(
-        each - reused,
-        4,
-        "{reused} sessions reused, {each} one per check"
-    );
+    assert_one_session(&db, &db, dir.path(), 5);
 }
 
 #[test]
@@ -127,13 +128,7 @@ fn a_read_path_calling_a_plpgsql_function_keeps_its_session() {
         ("b", calls, &index),
         ("c", calls, &index),
     ]);
-    let reused = sessions_opened(&db, dir.path(), &["--jobs", "1"]);
-    let each = sessions_opened(&db, dir.path(), &["--jobs", "1", "--session-per-check"]);
-    assert_eq!(
-        each - reused,
-        2,
-        "{reused} sessions reused, {each} one per check"
-    );
+    assert_one_session(&db, &db, dir.path(), 3);
 }
 
 #[test]
@@ -162,18 +157,7 @@ fn a_role_with_no_right_beyond_reading_hands_its_sessions_on_too() {
         ("b", PAGE, &index),
         ("c", PAGE, &index),
     ]);
-    let reused = sessions_opened_as(&db, &reader, dir.path(), &["--jobs", "1"]);
-    let each = sessions_opened_as(
-        &db,
-        &reader,
-        dir.path(),
-        &["--jobs", "1", "--session-per-check"],
-    );
-    assert_eq!(
-        each - reused,
-        2,
-        "{reused} sessions reused, {each} one per check"
-    );
+    assert_one_session(&db, &reader, dir.path(), 3);
 }
 
 #[test]
@@ -224,13 +208,7 @@ fn checks_that_set_the_same_custom_setting_share_a_session() {
         tenant("SET app.user_id = '3'"),
     );
     let dir = read_paths(&[("a", PAGE, &one), ("b", PAGE, &two), ("c", PAGE, &three)]);
-    let reused = sessions_opened(&db, dir.path(), &["--jobs", "1"]);
-    let each = sessions_opened(&db, dir.path(), &["--jobs", "1", "--session-per-check"]);
-    assert_eq!(
-        each - reused,
-        2,
-        "{reused} sessions reused, {each} one per check"
-    );
+    assert_one_session(&db, &db, dir.path(), 3);
 }
 
 #[test]
