@@ -78,8 +78,9 @@ fn sessions_opened_as(db: &str, conn: &str, project: &std::path::Path, extra: &[
                AND datname = current_database()",
         ) != ["0"]
     };
-    // The asking session's own opening is counted when its first query ends.
-    count();
+    // The asking session's own opening is counted once its statistics are flushed: forced at
+    // the end of this query, not left to a later moment during the run.
+    asking.rows("SELECT pg_stat_force_next_flush()");
     let before = count();
     let (status, report) = check_json(conn, project, extra);
     assert_eq!(status, 0, "{report:#}");
