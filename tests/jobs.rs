@@ -37,6 +37,26 @@ fn interrupt_when_sleeping(child: std::process::Child, db: &str, sleeping: usize
     run
 }
 
+/// `check --format json --warmup 0 --iterations 5` of `project` on `db`, with `extra`, started
+/// and left running (a project of [`SLOW_PAGE`]s, for [`interrupt_when_sleeping`]).
+fn slow_check(db: &str, project: &std::path::Path, extra: &[&str]) -> std::process::Child {
+    let mut args = vec![
+        "check",
+        "--database-url",
+        db,
+        "--project",
+        project.to_str().unwrap(),
+        "--format",
+        "json",
+        "--warmup",
+        "0",
+        "--iterations",
+        "5",
+    ];
+    args.extend(extra);
+    plancheck_process(&args).spawn().unwrap()
+}
+
 /// A report with the figures that move between runs taken out.
 fn without_timings(mut report: serde_json::Value) -> serde_json::Value {
     for c in report["checks"].as_array_mut().unwrap() {
@@ -69,23 +89,7 @@ fn ctrl_c_with_four_jobs_leaves_no_session() {
         ("c-slow", SLOW_PAGE, &index),
         ("d-slow", SLOW_PAGE, &index),
     ]);
-    let child = plancheck_process(&[
-        "check",
-        "--database-url",
-        &db,
-        "--project",
-        dir.path().to_str().unwrap(),
-        "--format",
-        "json",
-        "--warmup",
-        "0",
-        "--iterations",
-        "5",
-        "--jobs",
-        "4",
-    ])
-    .spawn()
-    .unwrap();
+    let child = slow_check(&db, dir.path(), &["--jobs", "4"]);
     // Four sessions sleeping side by side.
     let run = interrupt_when_sleeping(child, &db, 4);
     assert_eq!(run.status, Some(130), "{}", run.shown());
@@ -139,25 +143,16 @@ fn a_migration_run_stopped_before_the_migration_saves_a_whole_run() {
     let dir = read_paths(&[("a-slow", SLOW_PAGE, &index)]);
     let saved = tempfile::tempdir().unwrap();
     let migration = temp_file("m.sql", "CREATE INDEX posts_more_idx ON posts (author_id);");
-    let child = plancheck_process(&[
-        "check",
-        "--database-url",
+    let child = slow_check(
         &db,
-        "--project",
-        dir.path().to_str().unwrap(),
-        "--format",
-        "json",
-        "--warmup",
-        "0",
-        "--iterations",
-        "5",
-        "--migration",
-        migration.arg(),
-        "--save-plans",
-        saved.path().to_str().unwrap(),
-    ])
-    .spawn()
-    .unwrap();
+        dir.path(),
+        &[
+            "--migration",
+            migration.arg(),
+            "--save-plans",
+            saved.path().to_str().unwrap(),
+        ],
+    );
     let run = interrupt_when_sleeping(child, &db, 1);
     assert_eq!(run.status, Some(130), "{}", run.shown());
     assert!(
