@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
+#[path = "attacks/round_two.rs"]
+mod round_two;
+
 /// The harmless read path: a member's thread page, off the partial index.
 const PAGE: &str = "SELECT p.id FROM posts p\n\
     WHERE p.thread_id = $1 AND p.visibility = 'visible'\n\
