@@ -6,6 +6,8 @@
 //! every attempt, what it must produce and the test that holds it.
 
 mod common;
+#[path = "attacks/demo_cache.rs"]
+mod demo_cache;
 
 use std::collections::BTreeSet;
 use std::fs;
