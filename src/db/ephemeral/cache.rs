@@ -204,10 +204,19 @@ impl Entry {
             .prefix(&format!(".{name}-new-"))
             .tempdir_in(parent)?;
         let mut manifest = self.key.clone();
-        fs::create_dir(tmp.path().join(DATA))?;
+        // Private whatever the umask (a group-writable entry would not be used).
+        fs::DirBuilder::new()
+            .mode(0o700)
+            .create(tmp.path().join(DATA))?;
         copy_tree(data, &tmp.path().join(DATA), Path::new(""), &mut manifest)?;
         manifest.push_str("end\n");
-        fs::write(tmp.path().join(MANIFEST), manifest)?;
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(tmp.path().join(MANIFEST))?
+            .write_all(manifest.as_bytes())?;
         // Readable by its owner only, as the data folder was.
         fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o700))?;
         // A whole entry replaces the old one: the old is renamed aside first (rename cannot
@@ -611,6 +620,31 @@ mod tests {
             }),
             "writable by others than its owner (mode 666)",
         );
+    }
+
+    #[test]
+    fn an_entry_is_private_whatever_the_files_it_was_saved_from() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        fs::create_dir_all(data.join("base")).unwrap();
+        fs::write(data.join("base/1"), "abc").unwrap();
+        fs::set_permissions(data.join("base"), fs::Permissions::from_mode(0o777)).unwrap();
+        fs::set_permissions(data.join("base/1"), fs::Permissions::from_mode(0o666)).unwrap();
+        let entry = entry_in(&tmp.path().join("cache"), "a board");
+        entry.save(&data).unwrap();
+        for path in [
+            entry.path.clone(),
+            entry.path.join("manifest"),
+            entry.path.join("data"),
+            entry.path.join("data/base"),
+            entry.path.join("data/base/1"),
+        ] {
+            let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o077;
+            assert_eq!(mode, 0, "{} is not private", path.display());
+        }
+        let dest = tmp.path().join("restored");
+        fs::create_dir(&dest).unwrap();
+        entry.restore(&dest, None).unwrap();
     }
 
     #[test]
