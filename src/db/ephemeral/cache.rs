@@ -583,12 +583,22 @@ mod tests {
 
     #[test]
     fn a_file_the_manifest_does_not_list_is_refused_on_restore() {
+        // Private, as plancheck's own files are, whatever the umask.
         refused(
-            restored_after(|e| fs::write(e.path.join("data/recovery.signal"), "").unwrap()),
+            restored_after(|e| {
+                let file = e.path.join("data/recovery.signal");
+                fs::write(&file, "").unwrap();
+                fs::set_permissions(&file, fs::Permissions::from_mode(0o600)).unwrap();
+            }),
             "recovery.signal: not in its manifest",
         );
         refused(
-            restored_after(|e| fs::create_dir(e.path.join("data/extra")).unwrap()),
+            restored_after(|e| {
+                fs::DirBuilder::new()
+                    .mode(0o700)
+                    .create(e.path.join("data/extra"))
+                    .unwrap()
+            }),
             "extra: not in its manifest",
         );
     }
