@@ -303,3 +303,45 @@ fn a_cache_others_may_write_is_not_used() {
         after.shown()
     );
 }
+
+#[test]
+fn a_library_set_in_the_catalog_is_not_loaded_by_plancheck_s_sessions() {
+    // A forged entry's catalog can hold `ALTER DATABASE … SET session_preload_libraries`, which
+    // the server's command line does not outrank: every session plancheck opens pins it empty.
+    let rt = runtime();
+    rt.block_on(async {
+        let server = plancheck::db::ephemeral::Server::start()
+            .await
+            .expect("a throwaway server");
+        let admin = server.target("postgres").connect().await.unwrap();
+        for statement in [
+            "CREATE DATABASE poisoned",
+            "ALTER DATABASE poisoned SET session_preload_libraries = 'no_such_library'",
+        ] {
+            admin.batch_execute(statement).await.unwrap();
+        }
+        let client = server
+            .target("poisoned")
+            .connect()
+            .await
+            .expect("the session starts: the library is not loaded");
+        let row = client
+            .query_one("SELECT current_setting('session_preload_libraries')", &[])
+            .await
+            .unwrap();
+        assert_eq!(row.get::<_, String>(0), "");
+        // The setting is really there: a session without plancheck's options loads it and fails.
+        let mut plain = tokio_postgres::Config::new();
+        plain
+            .host_path(server.data().parent().unwrap())
+            .port(5432)
+            .user("plancheck")
+            .dbname("poisoned");
+        let refused = plain.connect(tokio_postgres::NoTls).await;
+        let error = refused.err().expect("a plain session loads the library");
+        assert!(
+            format!("{error:?}").contains("no_such_library"),
+            "{error:?}"
+        );
+    });
+}
