@@ -5,7 +5,11 @@
 //! prepared transactions, locks, statistics counters, sessions. `tests/attacks/README.md` lists
 //! every attempt, what it must produce and the test that holds it.
 
+#[path = "attacks/bounded.rs"]
+mod bounded;
 mod common;
+#[path = "attacks/demo_cache.rs"]
+mod demo_cache;
 
 use std::collections::BTreeSet;
 use std::fs;

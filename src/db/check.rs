@@ -229,15 +229,25 @@ pub fn local_bounds(settings: &Settings) -> String {
 }
 
 /// A `json` column as text: EXPLAIN documents are parsed by [`crate::explain::parse_json`],
-/// whose depth limit fits plans, where the driver's serde_json would stop at 128 levels.
-struct RawJson(String);
+/// whose depth limit fits plans, where the driver's serde_json would stop at 128 levels. A
+/// document over [`MAX_PLAN_DOCUMENT`] is not copied: only its size is kept (`Err`).
+struct RawJson(Result<String, usize>);
+
+/// The largest EXPLAIN document plancheck reads (8 MiB), checked on the raw text before it is
+/// copied or parsed: a real plan is kilobytes, while a constant folded into the plan (VERBOSE
+/// prints it in each node's Output and Filter) can make one of any size, and its parsed tree,
+/// the saved measurement and the report each cost it again.
+pub const MAX_PLAN_DOCUMENT: usize = 8 << 20;
 
 impl<'a> tokio_postgres::types::FromSql<'a> for RawJson {
     fn from_sql(
         _: &tokio_postgres::types::Type,
         raw: &'a [u8],
     ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
-        Ok(RawJson(std::str::from_utf8(raw)?.to_owned()))
+        if raw.len() > MAX_PLAN_DOCUMENT {
+            return Ok(RawJson(Err(raw.len())));
+        }
+        Ok(RawJson(Ok(std::str::from_utf8(raw)?.to_owned())))
     }
 
     fn accepts(ty: &tokio_postgres::types::Type) -> bool {
@@ -1279,6 +1289,14 @@ fn read_plan(rows: &[tokio_postgres::Row]) -> Result<(Explain, Value), Failure> 
         .first()
         .and_then(|r| r.try_get::<_, RawJson>(0).ok())
         .ok_or_else(|| unreadable("EXPLAIN returned no JSON document".into()))?;
+    let text = text.map_err(|size| {
+        unreadable(format!(
+            "the EXPLAIN document is {:.1} MiB ({size} bytes), over plancheck's cap of {} MiB on \
+             one plan document; it was not read, so the check is not judged",
+            size as f64 / f64::from(1 << 20),
+            MAX_PLAN_DOCUMENT >> 20
+        ))
+    })?;
     let value = crate::explain::parse_json(&text).map_err(|e| unreadable(e.to_string()))?;
     let plan = Explain::from_json(&value).map_err(|e| unreadable(e.to_string()))?;
     Ok((plan, value))
