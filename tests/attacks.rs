@@ -1067,4 +1067,12 @@ fn a_stopped_backend_cannot_hang_the_run() {
     );
     assert_eq!(run.status, Some(3), "{}", run.shown());
     assert_eq!(only_check(&run).0, "error", "{}", run.shown());
+    // A backend that answers neither a cancel nor pg_terminate_backend (as one inside a function
+    // that never checks for interrupts) is named, never left silently.
+    let named = format!("pid {pid}) outlived the cancel request and pg_terminate_backend");
+    assert!(
+        run.stdout.contains(&named) && run.stderr.contains(&named),
+        "{}",
+        run.shown()
+    );
 }

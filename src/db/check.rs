@@ -340,6 +340,20 @@ struct Sess<'a> {
 }
 
 impl Sess<'_> {
+    /// `request` (requests all sent when it is first polled: a Parse, a read), in a savepoint
+    /// rolled back once it answered: the locks its Parse took on the tables the read path names
+    /// (ACCESS SHARE) are released at once instead of at the end of the check. What it
+    /// prepared stays: prepared statements are not transactional, and each run takes its locks
+    /// again (in a savepoint of its own, see [`Sess::run_then_guard`]).
+    async fn unlocked<T>(&self, request: impl Future<Output = T>) -> Result<T, Fail> {
+        let (begun, answer) =
+            futures_util::future::join(self.exec("SAVEPOINT plancheck_parse"), request).await;
+        begun?;
+        self.exec("ROLLBACK TO SAVEPOINT plancheck_parse; RELEASE SAVEPOINT plancheck_parse")
+            .await?;
+        Ok(answer)
+    }
+
     /// plancheck's own statements, never text from a file.
     async fn exec(&self, sql: &str) -> Result<(), Fail> {
         clocked(self.client, self.settings, self.client.batch_execute(sql)).await
@@ -883,17 +897,22 @@ async fn explain_read_path(
             prefix_len: EXPLAIN.len(),
             count: (settings.warmup, settings.iterations),
         };
-        let parsed = parse_runs(sess, read_path, check, &runs).await?;
+        let parsed = sess
+            .unlocked(parse_runs(sess, read_path, check, &runs))
+            .await
+            .map_err(|f| f.or(|e| failure(e, "could not parse the read path", settings)))??;
         let plans = explain_runs(sess, read_path, check, (&runs, &parsed), before).await?;
         return Ok((plans, None));
     }
     // Parse of the file's text alone: one statement, or the server refuses it. The server's
     // name for it is asked in the same round trip (the Parse is done by then).
-    let (statement, name) = futures_util::future::join(
-        sess.prepare(&check.sql.text),
-        protocol_name(sess, &check.sql.text),
-    )
-    .await;
+    let (statement, name) = sess
+        .unlocked(futures_util::future::join(
+            sess.prepare(&check.sql.text),
+            protocol_name(sess, &check.sql.text),
+        ))
+        .await
+        .map_err(|f| f.or(|e| failure(e, "could not parse the read path", settings)))?;
     let statement =
         statement.map_err(|f| f.or(|e| sql_failure(e, read_path, check, 0, settings)))?;
     let name = name?;

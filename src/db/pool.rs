@@ -174,7 +174,7 @@ impl Pool<'_> {
             client.query("SELECT pg_catalog.pg_terminate_backend($1)", &[&pid]),
         )
         .await;
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3);
         loop {
             let n: i64 = clocked(&client, settings, client.query_one(alive, &[&pid]))
                 .await
