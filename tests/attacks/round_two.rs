@@ -241,3 +241,27 @@ fn a_migration_search_path_does_not_reach_the_checks_after_it() {
     assert_eq!(run.status, Some(1), "{}", run.shown());
     assert!(!relation_exists(&db, "shadow.posts"), "{}", run.shown());
 }
+
+// A read path that writes temporary files (a sort far larger than work_mem) is bounded by
+// `--temp-file-limit` where the role may set it: the check is an error, not a pass that filled
+// the server's disk (1.57 GiB in 6 s was seen without a limit).
+#[test]
+fn temporary_files_are_bounded_by_temp_file_limit() {
+    let db = fresh_board("attack_temp_files");
+    let plan = page_with(
+        "AND (SELECT count(*) FROM (SELECT g FROM generate_series(1, 3000000) g \
+         ORDER BY g DESC OFFSET 1) s) > 0",
+    );
+    let dir = one_read_path(&plan, &expectation(false, ""));
+    let bounded = check(&db, dir.path(), &["--temp-file-limit", "1MB"]);
+    let (verdict, _) = only_check(&bounded);
+    assert_eq!(verdict, "error", "{}", bounded.shown());
+    assert!(
+        bounded.stdout.contains("temp_file_limit"),
+        "{}",
+        bounded.shown()
+    );
+    // The control: the same read path within a limit its sort fits passes.
+    let roomy = check(&db, dir.path(), &["--temp-file-limit", "1GB"]);
+    assert_eq!(only_check(&roomy).0, "pass", "{}", roomy.shown());
+}
