@@ -504,14 +504,27 @@ pub(super) async fn planning_session(
         ..Settings::default()
     };
     let client = target.connect().await?;
-    db::check::bound_session(&client, &settings).await?;
-    role_warnings(&client, &RunOptions::default()).await?;
-    settings.watched = db::guard::Watched::read(&client, &[]).await.map_err(|e| {
-        DatabaseFailure(format!(
-            "could not read the server's settings: {}",
-            db::cause(&e)
-        ))
-    })?;
+    let limit = settings.client_limit();
+    within(limit, "could not set the session's timeouts", async {
+        Ok(db::check::bound_session(&client, &settings).await?)
+    })
+    .await?;
+    within(
+        limit,
+        "could not read the role's rights",
+        role_warnings(&client, &RunOptions::default()),
+    )
+    .await?;
+    settings.watched = within(limit, "could not read the server's settings", async {
+        db::guard::Watched::read(&client, &[]).await.map_err(|e| {
+            DatabaseFailure(format!(
+                "could not read the server's settings: {}",
+                db::cause(&e)
+            ))
+            .into()
+        })
+    })
+    .await?;
     Ok((client, settings))
 }
 
