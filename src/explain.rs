@@ -62,6 +62,9 @@ pub enum ScanKind {
     IndexOnly,
     BitmapIndex,
     BitmapHeap,
+    /// A Tid Scan (`ctid = …`, `ctid = ANY (…)`): as many rows as it is given, judged by the
+    /// rows it read.
+    Tid,
     Other,
 }
 
@@ -86,6 +89,7 @@ impl ScanKind {
             "Index Only Scan" => ScanKind::IndexOnly,
             "Bitmap Index Scan" => ScanKind::BitmapIndex,
             "Bitmap Heap Scan" => ScanKind::BitmapHeap,
+            "Tid Scan" => ScanKind::Tid,
             _ => ScanKind::Other,
         }
     }
@@ -355,15 +359,32 @@ impl PlanNode {
         label
     }
 
-    /// Rows this node read in all its loops: the ones it returned plus the ones its filter
-    /// removed. `Actual Rows` is per loop (and a fraction on 18).
+    /// Rows this node read in all its loops: the ones it returned plus the ones its Filter and
+    /// its index recheck removed (for a Bitmap Heap Scan: every row it fetched from the heap).
+    /// `None` without ANALYZE figures.
     pub fn rows_visited(&self) -> Option<f64> {
         let rows = self.actual_rows?;
-        let loops = self.actual_loops.unwrap_or(1.0).max(1.0);
-        let removed = self.rows_removed_by_filter.unwrap_or(0.0);
-        // PostgreSQL prints both `Actual Rows` and `Rows Removed by Filter` divided by the
-        // number of loops, so the total is their sum times the loops.
+        let loops = self.actual_loops.unwrap_or(1.0).max(0.0);
+        let removed = self.rows_removed_by_filter.unwrap_or(0.0)
+            + self.rows_removed_by_index_recheck.unwrap_or(0.0);
+        // PostgreSQL prints `Actual Rows` and both `Rows Removed by …` divided by the number of
+        // loops (a fraction on 18, rounded up to 17), so the total is their sum times the loops.
+        // A parallel-aware node counts every participant as a loop (the leader and each
+        // worker), so the same product is what all of them read together.
         Some((rows + removed) * loops)
+    }
+
+    /// Rows one pass of this node read: all its loops together for a parallel-aware node (its
+    /// participants share one scan), one loop's otherwise. A pass cannot read more rows than
+    /// its relation holds, so this is a floor under the relation's size.
+    pub fn rows_in_one_pass(&self) -> Option<f64> {
+        let all = self.rows_visited()?;
+        let loops = self.actual_loops.unwrap_or(1.0);
+        Some(if self.parallel_aware || loops <= 1.0 {
+            all
+        } else {
+            all / loops
+        })
     }
 }
 
@@ -521,7 +542,31 @@ mod tests {
             "Execution Time": 1.25, "Planning Time": 0.1 }]);
         let e = Explain::from_json(&doc).unwrap();
         assert_eq!(e.root.rows_visited(), Some(42.0));
+        assert_eq!(e.root.rows_in_one_pass(), Some(10.5));
         assert_eq!(e.execution_ms, Some(1.25));
+    }
+
+    #[test]
+    fn rows_read_count_the_index_recheck_and_every_parallel_participant() {
+        // A Bitmap Heap Scan read what it returned, what its Filter removed and what the
+        // recheck of a lossy page removed.
+        let doc = json!([{ "Plan": { "Node Type": "Bitmap Heap Scan", "Relation Name": "t",
+            "Actual Rows": 10, "Actual Loops": 1, "Rows Removed by Filter": 5,
+            "Rows Removed by Index Recheck": 85 } }]);
+        let e = Explain::from_json(&doc).unwrap();
+        assert_eq!(e.root.rows_visited(), Some(100.0));
+        // Three participants of a parallel scan read 3 × 30 rows between them, in one pass.
+        let doc = json!([{ "Plan": { "Node Type": "Index Scan", "Relation Name": "t",
+            "Parallel Aware": true, "Actual Rows": 20, "Actual Loops": 3,
+            "Rows Removed by Filter": 10 } }]);
+        let e = Explain::from_json(&doc).unwrap();
+        assert_eq!(e.root.rows_visited(), Some(90.0));
+        assert_eq!(e.root.rows_in_one_pass(), Some(90.0));
+        // A node that never ran read nothing.
+        let doc = json!([{ "Plan": { "Node Type": "Index Scan", "Relation Name": "t",
+            "Actual Rows": 0, "Actual Loops": 0 } }]);
+        let e = Explain::from_json(&doc).unwrap();
+        assert_eq!(e.root.rows_visited(), Some(0.0));
     }
 
     #[test]
