@@ -6,6 +6,8 @@
 //! every attempt, what it must produce and the test that holds it.
 
 mod common;
+#[path = "attacks/whole_reads.rs"]
+mod whole_reads;
 
 use std::collections::BTreeSet;
 use std::fs;
