@@ -1067,6 +1067,11 @@ mod tests {
             "{}",
             v.message
         );
+        assert!(
+            v.message.contains("but it reads a whole relation"),
+            "{}",
+            v.message
+        );
         passes(bitmap(100.0), &[], &tuples);
     }
 

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::{RequiredIndex, Verdict, group, keys};
-use crate::explain::{Explain, Scan, ScanKind};
+use crate::explain::{Explain, PlanNode, Scan, ScanKind};
 use crate::model::Relation;
 
 /// What a plan must satisfy.
@@ -345,7 +345,9 @@ fn whole_read(scan: &Scan<'_>, rules: &Rules<'_>) -> Option<WholeRead> {
         .unwrap_or(0.0)
         // A never-analysed table has reltuples -1.
         .max(0.0);
-    let through_required = is_required_index(scan, rules.index);
+    // A Bitmap Heap Scan reads through the Bitmap Index Scans below it.
+    let through_required = is_required_index(scan, rules.index)
+        || (scan.kind == ScanKind::BitmapHeap && bitmap_reads(scan.node, &rules.index.name));
     if scan.kind == ScanKind::Seq {
         return Some(WholeRead {
             large: catalog.max(scan.node.rows_in_one_pass().unwrap_or(0.0)) >= rules.large_rows,
@@ -412,6 +414,16 @@ fn whole_read(scan: &Scan<'_>, rules: &Rules<'_>) -> Option<WholeRead> {
         by_rows: true,
         through_required,
         heap: scan.kind == ScanKind::BitmapHeap,
+    })
+}
+
+/// Whether a Bitmap Heap Scan's bitmap comes (directly or through BitmapAnd / BitmapOr) from a
+/// Bitmap Index Scan of `index`.
+fn bitmap_reads(heap: &PlanNode, index: &str) -> bool {
+    heap.children.iter().any(|c| match c.node_type.as_str() {
+        "Bitmap Index Scan" => c.index_name.as_deref() == Some(index),
+        "BitmapAnd" | "BitmapOr" => bitmap_reads(c, index),
+        _ => false,
     })
 }
 
