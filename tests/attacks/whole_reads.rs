@@ -4,13 +4,14 @@
 
 use super::*;
 
-/// The rows a node read through `index`, summed over every such node of the plan: (Actual
-/// Rows + Rows Removed by Filter + Rows Removed by Index Recheck) × Actual Loops, from
-/// `EXPLAIN (ANALYZE, FORMAT JSON)` run by the test's own session. Panics when no node reads
-/// the index, so a plan that changed cannot make the premise hold by reading nothing.
-fn rows_read_through(db: &str, statement: &str, index: &str) -> f64 {
-    fn walk(node: &serde_json::Value, index: &str, found: &mut Vec<f64>) {
-        if node["Index Name"] == index {
+/// The rows the nodes named `what` (an index read, or a node type) read, summed over every such
+/// node of the plan: (Actual Rows + Rows Removed by Filter + Rows Removed by Index Recheck) ×
+/// Actual Loops, from `EXPLAIN (ANALYZE, FORMAT JSON)` run by the test's own session. Panics
+/// when no node is named so, so a plan that changed cannot make the premise hold by reading
+/// nothing.
+fn rows_read_through(db: &str, statement: &str, what: &str) -> f64 {
+    fn walk(node: &serde_json::Value, what: &str, found: &mut Vec<f64>) {
+        if node["Index Name"] == what || node["Node Type"] == what {
             let f = |k: &str| node[k].as_f64().unwrap_or(0.0);
             let loops = f("Actual Loops");
             found.push(
@@ -21,7 +22,7 @@ fn rows_read_through(db: &str, statement: &str, index: &str) -> f64 {
             );
         }
         for child in node["Plans"].as_array().into_iter().flatten() {
-            walk(child, index, found);
+            walk(child, what, found);
         }
     }
     let text = query_text(
@@ -30,10 +31,10 @@ fn rows_read_through(db: &str, statement: &str, index: &str) -> f64 {
     );
     let doc: serde_json::Value = serde_json::from_str(&text).expect("EXPLAIN JSON");
     let mut found = Vec::new();
-    walk(&doc[0]["Plan"], index, &mut found);
+    walk(&doc[0]["Plan"], what, &mut found);
     assert!(
         !found.is_empty(),
-        "no node reads {index}; the plan is not what this test is about:\n{}",
+        "no node reads {what}; the plan is not what this test is about:\n{}",
         explain_text(db, statement)
     );
     found.iter().sum()
@@ -118,6 +119,35 @@ fn a_limit_walk_of_the_primary_key_that_reads_everything_does_not_pass() {
         .unwrap_or("")
         .to_string();
     assert!(message.contains("posts_pkey"), "{message}");
+}
+
+// The page is served by the required index while an InitPlan reads every post by its ctid,
+// listed: a Tid Scan, which is neither a seq scan nor an index scan. Regression: this passed.
+#[test]
+fn a_tid_scan_of_every_row_does_not_pass() {
+    let db = fresh_board("attack_whole_tid_list");
+    let plan = "SELECT p.id,\n\
+                  (SELECT count(*) FROM posts q WHERE q.ctid = ANY (ARRAY(\n\
+                     SELECT format('(%s,%s)', b, i)::tid\n\
+                     FROM generate_series(0, 3000) b, generate_series(1, 60) i))) AS n\n\
+                FROM posts p\n\
+                WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
+                ORDER BY p.created_at, p.id LIMIT 20";
+    let read = rows_read_through(&db, plan, "Tid Scan");
+    let size = posts_size(&db);
+    assert!(
+        read >= size / 2.0 && size >= 10_000.0,
+        "the premise does not hold: {read} rows of posts' {size} read by the Tid Scan\n{}",
+        explain_text(&db, plan)
+    );
+    assert!(
+        rows_read_through(&db, plan, INDEX) > 0.0,
+        "the page is not served by {INDEX}:\n{}",
+        explain_text(&db, plan)
+    );
+    let (verdict, run) = check_one(&db, plan, false);
+    assert_ne!(verdict, "pass", "{}", run.shown());
+    assert_eq!(run.status, Some(1), "{}", run.shown());
 }
 
 // The control: the thread page, and a `LIMIT 1` walk of posts_pkey that really stops early,
