@@ -1017,6 +1017,31 @@ mod tests {
     }
 
     #[test]
+    fn rows_rounded_to_nothing_a_loop_cannot_hide_a_whole_read() {
+        // Up to 17: a lookup by every id up to 300,000 finds 0.39 rows a loop, printed `0`;
+        // 117,192 posts were read. 0 a loop over 300,000 loops is anything under 150,000.
+        let lookups = |rows: Value, loops: f64| {
+            json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Index Scan", "Index Name": "posts_pkey",
+                  "Relation Name": "posts", "Schema": "public", "Index Cond": "(id = g.g)",
+                  "Actual Rows": rows, "Actual Loops": loops }]}}])
+        };
+        let tuples = [("public.posts", 117_192.0)];
+        let v = fails(lookups(json!(0), 300_000.0), &[], &tuples);
+        assert!(
+            v.message
+                .contains("read up to 150,000 (0 as printed; EXPLAIN rounds each loop's figures)"),
+            "{}",
+            v.message
+        );
+        // Twenty lookups: rounding cannot make them most of posts.
+        passes(lookups(json!(0), 20.0), &[], &tuples);
+        // 18 prints two decimals: 0.01 a loop over 300,000 loops is about 3,000 rows, a pass.
+        passes(lookups(json!(0.01), 300_000.0), &[], &tuples);
+    }
+
+    #[test]
     fn fractional_rows_of_postgresql_18_are_multiplied_by_their_loops() {
         // 18 prints 0.5 rows a loop where 17 printed 0 or 1.
         let doc = json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
@@ -1026,7 +1051,8 @@ mod tests {
               "Actual Rows": 0.5, "Actual Loops": 120_000 }]}}]);
         let v = fails(doc, &[], &[("public.posts", 100_000.0)]);
         assert!(
-            v.message.contains("read 60,000 of the 100,000"),
+            v.message
+                .contains("read up to 60,600 (60,000 as printed; EXPLAIN rounds each loop's"),
             "{}",
             v.message
         );

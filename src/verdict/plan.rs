@@ -332,7 +332,10 @@ fn whole_reads(scans: &[Scan<'_>], rules: &Rules<'_>) -> Vec<WholeRead> {
 ///
 /// Rows read are (Actual Rows + Rows Removed by Filter + Rows Removed by Index Recheck) ×
 /// Actual Loops ([`crate::explain::PlanNode::rows_visited`]): every loop of a nested loop's
-/// inner side, every participant of a parallel scan, every row a Bitmap Heap Scan fetched. The
+/// inner side, every participant of a parallel scan, every row a Bitmap Heap Scan fetched.
+/// EXPLAIN prints a loop's figures rounded (whole numbers, and `Actual Rows` to two decimals on
+/// 18), so over several loops the most they can stand for is what is held to the rule
+/// ([`crate::explain::PlanNode::rows_visited_at_most`]). The
 /// relation's size is its `reltuples`, or the rows one pass of the node read where that is
 /// more (a table never analysed, or grown since): a pass cannot read more rows than there are.
 fn whole_read(scan: &Scan<'_>, rules: &Rules<'_>) -> Option<WholeRead> {
@@ -373,10 +376,13 @@ fn whole_read(scan: &Scan<'_>, rules: &Rules<'_>) -> Option<WholeRead> {
             detail: describe_scan(scan, true),
         });
     };
+    // A loop's figures are printed rounded: what the node may have read is held to the rule,
+    // so rounding cannot hide a read (0 rows a loop, looped past the relation's size).
+    let at_most = scan.node.rows_visited_at_most().unwrap_or(read);
     let size = catalog.max(scan.node.rows_in_one_pass().unwrap_or(0.0));
     let large = size >= rules.large_rows;
     // `max(1)`: a relation the catalog calls empty is read whole by any row (rule 3).
-    let most = read >= (size * WHOLE_RELATION_SHARE).max(1.0);
+    let most = at_most >= (size * WHOLE_RELATION_SHARE).max(1.0);
     if !most || !(large || no_cond_elsewhere) {
         return None;
     }
@@ -402,11 +408,19 @@ fn whole_read(scan: &Scan<'_>, rules: &Rules<'_>) -> Option<WholeRead> {
         Some(l) if l > 1.0 => format!(" in {} loops", group(l)),
         _ => String::new(),
     };
+    let rows = if at_most - read >= 1.0 {
+        format!(
+            "up to {} ({} as printed; EXPLAIN rounds each loop's figures)",
+            group(at_most),
+            group(read)
+        )
+    } else {
+        group(read)
+    };
     Some(WholeRead {
         detail: format!(
-            "{} read {} of the {} rows of {shown}{loops} ({cond}{rule})",
+            "{} read {rows} of the {} rows of {shown}{loops} ({cond}{rule})",
             describe_scan(scan, false),
-            group(read),
             group(size),
         ),
         relation: shown,
