@@ -150,6 +150,39 @@ fn a_tid_scan_of_every_row_does_not_pass() {
     assert_eq!(run.status, Some(1), "{}", run.shown());
 }
 
+// An InitPlan looks up every id up to 300,000 through posts_pkey, one loop each: it reads every
+// post, yet up to PostgreSQL 17 a loop's rows are printed rounded, 0.39 as `0`, so the node
+// seems to have read nothing. Regression: this passed once rows were counted as printed.
+#[test]
+fn a_lookup_loop_whose_rows_round_to_nothing_does_not_pass() {
+    let db = fresh_board("attack_whole_rounded");
+    let plan = "SELECT p.id,\n\
+                  (SELECT count(*) FROM generate_series(1, 300000) g\n\
+                   WHERE (SELECT q.id FROM posts q WHERE q.id = g AND q.body <> '' LIMIT 1)\n\
+                         IS NOT NULL) AS n\n\
+                FROM posts p\n\
+                WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
+                ORDER BY p.created_at, p.id LIMIT 20";
+    // The premise, counted rather than read off the plan: the lookups find every post.
+    let found: f64 = query_text(
+        &db,
+        "SELECT count(*) FROM generate_series(1, 300000) g \
+         WHERE EXISTS (SELECT 1 FROM posts q WHERE q.id = g)",
+    )
+    .parse()
+    .unwrap();
+    let size = posts_size(&db);
+    let tree = explain_text(&db, plan);
+    assert!(
+        found >= size / 2.0 && size >= 10_000.0 && tree.contains("posts_pkey"),
+        "the premise does not hold: {found} posts found of {size}\n{tree}"
+    );
+    assert!(rows_read_through(&db, plan, INDEX) > 0.0, "{tree}");
+    let (verdict, run) = check_one(&db, plan, false);
+    assert_ne!(verdict, "pass", "{}", run.shown());
+    assert_eq!(run.status, Some(1), "{}", run.shown());
+}
+
 // The control: the thread page, and a `LIMIT 1` walk of posts_pkey that really stops early,
 // read a few rows of posts and pass. Without it, the two attacks above could fail for a rule
 // that fails every walk.
