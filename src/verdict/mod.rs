@@ -1001,6 +1001,36 @@ mod tests {
     }
 
     #[test]
+    fn scans_of_one_relation_that_read_it_all_between_them_are_a_whole_read() {
+        // Regression: three InitPlans each read a third of posts through posts_pkey and passed.
+        let thirds = |removed: f64| {
+            let third = |cond: &str| {
+                json!({ "Node Type": "Index Scan", "Index Name": "posts_pkey",
+                        "Parent Relationship": "InitPlan", "Relation Name": "posts",
+                        "Schema": "public", "Index Cond": cond, "Filter": "(length(body) < 0)",
+                        "Actual Rows": 0, "Actual Loops": 1, "Rows Removed by Filter": removed })
+            };
+            json!([{ "Plan": { "Node Type": "Limit", "Plans": [
+                third("(id < 40000)"), third("((id >= 40000) AND (id < 80000))"),
+                third("(id >= 80000)"), index_scan("posts_thread_visible_idx", "posts")]}}])
+        };
+        let tuples = [("public.posts", 120_000.0)];
+        let v = fails(thirds(40_000.0), &[], &tuples);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        assert_eq!(v.large_reads, vec!["posts".to_string()]);
+        assert!(
+            v.message.contains(
+                "4 scans of posts read 120,020 of its 120,000 rows between them: Index Scan \
+                 using posts_pkey on posts (40,000)"
+            ),
+            "{}",
+            v.message
+        );
+        // A few hundred rows each, with the page's 20: far from half.
+        passes(thirds(300.0), &[], &tuples);
+    }
+
+    #[test]
     fn rows_read_count_every_loop_of_a_nested_loop() {
         // One row a lookup, looped over every post: the whole of posts, a row at a time.
         let lookups = |loops: f64| {

@@ -313,7 +313,78 @@ fn whole_reads(scans: &[Scan<'_>], rules: &Rules<'_>) -> Vec<WholeRead> {
         }
         out.push(w);
     }
+    read_between_them(scans, rules, &mut out);
     out
+}
+
+/// Rule 2 over the whole plan: scans of one large relation that each read less than half of it
+/// can read all of it between them (three range scans of a third each, in three InitPlans).
+fn read_between_them(scans: &[Scan<'_>], rules: &Rules<'_>, out: &mut Vec<WholeRead>) {
+    let mut groups: Vec<(String, Vec<&Scan<'_>>)> = Vec::new();
+    for s in scans {
+        // A Bitmap Index Scan's rows are those its Bitmap Heap Scan fetched again.
+        if matches!(s.kind, ScanKind::Seq | ScanKind::BitmapIndex)
+            || s.node.rows_visited().is_none()
+        {
+            continue;
+        }
+        let Some(relation) = s.relation else { continue };
+        if is_allowed(relation, s.schema, rules.allow_seq_scan) {
+            continue;
+        }
+        let shown = qualified_for_display(relation, s.schema);
+        if out.iter().any(|o| o.relation == shown) {
+            continue;
+        }
+        match groups.iter_mut().find(|(r, _)| *r == shown) {
+            Some((_, members)) => members.push(s),
+            None => groups.push((shown, vec![s])),
+        }
+    }
+    for (shown, members) in groups {
+        if members.len() < 2 {
+            continue;
+        }
+        let read = |s: &Scan<'_>| s.node.rows_visited_at_most().unwrap_or(0.0);
+        let size = members
+            .iter()
+            .map(|s| s.node.rows_in_one_pass().unwrap_or(0.0))
+            .fold(catalog_rows(members[0], rules), f64::max);
+        let total: f64 = members.iter().map(|s| read(s)).sum();
+        if size < rules.large_rows || total < (size * WHOLE_RELATION_SHARE).max(1.0) {
+            continue;
+        }
+        let each: Vec<String> = members
+            .iter()
+            .map(|s| format!("{} ({})", describe_scan(s, false), group(read(s))))
+            .collect();
+        out.push(WholeRead {
+            detail: format!(
+                "{} scans of {shown} read {} of its {} rows between them: {} (at least half of \
+                 a relation of at least --large-rows {} rows is a whole read, however many \
+                 scans read it)",
+                members.len(),
+                group(total),
+                group(size),
+                each.join(", "),
+                group(rules.large_rows)
+            ),
+            through_required: members.iter().all(|s| is_required_index(s, rules.index)),
+            relation: shown,
+            large: true,
+            by_rows: true,
+            heap: false,
+        });
+    }
+}
+
+/// `pg_class.reltuples` of a scan's relation; 0 for one never analysed (-1) or not known.
+fn catalog_rows(scan: &Scan<'_>, rules: &Rules<'_>) -> f64 {
+    scan.relation
+        .and_then(|r| rules.reltuples.get(&Relation::new(scan.schema, r).key()))
+        .copied()
+        .unwrap_or(0.0)
+        .max(0.0)
 }
 
 /// Whether one scan read its relation whole. The rule, written once (the README's verdict
@@ -326,7 +397,8 @@ fn whole_reads(scans: &[Scan<'_>], rules: &Rules<'_>) -> Vec<WholeRead> {
 ///    relation is large (at least `--large-rows` rows), whatever the index — the required one
 ///    too — and whatever its Index Cond: `thread_id >= 0` bounds nothing, and a LIMIT walk
 ///    whose Filter matches nothing reads to the end. A LIMIT walk that really stops early reads
-///    a few rows and is not one.
+///    a few rows and is not one. Scans of one relation that read less each are added up
+///    ([`read_between_them`]): three range scans of a third each read it all.
 /// 3. On a relation of any size, a scan of an index other than the required one with no Index
 ///    Cond that read at least half of it is the seq scan it is in all but name.
 ///
@@ -341,13 +413,7 @@ fn whole_reads(scans: &[Scan<'_>], rules: &Rules<'_>) -> Vec<WholeRead> {
 fn whole_read(scan: &Scan<'_>, rules: &Rules<'_>) -> Option<WholeRead> {
     let relation = scan.relation?;
     let shown = qualified_for_display(relation, scan.schema);
-    let catalog = rules
-        .reltuples
-        .get(&Relation::new(scan.schema, relation).key())
-        .copied()
-        .unwrap_or(0.0)
-        // A never-analysed table has reltuples -1.
-        .max(0.0);
+    let catalog = catalog_rows(scan, rules);
     // A Bitmap Heap Scan reads through the Bitmap Index Scans below it.
     let through_required = is_required_index(scan, rules.index)
         || (scan.kind == ScanKind::BitmapHeap && bitmap_reads(scan.node, &rules.index.name));
