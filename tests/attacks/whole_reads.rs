@@ -183,6 +183,34 @@ fn a_lookup_loop_whose_rows_round_to_nothing_does_not_pass() {
     assert_eq!(run.status, Some(1), "{}", run.shown());
 }
 
+// Three InitPlans each walk a third of posts_pkey by range (`id < 40000`, …), their Filter
+// matching nothing: no one node reads half of posts, all three read all of it. Regression: this
+// passed while the rule looked at one node at a time.
+#[test]
+fn range_scans_that_read_all_of_posts_between_them_do_not_pass() {
+    let db = fresh_board("attack_whole_thirds");
+    let plan = "SELECT p.id,\n\
+                  (SELECT count(*) FROM posts q WHERE q.id < 40000 AND length(q.body) < 0)\n\
+                  + (SELECT count(*) FROM posts q\n\
+                     WHERE q.id >= 40000 AND q.id < 80000 AND length(q.body) < 0)\n\
+                  + (SELECT count(*) FROM posts q WHERE q.id >= 80000 AND length(q.body) < 0)\n\
+                  AS n\n\
+                FROM posts p\n\
+                WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
+                ORDER BY p.created_at, p.id LIMIT 20";
+    let read = rows_read_through(&db, plan, "posts_pkey");
+    let size = posts_size(&db);
+    let tree = explain_text(&db, plan);
+    assert!(
+        read >= size / 2.0 && size >= 10_000.0 && tree.matches("posts_pkey").count() == 3,
+        "the premise does not hold: {read} rows of posts' {size} read through posts_pkey\n{tree}"
+    );
+    assert!(rows_read_through(&db, plan, INDEX) > 0.0, "{tree}");
+    let (verdict, run) = check_one(&db, plan, false);
+    assert_ne!(verdict, "pass", "{}", run.shown());
+    assert_eq!(run.status, Some(1), "{}", run.shown());
+}
+
 // The control: the thread page, and a `LIMIT 1` walk of posts_pkey that really stops early,
 // read a few rows of posts and pass. Without it, the two attacks above could fail for a rule
 // that fails every walk.
