@@ -407,9 +407,9 @@ fn catalog_rows(scan: &Scan<'_>, rules: &Rules<'_>) -> f64 {
 /// inner side, every participant of a parallel scan, every row a Bitmap Heap Scan fetched.
 /// EXPLAIN prints a loop's figures rounded (whole numbers, and `Actual Rows` to two decimals on
 /// 18), so over several loops the most they can stand for is what is held to the rule
-/// ([`crate::explain::PlanNode::rows_visited_at_most`]). The
-/// relation's size is its `reltuples`, or the rows one pass of the node read where that is
-/// more (a table never analysed, or grown since): a pass cannot read more rows than there are.
+/// ([`crate::explain::PlanNode::rows_visited_at_most`]). The relation's size is its
+/// `reltuples`, or the rows one pass of the node read where that is more (a table never
+/// analysed, or grown since): a pass cannot read more rows than there are.
 fn whole_read(scan: &Scan<'_>, rules: &Rules<'_>) -> Option<WholeRead> {
     let relation = scan.relation?;
     let shown = qualified_for_display(relation, scan.schema);
