@@ -382,6 +382,10 @@ pub struct RunArgs {
     /// Longest the check's transaction may sit idle
     #[arg(long = "idle-timeout", default_value = "60s", value_name = "DURATION", value_parser = parse_duration)]
     pub idle_in_transaction_timeout: Duration,
+    /// Most temporary file space one statement may use (temp_file_limit), where the role may
+    /// set it: 1GB, 256MB
+    #[arg(long, default_value = "1GB", value_name = "SIZE", value_parser = parse_size_kb)]
+    pub temp_file_limit: u64,
     /// Write each check's measurement (EXPLAIN documents, re-plans, catalog facts) into this
     /// folder, for `plancheck judge`
     #[arg(long, value_name = "DIR")]
@@ -405,6 +409,27 @@ pub struct LoadArgs {
     /// Reload the board over one plancheck loaded before (never over tables it did not create)
     #[arg(long)]
     pub replace: bool,
+}
+
+/// An amount of memory or disk as PostgreSQL writes one (`1GB`, `256MB`, `64kB`; a bare number
+/// is kB, as in `SET temp_file_limit = 1024`), in kB.
+pub fn parse_size_kb(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (try 1GB, 256MB)"))?;
+    let factor: u64 = match unit.trim() {
+        "" | "kB" => 1,
+        "MB" => 1024,
+        "GB" => 1024 * 1024,
+        "TB" => 1024 * 1024 * 1024,
+        _ => return Err(format!("`{text}`: the unit is kB, MB, GB or TB")),
+    };
+    n.checked_mul(factor)
+        .filter(|kb| (1..=i32::MAX as u64).contains(kb))
+        .ok_or_else(|| format!("`{text}` is out of range (1kB to 2TB)"))
 }
 
 /// A duration as PostgreSQL writes one: a number and a unit (`ms`, `s`, `min`, `h`); a bare

@@ -115,6 +115,10 @@ pub struct Measured {
     /// Why `--replan-without-rivals` did not re-plan, when it was asked to and could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replan_skipped: Option<String>,
+    /// What the scope's setup changed, read back from the server after it: the role, the
+    /// search path, `TimeZone`, an application's settings, … as name and value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub session: Vec<(String, String)>,
 }
 
 /// The required index as the catalog resolved it.

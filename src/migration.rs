@@ -4,7 +4,34 @@
 //! runs, with the form to use for the check. Pure: text in, a verdict on the text out.
 
 use crate::errors::{BadInput, located};
+use crate::safety::Place;
 use crate::sql::{Dialect, Kind};
+
+/// Why `setval` is refused in a migration.
+const SETVAL: &str = "`setval` moves a sequence outside the transaction: the rollback does not \
+     take it back, so the application's next INSERT could take a value already used; a checked \
+     migration may not call it (a forward `nextval`, from an INSERT, stays allowed and is named \
+     after the run)";
+
+/// The offset of a call to `setval` (by any qualification or case) among `tokens`, the
+/// significant tokens of one statement, or of the word `setval` inside a string or dollar-quoted
+/// body (a `DO` block or a function that would `EXECUTE` it later). PostgreSQL moves a sequence
+/// backwards only through `setval`: `ALTER SEQUENCE … RESTART` and `TRUNCATE … RESTART
+/// IDENTITY` are rolled back with the transaction. What text cannot show (a name computed at
+/// run time) the run-time guard of the sequences catches.
+fn sequence_move(tokens: &[crate::sql::Token<'_>]) -> Option<usize> {
+    tokens
+        .iter()
+        .find_map(|t| has_word(&t.text.to_ascii_lowercase(), "setval").then_some(t.start))
+}
+
+/// Whether `text` holds `word` with no identifier character either side of it.
+fn has_word(text: &str, word: &str) -> bool {
+    let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    text.match_indices(word).any(|(at, _)| {
+        !ident(text[..at].chars().next_back()) && !ident(text[at + word.len()..].chars().next())
+    })
+}
 
 /// A migration file, vetted.
 #[derive(Debug, Clone)]
@@ -61,16 +88,24 @@ fn refusal(statement: &str, dialect: Dialect) -> Option<(usize, String)> {
                    end; remove the transaction control (it would end that transaction)";
     let why = match crate::sql::classify(statement, dialect) {
         Kind::TransactionControl(words) => format!("{words}: {control}"),
-        Kind::Set { name, .. } | Kind::Reset { name: Some(name) } => crate::safety::refusal(&name)?,
+        Kind::Set { name, .. } | Kind::Reset { name: Some(name) } => {
+            crate::safety::refusal_at(&name, Place::Migration)?
+        }
         Kind::Reset { name: None } => {
             "`RESET ALL` would undo the bounds and settings plancheck set".to_string()
         }
         Kind::Query | Kind::Other(_) => {
             if let Some((at, why)) = crate::sql::set_config_calls(statement, dialect)
                 .into_iter()
-                .find_map(|c| Some((c.offset, crate::safety::refusal(c.name.as_deref()?)?)))
+                .find_map(|c| {
+                    let name = c.name.as_deref()?;
+                    Some((c.offset, crate::safety::refusal_at(name, Place::Migration)?))
+                })
             {
                 return Some((at, format!("set_config: {why}")));
+            }
+            if let Some(at) = sequence_move(&tokens) {
+                return Some((at, SETVAL.into()));
             }
             let words: Vec<String> = tokens
                 .iter()
@@ -248,6 +283,59 @@ mod tests {
             off.is_ok(),
             "with standard_conforming_strings off the COMMIT is in a string"
         );
+    }
+
+    #[test]
+    fn moving_a_sequence_back_is_refused_however_it_is_written() {
+        // Regression: `setval` in a migration survived the rollback (sequences are not
+        // transactional) and the application's next INSERT took a value already used.
+        for sql in [
+            "SELECT setval('victim_id_seq', 1, false);",
+            "select PG_CATALOG.SETVAL('s', 1);",
+            "SELECT \"setval\"('s', 1);",
+            "DO $$ BEGIN PERFORM setval('s', 1); END $$;",
+            "DO $$ BEGIN EXECUTE 'SELECT setval(''s'', 1)'; END $$;",
+        ] {
+            assert!(refused(sql).contains("`setval` moves a sequence"), "{sql}");
+        }
+        vet(
+            "m.sql",
+            "ALTER TABLE t ADD COLUMN setvalue int; INSERT INTO t (x) VALUES (1); \
+             ALTER SEQUENCE s RESTART WITH 1;",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_migration_may_set_only_what_the_allow_list_names() {
+        vet(
+            "m.sql",
+            "SET search_path = app, public; SET client_min_messages = warning; \
+             SET maintenance_work_mem = '1GB'; SET check_function_bodies = false; \
+             SELECT pg_catalog.set_config('search_path', '', false); SET app.tenant = '7';",
+        )
+        .unwrap();
+        for (sql, what) in [
+            ("SET debug_print_plan = on;", "debug_print_plan"),
+            ("SET log_statement = 'all';", "log_statement"),
+            ("SET temp_file_limit = -1;", "temp_file_limit"),
+            ("SET zero_damaged_pages = on;", "zero_damaged_pages"),
+            ("SET jit_dump_bitcode = on;", "jit_dump_bitcode"),
+            (
+                "SET auto_explain.log_analyze = on;",
+                "auto_explain.log_analyze",
+            ),
+            (
+                "SELECT set_config('track_functions', 'all', false);",
+                "track_functions",
+            ),
+        ] {
+            let e = refused(sql);
+            assert!(
+                e.contains(what) && (e.contains("not a setting") || e.contains("may not change")),
+                "{sql}: {e}"
+            );
+        }
     }
 
     #[test]

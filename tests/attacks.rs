@@ -5,9 +5,11 @@
 //! prepared transactions, locks, statistics counters, sessions. `tests/attacks/README.md` lists
 //! every attempt, what it must produce and the test that holds it.
 
+#[path = "attacks/bounded.rs"]
+mod bounded;
 mod common;
-#[path = "attacks/whole_reads.rs"]
-mod whole_reads;
+#[path = "attacks/demo_cache.rs"]
+mod demo_cache;
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -15,6 +17,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::*;
+
+#[path = "attacks/round_two.rs"]
+mod round_two;
+#[path = "attacks/whole_reads.rs"]
+mod whole_reads;
 
 /// The harmless read path: a member's thread page, off the partial index.
 const PAGE: &str = "SELECT p.id FROM posts p\n\

@@ -48,6 +48,7 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
         strict_plans: false,
         plans: vec![],
         settings: vec![],
+        session: vec![],
     }
 }
 
@@ -557,8 +558,8 @@ fn declared_settings_are_shown_once_per_scope() {
     let text = table(&r);
     assert!(
         text.contains(
-            "\nplanner settings applied (settings = {…}):\n  [member] enable_seqscan = off, \
-             random_page_cost = 1.1\n\n"
+            "\nsettings applied (settings = {…}, and what setup changed):\n  [member] \
+             enable_seqscan = off, random_page_cost = 1.1\n\n"
         ),
         "{text}"
     );
@@ -571,6 +572,38 @@ fn declared_settings_are_shown_once_per_scope() {
         json!({"enable_seqscan": "off", "random_page_cost": "1.1"})
     );
     assert_eq!(doc["checks"][2]["settings"], json!({}));
+}
+
+// Regression: a setup line (`SET LOCAL TIME ZONE 'UTC'`) could turn a not-chosen into a pass,
+// and neither the table nor the JSON said it was there; declared settings were missing from
+// JUnit, Markdown and GitHub output.
+#[test]
+fn what_a_scope_applied_is_shown_in_every_format() {
+    let mut a = pass("thread-page-first", "member", "posts_thread_visible_idx");
+    a.settings = vec![("random_page_cost".to_string(), "1.1".to_string())];
+    a.session = vec![("timezone".to_string(), "UTC".to_string())];
+    let r = report(vec![a]);
+    for format in [
+        Format::Table,
+        Format::Json,
+        Format::Junit,
+        Format::Markdown,
+        Format::Github,
+    ] {
+        let text = render(&r, format, Style::PLAIN);
+        assert!(
+            text.contains("random_page_cost") && text.contains("1.1"),
+            "{format:?}: {text}"
+        );
+        assert!(
+            text.contains("timezone") && text.contains("UTC"),
+            "{format:?}: {text}"
+        );
+    }
+    assert_eq!(
+        json_of(&r)["checks"][0]["session_settings"],
+        json!({"timezone": "UTC"})
+    );
 }
 
 fn findings() -> Vec<Finding> {

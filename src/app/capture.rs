@@ -66,9 +66,19 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::
         .map_err(read)?;
 
     let mut grouper = Grouper::new(capture::predicate_columns(&predicates));
-    let mut unreadable = 0;
+    let (mut unreadable, mut oversized) = (0, 0);
     for (path, format, file) in logs {
-        unreadable += read_log(&path, format, file, &mut grouper)?;
+        let (bad, long) = read_log(&path, format, file, &mut grouper)?;
+        unreadable += bad;
+        oversized += long;
+    }
+    if oversized > 0 {
+        say!(
+            "warning: left out {oversized} logged statement{} over {} MiB (text and parameters \
+             of one log record), plancheck's cap on one statement",
+            plural(oversized),
+            capture::log::MAX_RECORD >> 20
+        );
     }
     let (statements, skipped) = (grouper.statements, std::mem::take(&mut grouper.skipped));
     let groups = grouper.groups();
@@ -150,21 +160,22 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::
     Ok(crate::exit_codes::PASS)
 }
 
-/// Reads one log into the grouper; returns its count of unreadable records. A log that cannot
-/// be read at all is bad input, named by file and line.
+/// Reads one log into the grouper; returns its counts of unreadable records and of statements
+/// left out for their size. A log that cannot be read at all is bad input, named by file and
+/// line.
 fn read_log(
     path: &Path,
     format: Format,
     file: std::fs::File,
     grouper: &mut Grouper,
-) -> Result<usize, BadInput> {
+) -> Result<(usize, usize), BadInput> {
     let shown = path.display().to_string();
     let mut reader = Reader::new(BufReader::new(file), format);
     for entry in reader.by_ref() {
         let entry = entry.map_err(|e| BadInput(format!("{shown}:{}: {}", e.line, e.message)))?;
         grouper.add(&shown, entry);
     }
-    Ok(reader.unreadable())
+    Ok((reader.unreadable(), reader.oversized()))
 }
 
 /// A log's format: `--log-format`, else by its extension.

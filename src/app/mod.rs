@@ -129,6 +129,7 @@ fn settings(run: &RunArgs) -> Settings {
         statement_timeout: run.statement_timeout,
         lock_timeout: run.lock_timeout,
         idle_in_transaction_timeout: run.idle_in_transaction_timeout,
+        temp_file_limit: Some(run.temp_file_limit),
         watched: db::guard::Watched::default(),
         replan_without_rivals: false,
         session_per_check: run.session_per_check,

@@ -5,6 +5,7 @@ use super::{judging, settings, status};
 use crate::cli::{RunArgs, VerdictArgs};
 use crate::db::Target;
 use crate::db::check::Settings;
+use crate::db::check::within;
 use crate::errors::{BadInput, DatabaseFailure};
 use crate::project::Project;
 use crate::report::Report;
@@ -145,12 +146,22 @@ pub(super) async fn jobs(
             .unwrap_or(1)
             .min(8)
     });
+    // Free slots: the server's, less those reserved for superusers (and, from PostgreSQL 16,
+    // for roles with pg_use_reserved_connections), less the sessions open now; and the role's
+    // own connection limit, where it has one.
     let row = client
         .query_one(
             "SELECT pg_catalog.current_setting('max_connections')::int \
                     - pg_catalog.current_setting('superuser_reserved_connections')::int \
+                    - COALESCE(pg_catalog.current_setting('reserved_connections', true)::int, 0) \
                     - (SELECT count(*)::int FROM pg_catalog.pg_stat_activity \
-                       WHERE backend_type OPERATOR(pg_catalog.=) 'client backend')",
+                       WHERE backend_type OPERATOR(pg_catalog.=) 'client backend'), \
+                    (SELECT CASE WHEN r.rolconnlimit OPERATOR(pg_catalog.>=) 0 \
+                                 THEN r.rolconnlimit OPERATOR(pg_catalog.-) \
+                                      (SELECT count(*)::int FROM pg_catalog.pg_stat_activity a \
+                                       WHERE a.usename OPERATOR(pg_catalog.=) r.rolname) END \
+                     FROM pg_catalog.pg_roles r \
+                     WHERE r.rolname OPERATOR(pg_catalog.=) current_user)",
             &[],
         )
         .await
@@ -161,16 +172,32 @@ pub(super) async fn jobs(
             ))
         })?;
     // This session ends before the checks start: its slot is theirs too.
-    let free = usize::try_from(row.get::<_, i32>(0).saturating_add(1))
-        .unwrap_or(1)
-        .max(1);
-    if wanted > free {
+    let free = usize::try_from(row.get::<_, i32>(0).saturating_add(1)).unwrap_or(0);
+    let allowed = jobs_allowed(
+        free,
+        row.get::<_, Option<i32>>(1).map(|n| n.saturating_add(1)),
+    );
+    if wanted > allowed {
         say!(
-            "note: --jobs {wanted} is more than the server's {free} free connection slots: \
-             running {free} at a time"
+            "note: --jobs {wanted} would take too many of the server's {free} free connection \
+             slots: running {allowed} at a time, leaving {} to the application",
+            free.saturating_sub(allowed)
         );
     }
-    Ok(wanted.min(free))
+    Ok(wanted.min(allowed))
+}
+
+/// How many sessions plancheck may open side by side when the server has `free` connection
+/// slots and the role `role_free` (None: no limit of its own): at least a quarter of the free
+/// slots, and never fewer than 3, stay for the application; always 1 at least (the run needs
+/// one, and the server refuses it if there is none).
+fn jobs_allowed(free: usize, role_free: Option<i32>) -> usize {
+    let room = (free / 4).max(3);
+    let server = free.saturating_sub(room).max(1);
+    match role_free {
+        Some(n) => server.min(usize::try_from(n).unwrap_or(0).max(1)),
+        None => server,
+    }
 }
 
 /// `--replan-without-rivals` needs a server that takes DDL (rolled back after): never a standby,
@@ -220,20 +247,54 @@ pub async fn run_checks(
     let migration = options.migration;
     let mut settings = settings(run);
     let client = target.connect().await?;
-    db::check::bound_session(&client, &settings).await?;
-    let server_version = db::server_version(&client).await?;
-    let role_warnings = role_warnings(&client, options).await?;
-    warn_unknown_allowed(&client, project).await?;
+    // Every read before the checks is on the client's clock too: a server that stops answering
+    // after the connection cannot hang the run here.
+    let limit = settings.client_limit();
+    let what = "could not set the session's timeouts";
+    within(limit, what, async {
+        Ok(db::check::bound_session(&client, &settings).await?)
+    })
+    .await?;
+    let what = "could not read the server's version";
+    let server_version = within(limit, what, async {
+        Ok(db::server_version(&client).await?)
+    })
+    .await?;
+    let what = "could not read the role's rights";
+    let role_warnings = within(limit, what, role_warnings(&client, options)).await?;
+    let what = "could not look up the relations allowed a seq scan";
+    within(limit, what, warn_unknown_allowed(&client, project)).await?;
     if options.replan_without_rivals {
-        refuse_read_only(&client).await?;
+        let what = "could not read whether the server takes writes";
+        within(limit, what, refuse_read_only(&client)).await?;
         settings.replan_without_rivals = true;
     }
-    settings.watched = db::guard::Watched::read(&client).await.map_err(|e| {
-        DatabaseFailure(format!(
-            "could not read the server's planner settings: {}",
-            db::cause(&e)
-        ))
-    })?;
+    let what = "could not read the server's settings";
+    settings.watched = within(limit, what, async {
+        db::guard::Watched::read(&client, &project.custom_settings())
+            .await
+            .map_err(|e| {
+                DatabaseFailure(format!(
+                    "could not read the server's settings: {}",
+                    db::cause(&e)
+                ))
+                .into()
+            })
+    })
+    .await?;
+    let what = "could not read temp_file_limit";
+    let (temp, temp_warning) = within(limit, what, async {
+        db::check::temp_file_limit(&client, settings.temp_file_limit)
+            .await
+            .map_err(|e| {
+                DatabaseFailure(format!("could not read temp_file_limit: {}", db::cause(&e))).into()
+            })
+    })
+    .await?;
+    settings.temp_file_limit = temp;
+    if let Some(warning) = temp_warning {
+        say!("warning: {warning}");
+    }
     let one_session = if migration.is_some() {
         Some(
             "with --migration the checks run one at a time, in one session (its locks would \
@@ -247,10 +308,17 @@ pub async fn run_checks(
     } else {
         None
     };
-    let jobs = jobs(&client, run.jobs.map(usize::from), one_session).await?;
+    let what = "could not read the free connection slots";
+    let jobs = within(
+        limit,
+        what,
+        jobs(&client, run.jobs.map(usize::from), one_session),
+    )
+    .await?;
     // Twin drift and invalid indexes, cheaply, before any check. A missing index is left to the
     // checks, whose `missing-index` verdict says it.
-    let mut lint = lint_findings(&client, project).await?;
+    let what = "could not read the indexes' definitions";
+    let mut lint = within(limit, what, lint_findings(&client, project)).await?;
     drop(client);
 
     let judging = judging(&run.verdict);
@@ -438,9 +506,9 @@ pub(super) async fn planning_session(
     let client = target.connect().await?;
     db::check::bound_session(&client, &settings).await?;
     role_warnings(&client, &RunOptions::default()).await?;
-    settings.watched = db::guard::Watched::read(&client).await.map_err(|e| {
+    settings.watched = db::guard::Watched::read(&client, &[]).await.map_err(|e| {
         DatabaseFailure(format!(
-            "could not read the server's planner settings: {}",
+            "could not read the server's settings: {}",
             db::cause(&e)
         ))
     })?;
@@ -539,4 +607,21 @@ pub(super) async fn run_all<T>(
         checks.push(keep(measured, judged));
     }
     checks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jobs_allowed;
+
+    #[test]
+    fn jobs_leave_free_slots_to_the_application() {
+        // Regression: `-j 50` took every free slot, and the application got "remaining
+        // connection slots are reserved".
+        assert_eq!(jobs_allowed(97, None), 73);
+        assert_eq!(jobs_allowed(10, None), 7);
+        assert_eq!(jobs_allowed(4, None), 1);
+        assert_eq!(jobs_allowed(0, None), 1);
+        assert_eq!(jobs_allowed(97, Some(5)), 5);
+        assert_eq!(jobs_allowed(97, Some(-3)), 1);
+    }
 }

@@ -2,7 +2,10 @@
 //! application sent, with the parameter values it bound.
 //!
 //! The reader streams: one line at a time through [`BufRead`], so a log of gigabytes costs the
-//! memory of its longest record. It understands what PostgreSQL 13 to 18 write for
+//! memory of its longest record, and no record is kept beyond [`MAX_RECORD`] bytes: a statement
+//! whose log record (its text, with its logged parameters) is longer is read past without being
+//! kept, counted ([`Reader::oversized`]) and left out, so one huge statement costs what a record
+//! at the cap costs. It understands what PostgreSQL 13 to 18 write for
 //! `log_statement` and `log_min_duration_statement`:
 //!
 //! - `statement: TEXT` and `duration: N ms  statement: TEXT` (simple query protocol);
@@ -29,6 +32,15 @@ use std::fmt;
 use std::io::BufRead;
 
 use serde::Deserialize;
+
+/// The most of one log record the reader keeps (1 MiB): a statement, with its parameters, longer
+/// than this is left out and counted. A real read path is far smaller; an ORM's longest `IN`
+/// lists are some kilobytes.
+pub const MAX_RECORD: usize = 1 << 20;
+
+/// The most of one line the reader keeps: a record at [`MAX_RECORD`] fits, with every double
+/// quote doubled (csvlog) or escaped (jsonlog) and the record's other fields.
+const MAX_LINE: usize = 2 * MAX_RECORD + (64 << 10);
 
 /// PostgreSQL's default `log_line_prefix` since version 10.
 pub const DEFAULT_LINE_PREFIX: &str = "%m [%p] ";
@@ -122,6 +134,7 @@ pub struct Reader<R: BufRead> {
     seen_record: bool,
     done: bool,
     unreadable: usize,
+    oversized: usize,
     records: usize,
 }
 
@@ -141,8 +154,14 @@ impl<R: BufRead> Reader<R> {
             seen_record: false,
             done: false,
             unreadable: 0,
+            oversized: 0,
             records: 0,
         }
+    }
+
+    /// Statements left out so far because their log record is over [`MAX_RECORD`].
+    pub fn oversized(&self) -> usize {
+        self.oversized
     }
 
     /// Records skipped so far because they could not be read: stray lines, cut records, an
@@ -187,14 +206,17 @@ impl<R: BufRead> Reader<R> {
                 self.stray(number, || csv_not_format(number))?;
                 continue;
             }
-            let fields = read_csv_record(&mut self.source, line)?;
-            if fields.len() < CSV_COLUMNS_MIN {
+            let (fields, oversized) = read_csv_record(&mut self.source, line)?;
+            // A record cut at the cap lacks its last fields; it is read to its end all the same.
+            if fields.len() < CSV_COLUMNS_MIN && !oversized {
                 self.stray(number, || csv_not_format(number))?;
                 continue;
             }
             self.seen_record = true;
             self.records += 1;
-            return Ok(Some(Message::from_csv(number, fields)));
+            let mut message = Message::from_csv(number, fields);
+            message.oversized = oversized;
+            return Ok(Some(message));
         }
         Ok(None)
     }
@@ -205,6 +227,11 @@ impl<R: BufRead> Reader<R> {
                 continue;
             }
             let number = line.number;
+            if line.dropped > 0 && line.text.trim_start().starts_with('{') {
+                self.seen_record = true;
+                self.records += 1;
+                return Ok(Some(Message::oversized_json(number, &line.text)));
+            }
             match serde_json::from_str::<JsonRecord>(&line.text) {
                 Ok(record) => {
                     self.seen_record = true;
@@ -239,7 +266,10 @@ impl<R: BufRead> Reader<R> {
             // elog.c puts a tab after every newline inside a message.
             if let Some(more) = line.text.strip_prefix('\t') {
                 match &mut self.open {
-                    Some(open) => open.continue_with(more, !line.ended),
+                    Some(open) => {
+                        open.continue_with(more, !line.ended);
+                        open.oversized |= line.dropped > 0;
+                    }
                     None => self.unreadable += 1,
                 }
                 continue;
@@ -266,11 +296,13 @@ impl<R: BufRead> Reader<R> {
                     && open.session.as_deref() == head.session()
                 {
                     open.add_secondary(head.severity, head.message, !line.ended);
+                    open.oversized |= line.dropped > 0;
                 }
                 continue;
             }
             self.records += 1;
-            let message = Message::from_head(line.number, &head, !line.ended);
+            let mut message = Message::from_head(line.number, &head, !line.ended);
+            message.oversized = line.dropped > 0;
             if let Some(done) = self.open.replace(message) {
                 return Ok(Some(done));
             }
@@ -291,6 +323,12 @@ impl<R: BufRead> Reader<R> {
             }
             return;
         };
+        let size = message.text.len() + message.detail.as_ref().map_or(0, String::len);
+        if message.oversized || size > MAX_RECORD {
+            // Read past and not kept whole, or kept whole and over the cap all the same.
+            self.oversized += 1;
+            return;
+        }
         if message.cut {
             // The last line of the file lacks its newline: the statement may be cut short.
             self.unreadable += 1;
@@ -396,39 +434,82 @@ struct Line {
     /// False for a last line that stops without a newline: PostgreSQL ends every record with
     /// one, so this is a file cut while it was written.
     ended: bool,
+    /// Bytes of the line read past and not kept (beyond [`MAX_LINE`]).
+    dropped: usize,
+    /// Double quotes among them.
+    dropped_quotes: usize,
 }
 
 impl<R: BufRead> Lines<R> {
+    /// The next line, of which at most [`MAX_LINE`] bytes are kept: the rest is read past,
+    /// counted in [`Line::dropped`] (and its double quotes, which a csvlog record's end depends
+    /// on, in [`Line::dropped_quotes`]), so a line of any length costs no more memory than that.
     fn next_line(&mut self) -> Result<Option<Line>, LogError> {
         if let Some(line) = self.peeked.take() {
             return Ok(Some(line));
         }
-        let mut bytes = Vec::new();
         let number = self.number + 1;
-        let read = self
-            .input
-            .read_until(b'\n', &mut bytes)
-            .map_err(|e| LogError {
-                line: number,
-                message: format!("cannot read: {e}"),
-            })?;
+        let unreadable = |e: std::io::Error| LogError {
+            line: number,
+            message: format!("cannot read: {e}"),
+        };
+        let mut bytes = Vec::new();
+        let (mut read, mut ended) = (0usize, false);
+        let (mut dropped, mut dropped_quotes, mut nul) = (0usize, 0usize, false);
+        loop {
+            let buf = match self.input.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(unreadable(e)),
+            };
+            if buf.is_empty() {
+                break;
+            }
+            let newline = buf.iter().position(|&b| b == b'\n');
+            let chunk = &buf[..newline.map_or(buf.len(), |at| at + 1)];
+            let keep = MAX_LINE.saturating_sub(bytes.len()).min(chunk.len());
+            bytes.extend_from_slice(&chunk[..keep]);
+            let rest = &chunk[keep..];
+            dropped += rest.len();
+            dropped_quotes += rest.iter().filter(|&&b| b == b'"').count();
+            nul |= rest.contains(&0);
+            let used = chunk.len();
+            read += used;
+            self.input.consume(used);
+            if newline.is_some() {
+                ended = true;
+                break;
+            }
+        }
         if read == 0 {
             return Ok(None);
         }
         self.number = number;
-        let ended = bytes.last() == Some(&b'\n');
         if ended {
-            bytes.pop();
-            // A server on Windows writes its log in text mode: every newline became CR LF.
-            if bytes.last() == Some(&b'\r') {
+            if dropped > 0 {
+                dropped -= 1;
+            } else {
                 bytes.pop();
+                // A server on Windows writes its log in text mode: every newline became CR LF.
+                if bytes.last() == Some(&b'\r') {
+                    bytes.pop();
+                }
             }
         }
-        if bytes.contains(&0) {
+        if nul || bytes.contains(&0) {
             return Err(LogError {
                 line: number,
                 message: "binary data (a NUL byte): this is not a text log".into(),
             });
+        }
+        if dropped > 0 {
+            // The cut may fall inside a character: what is kept ends at the last whole one.
+            if let Err(e) = std::str::from_utf8(&bytes)
+                && e.error_len().is_none()
+            {
+                dropped += bytes.len() - e.valid_up_to();
+                bytes.truncate(e.valid_up_to());
+            }
         }
         let text = String::from_utf8(bytes).map_err(|_| LogError {
             line: number,
@@ -438,6 +519,8 @@ impl<R: BufRead> Lines<R> {
             number,
             text,
             ended,
+            dropped,
+            dropped_quotes,
         }))
     }
 
@@ -465,6 +548,8 @@ struct Message {
     detail: Option<String>,
     /// The message ran into the end of a file cut mid-line.
     cut: bool,
+    /// The record is over [`MAX_RECORD`]: what is kept is its start only.
+    oversized: bool,
     /// stderr: which part the next tab-indented line continues.
     last: Part,
 }
@@ -516,6 +601,7 @@ impl Message {
             detail: take(CSV_DETAIL),
             application: take(CSV_APPLICATION),
             cut: false,
+            oversized: false,
             last: Part::Other,
         }
     }
@@ -532,6 +618,7 @@ impl Message {
             text: record.message.unwrap_or_default(),
             detail: record.detail,
             cut: false,
+            oversized: false,
             last: Part::Other,
         }
     }
@@ -547,7 +634,31 @@ impl Message {
             text: head.message.to_owned(),
             detail: None,
             cut,
+            oversized: false,
             last: Part::Text,
+        }
+    }
+
+    /// A jsonlog line over [`MAX_LINE`], kept in part only (not JSON then): its severity and
+    /// the start of its message, enough to know whether it logged a statement.
+    fn oversized_json(line: usize, head: &str) -> Message {
+        let value_of = |key: &str| {
+            let at = head.find(&format!("\"{key}\":\""))? + key.len() + 4;
+            let value = &head[at..];
+            Some(value[..value.find('"').unwrap_or(value.len())].to_owned())
+        };
+        Message {
+            line,
+            session: None,
+            application: None,
+            database: None,
+            user: None,
+            severity: value_of("error_severity").unwrap_or_default(),
+            text: value_of("message").unwrap_or_default(),
+            detail: None,
+            cut: false,
+            oversized: true,
+            last: Part::Other,
         }
     }
 
@@ -559,8 +670,12 @@ impl Message {
             Part::Other => None,
         };
         if let Some(part) = part {
-            part.push('\n');
-            part.push_str(more);
+            if part.len() + more.len() >= MAX_RECORD {
+                self.oversized = true;
+            } else {
+                part.push('\n');
+                part.push_str(more);
+            }
         }
         self.cut |= cut;
     }
@@ -620,7 +735,7 @@ fn starts_with_timestamp(text: &str) -> bool {
 fn read_csv_record<R: BufRead>(
     source: &mut Lines<R>,
     first: Line,
-) -> Result<Vec<String>, LogError> {
+) -> Result<(Vec<String>, bool), LogError> {
     let start = first.number;
     let truncated = || LogError {
         line: start,
@@ -629,29 +744,46 @@ fn read_csv_record<R: BufRead>(
     let mut fields = Vec::new();
     let mut field = String::new();
     let mut quoted = false;
+    // Over MAX_RECORD, characters are no longer kept; quotes and commas are still followed, so
+    // the record is read to its true end.
+    let (mut kept, mut oversized) = (0usize, false);
     let mut line = first;
     loop {
         let mut chars = line.text.chars().peekable();
+        let mut keep = |field: &mut String, c: char| {
+            kept += c.len_utf8();
+            if kept <= MAX_RECORD {
+                field.push(c);
+            }
+        };
         while let Some(c) = chars.next() {
             match (quoted, c) {
                 (true, '"') if chars.peek() == Some(&'"') => {
                     chars.next();
-                    field.push('"');
+                    keep(&mut field, '"');
                 }
                 (true, '"') => quoted = false,
                 (false, '"') => quoted = true,
                 (false, ',') => fields.push(std::mem::take(&mut field)),
-                (_, c) => field.push(c),
+                (_, c) => keep(&mut field, c),
+            }
+        }
+        if line.dropped > 0 {
+            // Each double quote turns quoting on or off (a doubled one twice), so the parity of
+            // those read past says whether the record goes on.
+            oversized = true;
+            if line.dropped_quotes % 2 == 1 {
+                quoted = !quoted;
             }
         }
         if !quoted {
             fields.push(field);
-            return Ok(fields);
+            return Ok((fields, oversized || kept > MAX_RECORD));
         }
         if !line.ended {
             return Err(truncated());
         }
-        field.push('\n');
+        keep(&mut field, '\n');
         line = source.next_line()?.ok_or_else(truncated)?;
     }
 }
@@ -2324,6 +2456,112 @@ c', $2 = NULL, $3 = '7'",,,,,,,,"probe app","client backend",,0
             for format in &formats {
                 for _ in Reader::new(spliced.as_slice(), format.clone()) {}
             }
+        }
+    }
+
+    /// A read of `log` through a small buffer: its entries, and its counts of unreadable and
+    /// oversized records.
+    fn read_counting(format: Format, log: &str) -> (Vec<Entry>, usize, usize) {
+        let mut reader = Reader::new(BufReader::with_capacity(4096, log.as_bytes()), format);
+        let entries = reader
+            .by_ref()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap_or_else(|e| panic!("line {}: {}", e.line, e.message));
+        (entries, reader.unreadable(), reader.oversized())
+    }
+
+    fn csv_statement(session: &str, sql: &str) -> String {
+        format!(
+            "2026-12-01 03:13:04.505 UTC,\"postgres\",\"postgres\",25558,\"[local]\",{session},1,\
+             \"idle\",2026-12-01 03:13:04 UTC,3/2,0,LOG,00000,\"statement: {}\",,,,,,,,,\"my app\",\
+             \"client backend\",,0\n",
+            sql.replace('"', "\"\"")
+        )
+    }
+
+    /// A statement of about `size` bytes whose text holds double quotes all along, so that a
+    /// cut anywhere may fall inside a doubled quote.
+    fn long_statement(size: usize, line_break: bool) -> String {
+        let mut sql = String::from("SELECT count(*) FROM t WHERE name IN (");
+        let item = if line_break {
+            "\"a\"\"b\",\n"
+        } else {
+            "'x\"é\"', "
+        };
+        while sql.len() < size {
+            sql.push_str(item);
+        }
+        sql.push_str("'z')");
+        sql
+    }
+
+    #[test]
+    fn csv_statement_over_the_cap_is_counted_and_left_out_and_the_next_is_read() {
+        for line_break in [false, true] {
+            let log = format!(
+                "{}{}{}",
+                csv_statement("s.1", "SELECT 1"),
+                csv_statement("s.2", &long_statement(MAX_RECORD + 100, line_break)),
+                csv_statement("s.3", "SELECT 3"),
+            );
+            let (entries, unreadable, oversized) = read_counting(Format::Csv, &log);
+            assert!(
+                texts(&entries) == ["SELECT 1", "SELECT 3"],
+                "{line_break}: {} entries",
+                entries.len()
+            );
+            assert_eq!((unreadable, oversized), (0, 1), "{line_break}");
+        }
+    }
+
+    #[test]
+    fn csv_statement_under_the_cap_is_read_whole() {
+        let sql = long_statement(MAX_RECORD - 4096, false);
+        let log = csv_statement("s.1", &sql);
+        let (entries, unreadable, oversized) = read_counting(Format::Csv, &log);
+        assert_eq!((entries.len(), unreadable, oversized), (1, 0, 0));
+        assert!(entries[0].text == sql, "the statement is read whole");
+    }
+
+    #[test]
+    fn json_statement_over_the_cap_is_counted_and_left_out() {
+        let line = |sql: &str| {
+            format!(
+                "{{\"timestamp\":\"2026-12-01 03:13:04.505 UTC\",\"user\":\"postgres\",\
+                 \"session_id\":\"s.1\",\"error_severity\":\"LOG\",\"message\":{},\
+                 \"application_name\":\"my app\"}}\n",
+                serde_json::Value::String(format!("statement: {sql}"))
+            )
+        };
+        let log = format!(
+            "{}{}{}",
+            line("SELECT 1"),
+            line(&long_statement(MAX_RECORD + 100, false)),
+            line("SELECT 3")
+        );
+        let (entries, unreadable, oversized) = read_counting(Format::Json, &log);
+        assert!(
+            texts(&entries) == ["SELECT 1", "SELECT 3"],
+            "{} entries",
+            entries.len()
+        );
+        assert_eq!((unreadable, oversized), (0, 1));
+    }
+
+    #[test]
+    fn stderr_statement_over_the_cap_is_counted_and_left_out() {
+        let head = "2026-12-01 03:13:04.505 UTC [25558] LOG:  statement: ";
+        let one_line = long_statement(MAX_RECORD + 100, false);
+        let many_lines = long_statement(MAX_RECORD + 100, true).replace('\n', "\n\t");
+        for long in [one_line, many_lines] {
+            let log = format!("{head}SELECT 1\n{head}{long}\n{head}SELECT 3\n");
+            let (entries, unreadable, oversized) = read_counting(stderr(DEFAULT_LINE_PREFIX), &log);
+            assert!(
+                texts(&entries) == ["SELECT 1", "SELECT 3"],
+                "{} entries",
+                entries.len()
+            );
+            assert_eq!((unreadable, oversized), (0, 1));
         }
     }
 }

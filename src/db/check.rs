@@ -50,6 +50,9 @@ pub struct Settings {
     pub statement_timeout: Duration,
     pub lock_timeout: Duration,
     pub idle_in_transaction_timeout: Duration,
+    /// `temp_file_limit` in kB, set in every check's transaction; None where the role may not
+    /// set it, or the server's own is lower ([`temp_file_limit`] decides).
+    pub temp_file_limit: Option<u64>,
     /// The settings the guard compares between statements (read from the server once a run).
     pub watched: Watched,
     /// `--replan-without-rivals`: when re-planning cannot settle whether the required index is
@@ -69,6 +72,7 @@ impl Default for Settings {
             statement_timeout: Duration::from_secs(30),
             lock_timeout: Duration::from_secs(2),
             idle_in_transaction_timeout: Duration::from_secs(60),
+            temp_file_limit: None,
             watched: Watched::default(),
             replan_without_rivals: false,
             session_per_check: false,
@@ -112,6 +116,76 @@ pub async fn bound_session(
         })
 }
 
+/// The `temp_file_limit` each check sets, from the one asked for (`wanted`, kB): None where the
+/// server's own is as low already, and None with a warning to say where the role may not set it
+/// (a superuser may; from PostgreSQL 15, a role granted `SET` on it) and the server has none:
+/// then a read path may fill the server's disk with temporary files until its statement ends.
+pub async fn temp_file_limit(
+    client: &Client,
+    wanted: Option<u64>,
+) -> Result<(Option<u64>, Option<String>), tokio_postgres::Error> {
+    let Some(wanted) = wanted else {
+        return Ok((None, None));
+    };
+    let version: i32 = client
+        .query_one(
+            "SELECT pg_catalog.current_setting('server_version_num')::pg_catalog.int4",
+            &[],
+        )
+        .await?
+        .get(0);
+    let may = if version >= 150000 {
+        "pg_catalog.has_parameter_privilege(current_user, 'temp_file_limit', 'SET')"
+    } else {
+        "(SELECT r.rolsuper FROM pg_catalog.pg_roles r \
+          WHERE r.rolname OPERATOR(pg_catalog.=) current_user)"
+    };
+    let row = client
+        .query_one(
+            &format!(
+                "SELECT s.setting::pg_catalog.int8, {may} FROM pg_catalog.pg_settings s \
+                 WHERE s.name OPERATOR(pg_catalog.=) 'temp_file_limit'"
+            ),
+            &[],
+        )
+        .await?;
+    let (server, may): (i64, bool) = (row.get(0), row.get(1));
+    let lower_already = server >= 0 && u64::try_from(server).is_ok_and(|s| s <= wanted);
+    Ok(match (lower_already, may) {
+        (true, _) => (None, None),
+        (false, true) => (Some(wanted), None),
+        (false, false) if server < 0 => (
+            None,
+            Some(
+                "the role may not set temp_file_limit (only a superuser, or from PostgreSQL 15 a \
+                 role granted SET on it) and the server has none: a read path may write \
+                 temporary files until its statement ends; ask the administrator to set one \
+                 for the role (ALTER ROLE … SET temp_file_limit = '1GB')"
+                    .into(),
+            ),
+        ),
+        (false, false) => (None, None),
+    })
+}
+
+/// Waits for `request`, a read plancheck makes before or between checks, no longer than the
+/// client's clock allows ([`Settings::client_limit`]): a server that stops answering cannot
+/// hang the run there either.
+pub async fn within<T>(
+    limit: Duration,
+    what: &str,
+    request: impl Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    match tokio::time::timeout(limit, request).await {
+        Ok(answer) => answer,
+        Err(_) => Err(crate::errors::DatabaseFailure(format!(
+            "{what}: the server did not answer within {} ms (--statement-timeout and a grace)",
+            limit.as_millis()
+        ))
+        .into()),
+    }
+}
+
 /// How a bounded transaction begins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Begin {
@@ -141,9 +215,13 @@ pub fn begin_bounded(begin: Begin, settings: &Settings) -> String {
 /// after a migration).
 pub fn local_bounds(settings: &Settings) -> String {
     let ms = |d: Duration| d.as_millis().max(1);
+    let temp = settings
+        .temp_file_limit
+        .map(|kb| format!("; SET LOCAL temp_file_limit = {kb}"))
+        .unwrap_or_default();
     format!(
         "SET LOCAL statement_timeout = {}; SET LOCAL lock_timeout = {}; \
-         SET LOCAL idle_in_transaction_session_timeout = {}",
+         SET LOCAL idle_in_transaction_session_timeout = {}{temp}",
         ms(settings.statement_timeout),
         ms(settings.lock_timeout),
         ms(settings.idle_in_transaction_timeout),
@@ -151,15 +229,25 @@ pub fn local_bounds(settings: &Settings) -> String {
 }
 
 /// A `json` column as text: EXPLAIN documents are parsed by [`crate::explain::parse_json`],
-/// whose depth limit fits plans, where the driver's serde_json would stop at 128 levels.
-struct RawJson(String);
+/// whose depth limit fits plans, where the driver's serde_json would stop at 128 levels. A
+/// document over [`MAX_PLAN_DOCUMENT`] is not copied: only its size is kept (`Err`).
+struct RawJson(Result<String, usize>);
+
+/// The largest EXPLAIN document plancheck reads (8 MiB), checked on the raw text before it is
+/// copied or parsed: a real plan is kilobytes, while a constant folded into the plan (VERBOSE
+/// prints it in each node's Output and Filter) can make one of any size, and its parsed tree,
+/// the saved measurement and the report each cost it again.
+pub const MAX_PLAN_DOCUMENT: usize = 8 << 20;
 
 impl<'a> tokio_postgres::types::FromSql<'a> for RawJson {
     fn from_sql(
         _: &tokio_postgres::types::Type,
         raw: &'a [u8],
     ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
-        Ok(RawJson(std::str::from_utf8(raw)?.to_owned()))
+        if raw.len() > MAX_PLAN_DOCUMENT {
+            return Ok(RawJson(Err(raw.len())));
+        }
+        Ok(RawJson(Ok(std::str::from_utf8(raw)?.to_owned())))
     }
 
     fn accepts(ty: &tokio_postgres::types::Type) -> bool {
@@ -208,11 +296,14 @@ impl Fail {
     }
 }
 
+/// The words every message about a session given up ends with ([`hung_message`]).
+const GAVE_UP: &str = "plancheck gave the session up";
+
 /// What a session that stopped answering is reported as.
 pub fn hung_message(limit: Duration) -> String {
     format!(
         "the server did not answer within {} ms (--statement-timeout and a grace), and not \
-         after a cancel request either: plancheck gave the session up",
+         after a cancel request either: {GAVE_UP}",
         limit.as_millis()
     )
 }
@@ -291,9 +382,10 @@ impl Sess<'_> {
         })
     }
 
-    /// `statement`, then the guard, sent together (one round trip): the server still runs the
-    /// guard after the statement and before anything else, and nothing more is sent until both
-    /// answered. The statement's rows, or its error; then the guard's snapshot.
+    /// `statement`, then the guard, sent together (one round trip) inside a savepoint rolled back
+    /// after them: the server still runs the guard after the statement and before anything
+    /// else, and nothing more is sent until all answered. The statement's rows, or its error;
+    /// then the guard's snapshot.
     async fn run_then_guard(
         &self,
         statement: &Statement,
@@ -303,18 +395,28 @@ impl Sess<'_> {
             Err(f) => return Ok((Vec::new(), Err(f))),
         };
         let (client, watched) = (self.client, &self.settings.watched);
-        let both = async {
-            let (rows, now) = futures_util::future::join(
+        // Each run in a savepoint of its own, rolled back after the guard: the locks the read
+        // path took (ACCESS SHARE on what it reads) are released between runs, so another
+        // session's ALTER TABLE waits at most one run, not the whole check.
+        let all = async {
+            let (begun, rows, now, ended) = futures_util::future::join4(
+                client.batch_execute("SAVEPOINT plancheck_run"),
                 client.query(statement, &[]),
                 guard::snapshot_with(client, guard, watched),
+                client.batch_execute(
+                    "ROLLBACK TO SAVEPOINT plancheck_run; RELEASE SAVEPOINT plancheck_run",
+                ),
             )
             .await;
-            Ok((rows, now))
+            begun?;
+            Ok((rows, now, ended))
         };
-        let (rows, now) = clocked(client, self.settings, both).await?;
+        let (rows, now, ended) = clocked(client, self.settings, all).await?;
+        let rows = rows.map_err(Fail::Db)?;
+        ended.map_err(Fail::Db)?;
         let now =
             now.map_err(|e| failure(&e, "could not read the session's settings", self.settings));
-        Ok((rows.map_err(Fail::Db)?, now))
+        Ok((rows, now))
     }
 }
 
@@ -330,7 +432,31 @@ type IndexKey = (String, Vec<String>, Vec<(String, String)>);
 pub struct Catalog {
     relations: std::cell::RefCell<std::collections::HashMap<(String, String), RelationFacts>>,
     indexes: std::cell::RefCell<std::collections::HashMap<IndexKey, IndexLookup>>,
+    /// By read path text: whether every function it calls is one of PostgreSQL's own that
+    /// runs no SQL of its own.
+    builtins: std::cell::RefCell<std::collections::HashMap<String, bool>>,
 }
+
+/// PostgreSQL's own functions that run SQL given as text, or change a setting: through them a
+/// read path can leave state in its session that no reader of its text can name (a setting
+/// created by `query_to_xml('SELECT set_config(…)', …)` stays as a placeholder after the
+/// rollback, and reads '' instead of NULL in the next check).
+const RUNS_SQL: [&str; 14] = [
+    "set_config",
+    "query_to_xml",
+    "query_to_xmlschema",
+    "query_to_xml_and_xmlschema",
+    "cursor_to_xml",
+    "cursor_to_xmlschema",
+    "table_to_xml",
+    "table_to_xmlschema",
+    "table_to_xml_and_xmlschema",
+    "schema_to_xml",
+    "schema_to_xmlschema",
+    "schema_to_xml_and_xmlschema",
+    "database_to_xml",
+    "ts_stat",
+];
 
 impl Catalog {
     /// The facts of every relation in `wanted`, reading only those not read yet, in one query.
@@ -361,6 +487,41 @@ impl Catalog {
             .collect())
     }
 
+    /// Whether the read path `sql` was found (by [`Catalog::read_builtins`]) to call only
+    /// PostgreSQL's own functions that run no SQL; None when that was not read.
+    pub fn calls_only_builtins(&self, sql: &str) -> Option<bool> {
+        self.builtins.borrow().get(sql).copied()
+    }
+
+    /// Reads whether every function the read path `sql` calls is in `pg_catalog` and not one
+    /// that runs SQL ([`RUNS_SQL`]): asked of the server, by name, for every word the text calls
+    /// (a word followed by `(`; a name that is no function, such as `IN`, counts for nothing).
+    /// Only then may its session go on to another check: an application's function, or one of
+    /// those, can leave a setting behind that plancheck cannot see.
+    async fn read_builtins(&self, sess: Sess<'_>, sql: &str) -> Result<(), Failure> {
+        if self.builtins.borrow().contains_key(sql) {
+            return Ok(());
+        }
+        let names = called_names(sql);
+        let rows = sess
+            .query(
+                "SELECT NOT EXISTS (SELECT FROM pg_catalog.unnest($1::pg_catalog.text[]) AS n(name) \
+                   WHERE n.name OPERATOR(pg_catalog.=) ANY ($2::pg_catalog.text[]) \
+                      OR EXISTS (SELECT FROM pg_catalog.pg_proc p \
+                                 WHERE p.proname OPERATOR(pg_catalog.=) n.name \
+                                   AND p.pronamespace OPERATOR(pg_catalog.<>) \
+                                       'pg_catalog'::pg_catalog.regnamespace))",
+                &[&names, &RUNS_SQL.to_vec()],
+            )
+            .await
+            .map_err(|f| {
+                f.or(|e| failure(e, "could not read the functions the read path calls", sess.settings))
+            })?;
+        let only = rows.first().is_some_and(|r| r.get::<_, bool>(0));
+        self.builtins.borrow_mut().insert(sql.to_string(), only);
+        Ok(())
+    }
+
     /// The index `name` as the check's setup resolves it, read once per name and setup.
     async fn index(
         &self,
@@ -381,6 +542,17 @@ impl Catalog {
         self.indexes.borrow_mut().insert(key, found.clone());
         Ok(found)
     }
+}
+
+/// The names `sql` calls: each word or quoted name followed by `(`, as the server folds it.
+fn called_names(sql: &str) -> Vec<String> {
+    let toks = crate::sql::significant(sql, crate::sql::Dialect::default());
+    toks.windows(2)
+        .filter(|w| w[1].kind == crate::sql::TokenKind::Punct && w[1].text == "(")
+        .filter_map(|w| w[0].identifier())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
 }
 
 /// What the expectation requires of `check`, carried in its measurement.
@@ -459,7 +631,9 @@ pub async fn run(
     let lost = matches!(&outcome, Outcome::Failed(f) if f.connection_lost);
     // Whether the session may go on to the next check, as far as the check shows (the
     // session's fingerprint decides the rest), and whether that is settled before the rollback.
-    let may_go_on = stop.requested().is_none() && sets.is_some();
+    let may_go_on = stop.requested().is_none()
+        && sets.is_some()
+        && catalog.calls_only_builtins(&check.sql.text) == Some(true);
     let hand_on =
         may_go_on && matches!(outcome, Outcome::Measured(_)) && !settings.replan_without_rivals;
     // The rollback undoes the check; a session given up is sent nothing more.
@@ -483,6 +657,16 @@ pub async fn run(
         && let Err(f) = rivals::settle(sess, read_path, check, measured).await
     {
         outcome = Outcome::Failed(f);
+    }
+    if let (Session::Own(pool), Held::Pooled(pooled), Outcome::Failed(failure)) =
+        (session, &held, &mut outcome)
+        && failure.connection_lost
+        && failure.message.contains(GAVE_UP)
+        && let Some(pid) = pooled.pid
+        && let Some(outlived) = pool.outlived(pid, settings).await
+    {
+        crate::term::say!("warning: {} [{}]: {outlived}", read_path.name, check.scope);
+        failure.message.push_str(&format!("; {outlived}"));
     }
     if let (Session::Own(pool), Held::Pooled(pooled)) = (session, held) {
         let clean = rolled_back && may_go_on && matches!(outcome, Outcome::Measured(_));
@@ -518,9 +702,17 @@ async fn roll_back(
     let ended = sess.exec(end);
     match held {
         Held::Pooled(own) if hand_on => {
-            let (ended, read) =
-                futures_util::future::join(ended, own.fingerprint(sess.settings)).await;
-            (ended.is_ok(), Some(read))
+            // Reset as a connection pooler resets a session between clients (PgBouncer's
+            // `server_reset_query`): settings, prepared statements, cursors, temporary tables,
+            // advisory locks, notifications, cached plans. Sent with the rollback and the
+            // fingerprint: one round trip.
+            let (ended, discarded, read) = futures_util::future::join3(
+                ended,
+                sess.exec("DISCARD ALL"),
+                own.fingerprint(sess.settings),
+            )
+            .await;
+            (ended.is_ok() && discarded.is_ok(), Some(read))
         }
         _ => (ended.await.is_ok(), None),
     }
@@ -574,9 +766,12 @@ async fn measure(
         None => sess.snapshot().await?,
     };
     run_setup(sess, read_path, check, &before).await?;
+    let mut session = Vec::new();
     if !check.setup.is_empty() {
         // From here on the setup's search path and role are part of what must hold.
-        before = sess.snapshot().await?;
+        let after = sess.snapshot().await?;
+        session = settings.watched.session_changes(&before, &after);
+        before = after;
     }
 
     let index = catalog.index(sess, check, &check.index).await?;
@@ -585,6 +780,9 @@ async fn measure(
         alternatives.push(catalog.index(sess, check, name).await?);
     }
     let (custom, generic) = explain_read_path(sess, read_path, check, &before).await?;
+    if !shared && !sess.settings.session_per_check {
+        catalog.read_builtins(sess, &check.sql.text).await?;
+    }
     if custom.is_empty() {
         return Err(Failure {
             message: "no measured run (--iterations 0?)".into(),
@@ -665,6 +863,7 @@ async fn measure(
         relations,
         non_immutable,
         replan_skipped: None,
+        session,
     })
 }
 
@@ -1090,6 +1289,14 @@ fn read_plan(rows: &[tokio_postgres::Row]) -> Result<(Explain, Value), Failure> 
         .first()
         .and_then(|r| r.try_get::<_, RawJson>(0).ok())
         .ok_or_else(|| unreadable("EXPLAIN returned no JSON document".into()))?;
+    let text = text.map_err(|size| {
+        unreadable(format!(
+            "the EXPLAIN document is {:.1} MiB ({size} bytes), over plancheck's cap of {} MiB on \
+             one plan document; it was not read, so the check is not judged",
+            size as f64 / f64::from(1 << 20),
+            MAX_PLAN_DOCUMENT >> 20
+        ))
+    })?;
     let value = crate::explain::parse_json(&text).map_err(|e| unreadable(e.to_string()))?;
     let plan = Explain::from_json(&value).map_err(|e| unreadable(e.to_string()))?;
     Ok((plan, value))

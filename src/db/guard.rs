@@ -13,14 +13,26 @@ use std::sync::Arc;
 
 use tokio_postgres::Client;
 
-/// The settings the guard compares, read from the server once per run.
+/// The settings the guard compares, read from the server once per run: an allow-list. Every
+/// setting a session can change (`pg_settings` of context `user` or `superuser`) is watched
+/// except the few a scope's setup is for ([`crate::safety::SESSION`]), which are watched from
+/// the end of the setup on, with the project's own dotted settings.
 #[derive(Debug, Clone)]
 pub struct Watched {
-    /// Settings no file may change (bounds, read-only, planner) first, then those a scope's
-    /// setup may change but a read path may not.
+    /// Settings no file may change (bounds, read-only, planner, logging, everything outside
+    /// the allow-list) first, then those a scope's setup may change but a read path may not.
     names: Arc<[String]>,
     fixed: usize,
 }
+
+/// Settings an unprivileged role may not read (`GUC_SUPERUSER_ONLY`): a setup's `SET ROLE`
+/// would make the guard's read of them fail. No file may change them (they are outside the
+/// allow-list, refused where written) and they plan nothing.
+const UNREADABLE: [&str; 3] = [
+    "dynamic_library_path",
+    "session_preload_libraries",
+    "extension_destdir",
+];
 
 impl Default for Watched {
     /// Without the server's list: the names plancheck knows of itself.
@@ -34,43 +46,74 @@ impl Default for Watched {
                 "enable_indexscan",
                 "enable_indexonlyscan",
                 "enable_bitmapscan",
-                "random_page_cost",
-                "seq_page_cost",
-                "cpu_tuple_cost",
-                "cpu_index_tuple_cost",
-                "cpu_operator_cost",
-                "effective_cache_size",
             ]
             .map(str::to_string),
         );
-        Watched::from_names(names)
+        Watched::from_names(names, &[])
     }
 }
 
 impl Watched {
-    fn from_names(mut names: Vec<String>) -> Watched {
+    fn from_names(names: Vec<String>, custom: &[String]) -> Watched {
+        let allowed = |n: &String| {
+            crate::safety::SESSION.contains(&n.as_str()) || crate::safety::is_custom(n)
+        };
+        let mut names: Vec<String> = names
+            .into_iter()
+            .map(|n| n.to_ascii_lowercase())
+            .filter(|n| !allowed(n) && !UNREADABLE.contains(&n.as_str()))
+            .collect();
         names.sort();
         names.dedup();
         let fixed = names.len();
-        names.extend(crate::safety::SESSION.map(str::to_string));
+        let mut session: Vec<String> = crate::safety::SESSION
+            .iter()
+            .map(|n| n.to_string())
+            .chain(custom.iter().map(|n| n.to_ascii_lowercase()))
+            .collect();
+        session.sort();
+        session.dedup();
+        names.extend(session);
         Watched {
             names: names.into(),
             fixed,
         }
     }
 
-    /// Every planner setting the server has (its "Query Tuning" categories), with the bounds,
-    /// the read-only settings and the planner settings filed elsewhere.
-    pub async fn read(client: &Client) -> Result<Watched, tokio_postgres::Error> {
+    /// Every setting a session can change on this server, and the project's own dotted
+    /// settings (`custom`, as its setup names them) after the setup.
+    pub async fn read(
+        client: &Client,
+        custom: &[String],
+    ) -> Result<Watched, tokio_postgres::Error> {
         let rows = client
             .query(
                 "SELECT s.name::pg_catalog.text FROM pg_catalog.pg_settings s \
-                 WHERE s.category OPERATOR(pg_catalog.~~) 'Query Tuning%' \
+                 WHERE s.context OPERATOR(pg_catalog.=) ANY ('{user,superuser}'::pg_catalog.text[]) \
                     OR s.name OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.text[])",
                 &[&crate::safety::always_watched().collect::<Vec<_>>()],
             )
             .await?;
-        Ok(Watched::from_names(rows.iter().map(|r| r.get(0)).collect()))
+        Ok(Watched::from_names(
+            rows.iter().map(|r| r.get(0)).collect(),
+            custom,
+        ))
+    }
+
+    /// The setup-changeable settings whose value differs between `before` and `after`, as the
+    /// server shows them: what a scope's setup changed, to report beside the check.
+    pub fn session_changes(&self, before: &Snapshot, after: &Snapshot) -> Vec<(String, String)> {
+        (self.fixed..self.names.len())
+            .filter_map(|i| {
+                let (was, is) = (before.values.get(i)?, after.values.get(i)?);
+                (was != is).then(|| {
+                    (
+                        self.names[i].clone(),
+                        is.clone().unwrap_or_else(|| "(unset)".into()),
+                    )
+                })
+            })
+            .collect()
     }
 }
 
@@ -98,8 +141,11 @@ impl Snapshot {
 /// Which settings a comparison covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Span {
-    /// Bounds, read-only mode, planner settings: after a setup or migration statement.
+    /// Bounds, read-only mode, planner settings: after a setup statement.
     Fixed,
+    /// Those, less what a migration may set ([`crate::safety::Place::Migration`]): after a
+    /// migration statement.
+    Migration,
     /// Those and the search path and role: after a run of the read path.
     All,
 }
@@ -190,10 +236,17 @@ pub fn changed(
         return Some("ended the check's transaction (a new one runs in its place)".into());
     }
     let upto = match span {
-        Span::Fixed => watched.fixed,
+        Span::Fixed | Span::Migration => watched.fixed,
         Span::All => watched.names.len(),
     };
+    let skipped = |name: &str| {
+        span == Span::Migration
+            && crate::safety::protected_at(name, crate::safety::Place::Migration).is_none()
+    };
     for (i, name) in watched.names.iter().enumerate().take(upto) {
+        if skipped(name) {
+            continue;
+        }
         let (was, is) = (before.values.get(i), now.values.get(i));
         if was != is {
             let show = |v: Option<&Option<String>>| match v {
@@ -218,51 +271,159 @@ pub fn changed(
     None
 }
 
+/// What changed between `before` and `now` over every watched setting, an application setting
+/// that is now an empty placeholder counting as unset (no statement can remove a placeholder
+/// once created); `None` when nothing did. For the session put back after a migration.
+pub fn changed_but_placeholders(
+    watched: &Watched,
+    before: &Snapshot,
+    now: &Snapshot,
+) -> Option<String> {
+    let mut now = now.clone();
+    for (i, name) in watched.names.iter().enumerate().skip(watched.fixed) {
+        let unset = |v: Option<&Option<String>>| matches!(v, None | Some(None));
+        if crate::safety::is_custom(name)
+            && unset(before.values.get(i))
+            && now.values.get(i).is_some_and(|v| v.as_deref() == Some(""))
+        {
+            now.values[i] = None;
+        }
+    }
+    changed(watched, before, &now, Span::All, false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn snap(vxid: &str, values: &[&str], locks: &[&str]) -> Snapshot {
+    /// The snapshot where the watched settings named in `values` have those values and every
+    /// other one is unset.
+    fn snap(w: &Watched, vxid: &str, values: &[(&str, &str)], locks: &[&str]) -> Snapshot {
         Snapshot {
             vxid: Some(vxid.into()),
-            values: values.iter().map(|v| Some(v.to_string())).collect(),
+            values: w
+                .names
+                .iter()
+                .map(|n| {
+                    values
+                        .iter()
+                        .find(|(name, _)| name == n)
+                        .map(|(_, v)| v.to_string())
+                })
+                .collect(),
             strong_locks: locks.iter().map(|l| l.to_string()).collect(),
         }
     }
 
     fn watched() -> Watched {
-        Watched::from_names(vec!["enable_seqscan".into(), "statement_timeout".into()])
+        Watched::from_names(
+            [
+                "enable_seqscan",
+                "statement_timeout",
+                "debug_print_plan",
+                "maintenance_work_mem",
+                "search_path",
+                "TimeZone",
+            ]
+            .map(str::to_string)
+            .to_vec(),
+            &["app.user_id".to_string()],
+        )
     }
+
+    const START: [(&str, &str); 3] = [
+        ("enable_seqscan", "on"),
+        ("statement_timeout", "30s"),
+        ("search_path", "public"),
+    ];
 
     #[test]
     fn a_changed_bound_or_planner_setting_is_named() {
         let w = watched();
-        let before = snap("3/1", &["on", "30s", "public", "none", "postgres"], &[]);
-        let after = snap("3/1", &["off", "30s", "public", "none", "postgres"], &[]);
+        let before = snap(&w, "3/1", &START, &[]);
+        let after = snap(
+            &w,
+            "3/1",
+            &[("enable_seqscan", "off"), START[1], START[2]],
+            &[],
+        );
         let m = changed(&w, &before, &after, Span::Fixed, true).unwrap();
         assert!(m.contains("enable_seqscan") && m.contains("`off`"), "{m}");
         assert_eq!(changed(&w, &before, &before, Span::All, true), None);
     }
 
     #[test]
+    fn a_setting_outside_the_allow_list_is_watched_whatever_its_name() {
+        // Regression: `debug_print_plan` was not among the watched names, so a login function
+        // that turned it on filled the server log with every check's plan.
+        let w = watched();
+        let before = snap(&w, "3/1", &START, &[]);
+        let mut on = START.to_vec();
+        on.push(("debug_print_plan", "on"));
+        let after = snap(&w, "3/1", &on, &[]);
+        let m = changed(&w, &before, &after, Span::Fixed, true).unwrap();
+        assert!(m.contains("debug_print_plan"), "{m}");
+    }
+
+    #[test]
+    fn a_migration_may_change_what_migrations_set_and_nothing_else() {
+        let w = watched();
+        let before = snap(&w, "3/1", &START, &[]);
+        let mut more = START.to_vec();
+        more.push(("maintenance_work_mem", "1GB"));
+        let after = snap(&w, "3/1", &more, &[]);
+        assert_eq!(changed(&w, &before, &after, Span::Migration, false), None);
+        assert!(changed(&w, &before, &after, Span::Fixed, false).is_some());
+        more.push(("debug_print_plan", "on"));
+        let worse = snap(&w, "3/1", &more, &[]);
+        assert!(
+            changed(&w, &before, &worse, Span::Migration, false)
+                .unwrap()
+                .contains("debug_print_plan")
+        );
+    }
+
+    #[test]
+    fn what_the_setup_changed_is_read_back_for_the_report() {
+        let w = watched();
+        let before = snap(&w, "3/1", &START, &[]);
+        let mut set = START.to_vec();
+        set.extend([("timezone", "UTC"), ("app.user_id", "42")]);
+        let after = snap(&w, "3/1", &set, &[]);
+        assert_eq!(
+            w.session_changes(&before, &after),
+            vec![
+                ("app.user_id".to_string(), "42".to_string()),
+                ("timezone".to_string(), "UTC".to_string())
+            ]
+        );
+        assert_eq!(w.session_changes(&before, &before), vec![]);
+    }
+
+    #[test]
     fn a_baseline_with_one_setting_changed_differs_from_the_old_in_that_setting_only() {
         let w = watched();
-        let before = snap("3/1", &["on", "30s", "public", "none", "postgres"], &["x"]);
+        let before = snap(&w, "3/1", &START, &["x"]);
         let after = before.with_setting(&w, "enable_seqscan", "off").unwrap();
         assert_eq!(
             after,
-            snap("3/1", &["off", "30s", "public", "none", "postgres"], &["x"])
+            snap(
+                &w,
+                "3/1",
+                &[("enable_seqscan", "off"), START[1], START[2]],
+                &["x"]
+            )
         );
         let m = changed(&w, &after, &before, Span::All, true).unwrap();
         assert!(m.contains("enable_seqscan"), "{m}");
-        assert_eq!(before.with_setting(&w, "work_mem", "1MB"), None);
+        assert_eq!(before.with_setting(&w, "no_such_setting", "1"), None);
     }
 
     #[test]
     fn a_new_transaction_is_seen() {
         let w = watched();
-        let before = snap("3/1", &["on", "30s", "public", "none", "postgres"], &[]);
-        let after = snap("3/2", &["on", "30s", "public", "none", "postgres"], &[]);
+        let before = snap(&w, "3/1", &START, &[]);
+        let after = snap(&w, "3/2", &START, &[]);
         assert!(
             changed(&w, &before, &after, Span::Fixed, false)
                 .unwrap()
@@ -273,8 +434,13 @@ mod tests {
     #[test]
     fn the_search_path_counts_only_after_the_setup() {
         let w = watched();
-        let before = snap("3/1", &["on", "30s", "public", "none", "postgres"], &[]);
-        let after = snap("3/1", &["on", "30s", "app", "member", "postgres"], &[]);
+        let before = snap(&w, "3/1", &START, &[]);
+        let after = snap(
+            &w,
+            "3/1",
+            &[START[0], START[1], ("search_path", "app")],
+            &[],
+        );
         assert_eq!(changed(&w, &before, &after, Span::Fixed, true), None);
         assert!(
             changed(&w, &before, &after, Span::All, true)
@@ -286,10 +452,11 @@ mod tests {
     #[test]
     fn a_new_strong_lock_counts_unless_locks_are_expected() {
         let w = watched();
-        let before = snap("3/1", &["on", "30s", "public", "none", "postgres"], &[]);
+        let before = snap(&w, "3/1", &START, &[]);
         let after = snap(
+            &w,
             "3/1",
-            &["on", "30s", "public", "none", "postgres"],
+            &START,
             &["AccessExclusiveLock on relation 16384"],
         );
         assert!(

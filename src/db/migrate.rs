@@ -29,6 +29,37 @@ pub struct Applied {
 const APPLY_FUNCTION: &str = "CREATE FUNCTION pg_temp.plancheck_apply(statement pg_catalog.text) \
      RETURNS void LANGUAGE plpgsql AS $plancheck$BEGIN EXECUTE statement; END$plancheck$";
 
+/// What the executor is, as the catalog has it: its row (a `CREATE OR REPLACE` or an `ALTER
+/// FUNCTION` writes a new version of it, with a new `ctid`), its body, its settings, its owner
+/// and its language's handler. A migration runs with the rights to replace the function (it is
+/// its own session's temporary function), so every call checks this first, in the same
+/// statement: a replaced executor is never called.
+const EXECUTOR: &str = "pg_catalog.concat_ws('|', p.oid, p.ctid, p.prosrc, p.proconfig, \
+     p.prosecdef, p.proowner, p.proisstrict, l.oid, l.ctid, l.lanplcallfoid)";
+
+/// The executor's identity, read once it is created.
+const READ_EXECUTOR: &str = "SELECT pg_catalog.concat_ws('|', p.oid, p.ctid, p.prosrc, \
+     p.proconfig, p.prosecdef, p.proowner, p.proisstrict, l.oid, l.ctid, l.lanplcallfoid) \
+     FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid OPERATOR(pg_catalog.=) p.prolang \
+     WHERE p.oid OPERATOR(pg_catalog.=) 'pg_temp.plancheck_apply(pg_catalog.text)'::pg_catalog.regprocedure";
+
+/// One statement of the migration, applied only when the executor is still the one plancheck
+/// created (`$2`, its identity): otherwise the statement answers no row and nothing ran.
+const CALL_EXECUTOR: &str = "SELECT pg_temp.plancheck_apply($1) \
+     FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid OPERATOR(pg_catalog.=) p.prolang \
+     WHERE p.oid OPERATOR(pg_catalog.=) 'pg_temp.plancheck_apply(pg_catalog.text)'::pg_catalog.regprocedure \
+       AND EXECUTOR OPERATOR(pg_catalog.=) $2";
+
+/// Every sequence: whether it counts up, and its last value where the role may read it (None
+/// before its first `nextval`, or after `setval(…, false)`).
+const SEQUENCES: &str = "SELECT s.seqrelid::pg_catalog.oid, s.seqincrement OPERATOR(pg_catalog.>) 0, \
+     CASE WHEN pg_catalog.has_sequence_privilege(s.seqrelid, 'SELECT,USAGE') \
+          THEN pg_catalog.pg_sequence_last_value(s.seqrelid) END \
+     FROM pg_catalog.pg_sequence s";
+
+/// A sequence's state: its oid, whether it counts up, its last value.
+type SequenceState = (u32, bool, Option<i64>);
+
 /// Begins the transaction, applies the migration statement by statement, analyses the tables it
 /// created (and, with `analyze`, the existing tables it altered), makes the transaction
 /// read-only and sets the bounds again. Leaves the transaction open.
@@ -63,37 +94,137 @@ pub async fn apply(
     let before = clocked(client, settings, guard::snapshot(client, &settings.watched))
         .await
         .map_err(|f| db("could not read the session's settings", f))?;
+    let executor: String = clocked(client, settings, client.query_one(READ_EXECUTOR, &[]))
+        .await
+        .map_err(|f| {
+            db(
+                "could not read the temporary function that applies the migration",
+                f,
+            )
+        })?
+        .get(0);
+    let sequences = sequences(client, settings)
+        .await
+        .map_err(|f| db("could not read the sequences", f))?;
+    let applying = Applying {
+        migration,
+        settings,
+        before: &before,
+        executor: &executor,
+        sequences: &sequences,
+    };
     for (offset, statement) in &migration.statements {
-        if let Err(e) =
-            apply_statement(client, migration, settings, *offset, statement, &before).await
-        {
+        if let Err(e) = apply_statement(client, &applying, *offset, statement).await {
             let _ = client.batch_execute("ROLLBACK").await;
             return Err(e);
         }
     }
     let notes = analyse(client, settings, &existing, analyze).await?;
+    // The session as it was before the migration: a migration's `SET search_path`, `SET ROLE`
+    // or application setting must not reach the checks after it. `RESET ALL` leaves the role
+    // and the session user alone, so they are reset first; the bounds are set again after it.
+    if let Err(e) = restore_session(client, settings, &before).await {
+        let _ = client.batch_execute("ROLLBACK").await;
+        return Err(e);
+    }
     // Read-only from here on: a read path that writes fails after the migration as it does
     // before it, and a setup cannot switch back (PostgreSQL refuses read-write in a
     // subtransaction of a read-only transaction).
-    run(format!(
-        "SET LOCAL transaction_read_only = on; {}; SAVEPOINT plancheck_migrated",
-        local_bounds(settings)
-    ))
-    .await
-    .map_err(|f| db("could not make the migrated transaction read-only", f))?;
+    run("SET LOCAL transaction_read_only = on; SAVEPOINT plancheck_migrated".to_string())
+        .await
+        .map_err(|f| db("could not make the migrated transaction read-only", f))?;
     Ok(Applied { notes })
 }
 
-/// Applies one statement of the migration, then checks with the guard what it changed. An error
-/// leaves the transaction for the caller to roll back.
-async fn apply_statement(
+/// What every statement of a migration is applied against: the session before it, the
+/// executor's identity, and the sequences.
+struct Applying<'a> {
+    migration: &'a Migration,
+    settings: &'a Settings,
+    before: &'a guard::Snapshot,
+    executor: &'a str,
+    sequences: &'a [SequenceState],
+}
+
+/// Puts the session back as it was before the migration (`before`): the session user and role,
+/// every setting `RESET ALL` reaches, then plancheck's bounds; and checks with the guard that
+/// it is. An application setting the migration created stays as an empty placeholder (no
+/// statement removes one): `current_setting(…, true)` reads '' for it instead of NULL.
+async fn restore_session(
     client: &Client,
-    migration: &Migration,
     settings: &Settings,
-    offset: usize,
-    statement: &str,
     before: &guard::Snapshot,
 ) -> anyhow::Result<()> {
+    let failed = |f: Fail| -> anyhow::Error {
+        match f {
+            Fail::Db(e) => DatabaseFailure(format!(
+                "could not put the session back as it was before the migration: {}",
+                cause(&e)
+            ))
+            .into(),
+            Fail::Hung(limit) => DatabaseFailure(hung_message(limit)).into(),
+        }
+    };
+    clocked(
+        client,
+        settings,
+        client.batch_execute(&format!(
+            "RESET SESSION AUTHORIZATION; RESET ROLE; RESET ALL; {}",
+            local_bounds(settings)
+        )),
+    )
+    .await
+    .map_err(failed)?;
+    let now = clocked(client, settings, guard::snapshot(client, &settings.watched))
+        .await
+        .map_err(failed)?;
+    match guard::changed_but_placeholders(&settings.watched, before, &now) {
+        None => Ok(()),
+        Some(what) => Err(DatabaseFailure(format!(
+            "the session could not be put back as it was before the migration: it {what}"
+        ))
+        .into()),
+    }
+}
+
+/// Every sequence's state.
+async fn sequences(client: &Client, settings: &Settings) -> Result<Vec<SequenceState>, Fail> {
+    let rows = clocked(client, settings, client.query(SEQUENCES, &[])).await?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
+}
+
+/// The sequences of `before` that are now behind where they were: moved back by `setval`,
+/// which no rollback undoes. A sequence that moved forward (`nextval`) or that the migration
+/// created or dropped (the rollback takes that back) is not among them.
+fn moved_back(before: &[SequenceState], now: &[SequenceState]) -> Vec<(u32, i64)> {
+    before
+        .iter()
+        .filter_map(|&(oid, up, was)| {
+            let was = was?;
+            let (_, _, is) = now.iter().find(|(o, ..)| *o == oid)?;
+            let behind = match is {
+                None => true,
+                Some(is) if up => *is < was,
+                Some(is) => *is > was,
+            };
+            behind.then_some((oid, was))
+        })
+        .collect()
+}
+
+/// Applies one statement of the migration through the executor (when it is still the one
+/// plancheck created), then checks with the guard what it changed, and that no sequence moved
+/// back. An error leaves the transaction for the caller to roll back.
+async fn apply_statement(
+    client: &Client,
+    applying: &Applying<'_>,
+    offset: usize,
+    statement: &str,
+) -> anyhow::Result<()> {
+    let (migration, settings) = (applying.migration, applying.settings);
     let hung = |limit| -> anyhow::Error {
         DatabaseFailure(format!(
             "applying {}: {}",
@@ -101,6 +232,14 @@ async fn apply_statement(
             hung_message(limit)
         ))
         .into()
+    };
+    let here = |what: &str| {
+        located(
+            &migration.path,
+            &migration.sql,
+            offset + leading_space(statement),
+            what,
+        )
     };
     // Parse of the statement alone proves it is one statement (the split and PostgreSQL's
     // grammar could disagree, and EXECUTE would run two), without running it. What Parse
@@ -114,38 +253,86 @@ async fn apply_statement(
         }
         Err(Fail::Hung(limit)) => return Err(hung(limit)),
     }
+    let call = CALL_EXECUTOR.replacen("EXECUTOR", EXECUTOR, 1);
     let outcome = clocked(
         client,
         settings,
-        client.execute("SELECT pg_temp.plancheck_apply($1)", &[&statement]),
+        client.execute(call.as_str(), &[&statement, &applying.executor]),
     )
     .await;
     let message = match outcome {
+        Ok(0) => here(
+            "before this statement, the migration replaced or altered the temporary function \
+             plancheck applies its statements with (pg_temp.plancheck_apply), so it was not \
+             run; a checked migration may not touch it",
+        ),
         Ok(_) => {
-            let now =
-                match clocked(client, settings, guard::snapshot(client, &settings.watched)).await {
-                    Ok(now) => now,
-                    Err(Fail::Db(e)) => {
-                        return Err(DatabaseFailure(format!(
-                            "could not read the session's settings: {}",
-                            cause(&e)
-                        ))
-                        .into());
-                    }
-                    Err(Fail::Hung(limit)) => return Err(hung(limit)),
-                };
-            let Some(what) = guard::changed(&settings.watched, before, &now, Span::Fixed, false)
-            else {
-                return Ok(());
+            let read = futures_util::future::join(
+                guard::snapshot(client, &settings.watched),
+                client.query(SEQUENCES, &[]),
+            );
+            let (now, sequences) = match clocked(client, settings, async {
+                let (now, seqs) = read.await;
+                Ok((now, seqs))
+            })
+            .await
+            {
+                Ok(both) => both,
+                Err(Fail::Hung(limit)) => return Err(hung(limit)),
+                Err(Fail::Db(e)) => return Err(DatabaseFailure(cause(&e)).into()),
             };
-            located(
-                &migration.path,
-                &migration.sql,
-                offset + leading_space(statement),
-                &format!(
+            let unreadable = |e: tokio_postgres::Error| -> anyhow::Error {
+                DatabaseFailure(format!(
+                    "could not read the session's settings and sequences: {}",
+                    cause(&e)
+                ))
+                .into()
+            };
+            let now = now.map_err(unreadable)?;
+            let sequences: Vec<SequenceState> = sequences
+                .map_err(unreadable)?
+                .iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2)))
+                .collect();
+            let back = moved_back(applying.sequences, &sequences);
+            if !back.is_empty() {
+                let (restored, failed) = put_back(client, settings, &back).await;
+                let mut what = format!(
+                    "this statement moved {} back (setval), which no rollback undoes, and the \
+                     migration was stopped",
+                    restored
+                        .iter()
+                        .chain(&failed)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                if !restored.is_empty() {
+                    what.push_str(&format!(
+                        "; plancheck set {} where it was at once",
+                        restored.join(", ")
+                    ));
+                }
+                if !failed.is_empty() {
+                    what.push_str(&format!(
+                        "; plancheck could not set {} back: set it back by hand",
+                        failed.join(", ")
+                    ));
+                }
+                here(&what)
+            } else if let Some(what) = guard::changed(
+                &settings.watched,
+                applying.before,
+                &now,
+                Span::Migration,
+                false,
+            ) {
+                here(&format!(
                     "this statement {what}, which a checked migration may not do; nothing was kept"
-                ),
-            )
+                ))
+            } else {
+                return Ok(());
+            }
         }
         Err(Fail::Hung(limit)) => return Err(hung(limit)),
         Err(Fail::Db(e)) => statement_error(&e, migration, offset, statement, settings),
@@ -154,6 +341,41 @@ async fn apply_statement(
         return Err(DatabaseFailure(message).into());
     }
     Err(BadInput(message).into())
+}
+
+/// Sets each sequence of `back` to where it was before the migration (or further on, when
+/// another session took values meanwhile): `setval` acts at once, whatever the transaction
+/// does. The names of those set back, and of those that could not be (with the value each had).
+async fn put_back(
+    client: &Client,
+    settings: &Settings,
+    back: &[(u32, i64)],
+) -> (Vec<String>, Vec<String>) {
+    let (mut names, mut failed) = (Vec::new(), Vec::new());
+    for (oid, was) in back {
+        let row = clocked(
+            client,
+            settings,
+            client.query_one(
+                "SELECT $1::pg_catalog.oid::pg_catalog.regclass::pg_catalog.text, \
+                        pg_catalog.setval($1::pg_catalog.oid, \
+                            CASE WHEN s.seqincrement OPERATOR(pg_catalog.>) 0 \
+                                 THEN GREATEST($2::pg_catalog.int8, \
+                                      pg_catalog.pg_sequence_last_value($1::pg_catalog.oid)) \
+                                 ELSE LEAST($2::pg_catalog.int8, \
+                                      pg_catalog.pg_sequence_last_value($1::pg_catalog.oid)) END, \
+                            true) \
+                 FROM pg_catalog.pg_sequence s WHERE s.seqrelid OPERATOR(pg_catalog.=) $1::pg_catalog.oid",
+                &[oid, was],
+            ),
+        )
+        .await;
+        match row {
+            Ok(row) => names.push(format!("sequence {}", row.get::<_, String>(0))),
+            Err(_) => failed.push(format!("the sequence of oid {oid} (to {was})")),
+        }
+    }
+    (names, failed)
 }
 
 /// The bytes of whitespace and comments a statement starts with, so a message points at its
@@ -301,4 +523,31 @@ pub async fn sequence_values(
         )
         .await?;
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::moved_back;
+
+    #[test]
+    fn a_sequence_behind_where_it_was_is_moved_back_and_nothing_else_is() {
+        let before = [
+            (1, true, Some(10)),
+            (2, true, Some(10)),
+            (3, false, Some(-5)),
+            (4, true, None),
+        ];
+        // 1 set back, 2 advanced by nextval, 3 (counting down) set back, 4 first used.
+        let now = [
+            (1, true, Some(1)),
+            (2, true, Some(12)),
+            (3, false, Some(-1)),
+            (4, true, Some(1)),
+        ];
+        assert_eq!(moved_back(&before, &now), vec![(1, 10), (3, -5)]);
+        // `setval(…, false)` makes a used sequence read as never used: moved back.
+        assert_eq!(moved_back(&before, &[(2, true, None)]), vec![(2, 10)]);
+        // A sequence the migration dropped is not there after it: the rollback restores it.
+        assert_eq!(moved_back(&before, &[]), vec![]);
+    }
 }

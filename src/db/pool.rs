@@ -64,6 +64,8 @@ pub struct Pooled {
     opened: Option<(&'static str, Vec<String>)>,
     /// The custom settings checks set in this session: their placeholders stay.
     placeholders: BTreeSet<String>,
+    /// The server process serving this session, to name it if it outlives a cancel.
+    pub pid: Option<i32>,
 }
 
 /// The run's sessions.
@@ -104,16 +106,22 @@ impl<'a> Pool<'a> {
             idle.pop();
         }
         let client = self.target.connect().await?;
-        let opened = if self.reuse {
-            opened(&client, settings).await
+        let pid = async {
+            read(&client, settings, "SELECT pg_catalog.pg_backend_pid()")
+                .await
+                .and_then(|row| row.first()?.parse().ok())
+        };
+        let (opened, pid) = if self.reuse {
+            futures_util::future::join(opened(&client, settings), pid).await
         } else {
-            None
+            (None, pid.await)
         };
         Ok(Pooled {
             client,
             guard: tokio::sync::OnceCell::new(),
             opened,
             placeholders: BTreeSet::new(),
+            pid,
         })
     }
 
@@ -143,7 +151,47 @@ impl<'a> Pool<'a> {
             None => pooled.fingerprint(settings).await,
         };
         if now.as_ref() == Some(opened) {
+            // `DISCARD ALL` deallocated every prepared statement, the guard's among them.
+            pooled.guard = tokio::sync::OnceCell::new();
             self.idle.borrow_mut().push(pooled);
+        }
+    }
+}
+
+impl Pool<'_> {
+    /// After a session was given up because its backend answered neither the statement's end
+    /// nor a cancel request: asks the server, from a new session, to end backend `pid`
+    /// (`pg_terminate_backend`, which the same role may do), and waits a little. The sentence
+    /// to add to the check's failure when the backend is still there: a function that never
+    /// checks for interrupts (libxml2 inside `xpath`, say) runs on, holding its locks.
+    pub async fn outlived(&self, pid: i32, settings: &Settings) -> Option<String> {
+        let client = self.target.connect().await.ok()?;
+        let alive = "SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity a \
+                     WHERE a.pid OPERATOR(pg_catalog.=) $1";
+        let _ = clocked(
+            &client,
+            settings,
+            client.query("SELECT pg_catalog.pg_terminate_backend($1)", &[&pid]),
+        )
+        .await;
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let n: i64 = clocked(&client, settings, client.query_one(alive, &[&pid]))
+                .await
+                .ok()?
+                .get(0);
+            if n == 0 {
+                return None;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Some(format!(
+                    "its server process (pid {pid}) outlived the cancel request and \
+                     pg_terminate_backend: it runs on in the server, with its locks, until the \
+                     function it is in returns; only the server's administrator can end it \
+                     sooner (a SIGKILL of pid {pid} restarts the whole server)"
+                ));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
         }
     }
 }

@@ -7,7 +7,9 @@
 //! The local provider keeps the loaded board between demos ([`super::ephemeral::cache`]): a
 //! hit starts the server on a copy of it, a miss asks the caller to load the board and save it.
 //! A cached board that cannot be used is never the demo's failure: it is said, and the board is
-//! built again and replaces it. The Docker provider always loads the board.
+//! built again and replaces it. A cache folder writable by others than its owner, or owned by
+//! another user, is neither read nor written: said, and the demo builds its board uncached. The
+//! Docker provider always loads the board.
 
 use std::time::Duration;
 
@@ -95,8 +97,14 @@ impl Throwaway {
             None => Err(
                 "no cache folder: HOME, XDG_CACHE_HOME and PLANCHECK_CACHE_DIR are unset".into(),
             ),
-            Some(folder) => cache::Entry::new(&folder, &bin, scale, &ephemeral::INITDB_ARGS)
-                .map_err(|e| format!("cannot name the cache entry: {e}")),
+            // A cache folder someone else may write is not read from nor written to.
+            Some(folder) => match cache::trusted(&folder) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!(
+                    "{e}; plancheck uses a cache folder only its own user may write"
+                )),
+                _ => cache::Entry::new(&folder, &bin, scale, &ephemeral::INITDB_ARGS)
+                    .map_err(|e| format!("cannot name the cache entry: {e}")),
+            },
         };
         let (server, board) = match entry {
             Err(why) => (

@@ -127,6 +127,34 @@ pub struct ScopeCheck {
     setup_places: Vec<Place>,
 }
 
+impl Project {
+    /// The application settings (dotted names, `app.user_id`) any scope's setup names: set or
+    /// reset by `SET`/`RESET`, or by `set_config` with a literal name. The guard reads them back
+    /// after the setup (for the report) and after each run (a read path may not change them).
+    pub fn custom_settings(&self) -> Vec<String> {
+        let dialect = crate::sql::Dialect::default();
+        let mut names = std::collections::BTreeSet::new();
+        for check in self.read_paths.iter().flat_map(|rp| &rp.checks) {
+            for statement in &check.setup {
+                match crate::sql::classify(statement, dialect) {
+                    crate::sql::Kind::Set { name, .. }
+                    | crate::sql::Kind::Reset { name: Some(name) } => {
+                        names.insert(name);
+                    }
+                    _ => {}
+                }
+                for call in crate::sql::set_config_calls(statement, dialect) {
+                    names.extend(call.name.map(|n| n.to_ascii_lowercase()));
+                }
+            }
+        }
+        names
+            .into_iter()
+            .filter(|n| crate::safety::is_custom(n))
+            .collect()
+    }
+}
+
 impl ScopeCheck {
     /// `message` located at parameter value `index` (0 for `$1`) in the file that gives it,
     /// with the line shown: for an error the server finds in the value (a text it cannot

@@ -34,6 +34,9 @@ pub(super) fn settings_of(
                 ));
             }
         };
+        if let Some(why) = crate::safety::implausible(name, &text) {
+            return Err(file.at(value.span().start, &format!("settings: {why}")));
+        }
         out.push((name.to_ascii_lowercase(), text));
     }
     Ok(out)

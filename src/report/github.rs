@@ -54,6 +54,13 @@ pub fn annotations(report: &Report) -> String {
         }
         out.push_str(&command("error", &props, &message));
     }
+    for line in super::applied_lines(report) {
+        out.push_str(&command(
+            "notice",
+            &[("title", "plancheck: settings applied".to_string())],
+            &line,
+        ));
+    }
     for r in &report.role_warnings {
         out.push_str(&command(
             "warning",

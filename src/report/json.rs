@@ -58,6 +58,8 @@ struct JsonCheck<'a> {
     before: Option<JsonBefore<'a>>,
     /// The declared planner settings the check ran with (`settings = { … }`).
     settings: std::collections::BTreeMap<&'a str, &'a str>,
+    /// What the scope's setup changed, as the server read it back after the setup.
+    session_settings: std::collections::BTreeMap<&'a str, &'a str>,
     /// The budgets set for the check (absent figures left out), and the share of each used.
     budget: &'a Budget,
     budget_used: Option<&'a BudgetUsed>,
@@ -97,6 +99,11 @@ pub(super) fn json(report: &Report) -> String {
                 }),
                 settings: c
                     .settings
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect(),
+                session_settings: c
+                    .session
                     .iter()
                     .map(|(k, v)| (k.as_str(), v.as_str()))
                     .collect(),

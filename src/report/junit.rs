@@ -44,6 +44,12 @@ pub(super) fn junit(report: &Report) -> String {
         let mut case = TestCase::new(&c.scope, status);
         case.set_classname(&c.read_path)
             .set_system_out(system_out(report, c));
+        for (name, value) in &c.settings {
+            case.add_property(Property::new(format!("setting {name}"), value));
+        }
+        for (name, value) in &c.session {
+            case.add_property(Property::new(format!("setup {name}"), value));
+        }
         suite.add_test_case(case);
     }
     for f in &report.lint {

@@ -40,6 +40,13 @@ pub(super) fn markdown(report: &Report) -> String {
         out.push_str("\n**Why**\n\n");
         out.push_str(&why.concat());
     }
+    let applied = super::applied_lines(report);
+    if !applied.is_empty() {
+        out.push_str("\n**Settings applied**\n\n");
+        for line in applied {
+            out.push_str(&format!("- {}\n", text(&line)));
+        }
+    }
     if !report.lint.is_empty() {
         out.push_str("\n**Index problems**\n\n");
         for f in &report.lint {

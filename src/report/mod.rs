@@ -296,3 +296,31 @@ fn summary_line(report: &Report) -> String {
         }
     )
 }
+
+/// Everything the check's scope applied to its session, a `name = value` each: the declared
+/// planner settings, then what its setup changed as the server read it back. Every format shows
+/// it, since a setting can turn a failure into a pass.
+pub(crate) fn applied(c: &CheckResult) -> Vec<String> {
+    c.settings
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .chain(c.session.iter().map(|(k, v)| format!("{k} = {v} (setup)")))
+        .collect()
+}
+
+/// A line per scope that applied anything ([`applied`]), `[scope] a = 1, b = 2 (setup)`, each
+/// scope once.
+pub(crate) fn applied_lines(report: &Report) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for c in &report.checks {
+        let set = applied(c);
+        if set.is_empty() {
+            continue;
+        }
+        let line = format!("[{}] {}", c.scope, set.join(", "));
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines
+}

@@ -563,26 +563,15 @@ fn plans(report: &Report) -> String {
     out
 }
 
-/// The declared planner settings the checks ran with, a line per scope that has any: a reader
-/// must see what the plans were made under.
+/// What the checks' scopes applied (declared settings, and what their setup changed), a line
+/// per scope that applied any: a reader must see what the plans were made under.
 fn declared_settings(report: &Report) -> String {
-    let mut lines: Vec<String> = Vec::new();
-    for c in report.checks.iter().filter(|c| !c.settings.is_empty()) {
-        let set: Vec<String> = c
-            .settings
-            .iter()
-            .map(|(k, v)| format!("{k} = {v}"))
-            .collect();
-        let line = format!("  [{}] {}\n", c.scope, set.join(", "));
-        if !lines.contains(&line) {
-            lines.push(line);
-        }
-    }
+    let lines = super::applied_lines(report);
     if lines.is_empty() {
         return String::new();
     }
     format!(
-        "\nplanner settings applied (settings = {{…}}):\n{}",
-        lines.concat()
+        "\nsettings applied (settings = {{…}}, and what setup changed):\n{}",
+        lines.iter().map(|l| format!("  {l}\n")).collect::<String>()
     )
 }

@@ -88,6 +88,7 @@ mod tests {
                 relations: vec![],
                 non_immutable: vec![],
                 replan_skipped: None,
+                session: Vec::new(),
             })),
         }
     }

@@ -163,6 +163,9 @@ pub struct CheckResult {
     pub plans: Vec<(String, serde_json::Value)>,
     /// The declared planner settings the check ran with (`settings = { … }`).
     pub settings: Vec<(String, String)>,
+    /// What the scope's setup changed, as the server read it back (role, search path,
+    /// `TimeZone`, application settings).
+    pub session: Vec<(String, String)>,
 }
 
 impl CheckResult {
@@ -310,6 +313,7 @@ fn unjudged(m: &Measurement) -> CheckResult {
         strict_plans: false,
         plans: Vec::new(),
         settings: m.settings.clone(),
+        session: Vec::new(),
     }
 }
 
@@ -358,6 +362,7 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         }
     };
     figures(&mut r, measured, &custom);
+    r.session = measured.session.clone();
     let reltuples: HashMap<String, f64> = measured
         .relations
         .iter()
@@ -1348,6 +1353,7 @@ mod tests {
             notes: vec![],
             plans: vec![],
             settings: vec![],
+            session: vec![],
         }
     }
 

@@ -5,24 +5,35 @@
 //! An entry is named by a hash of everything that decides what the folder holds: the fixture
 //! SQL built into this binary, the scale, the server's `postgres --version`, the `initdb`
 //! options and plancheck's version. Its `manifest` repeats that text (a hash collision cannot
-//! pass for a hit) and lists every folder and every file with its size, so that a missing or
-//! truncated file is found before a server runs on it. A folder that does not match its
-//! manifest is not an error for the demo: the caller builds the board again and replaces it.
+//! pass for a hit) and lists every folder and every file with its size and its SHA-256, so that
+//! a missing, truncated, changed or added file is found before a server runs on it: every file
+//! is hashed as it is copied out, and anything in the entry the manifest does not list is
+//! refused. A folder that does not match its manifest is not an error for the demo: the caller
+//! builds the board again and replaces it.
+//!
+//! A data folder is code for its server (`restore_command`, preload libraries, the functions in
+//! its catalog), so an entry is only as trustworthy as whoever could write it: the cache folder,
+//! an entry and everything in it must belong to the user running plancheck and be writable by
+//! nobody else ([`trusted`]), or it is not used. The manifest is a record of what plancheck
+//! wrote, not a signature: whoever can write the cache folder can write a manifest too. What a
+//! forged entry can still not do is choose the server's configuration: the server writes none
+//! of it from the entry ([`super::Server`] writes its own at each start).
 //!
 //! Entries are written to a temporary name and renamed into place, so a reader sees a whole
 //! entry or none.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
-use std::io;
-use std::os::unix::fs::PermissionsExt;
+use std::io::{self, Read, Write as _};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::project::Source;
 
 /// Bumped when the layout of an entry changes.
-const FORMAT: &str = "plancheck board cache 1";
+const FORMAT: &str = "plancheck board cache 2";
 
 /// The files `db::fixtures::load` runs (its `FILES`): what the board is made of.
 const FIXTURE_FILES: [&str; 3] = [
@@ -101,47 +112,73 @@ impl Entry {
         self.path.exists()
     }
 
-    /// Copies the entry's data folder to `dest` (which must not exist), checking it against the
-    /// manifest as it goes. With `owner`, everything copied is handed to that (uid, gid).
+    /// Copies the entry's data folder to `dest` (which must exist, empty), checking it against
+    /// the manifest: the entry is refused when anything in it is not ours alone ([`trusted`]),
+    /// when it holds anything the manifest does not list, and when a file's size or SHA-256
+    /// differs from the manifest's (hashed as it is copied). With `owner`, everything copied is
+    /// handed to that (uid, gid).
     pub fn restore(&self, dest: &Path, owner: Option<(u32, u32)>) -> io::Result<()> {
-        let manifest = fs::read_to_string(self.path.join(MANIFEST))?;
+        trusted(&self.path)?;
+        let manifest = read_own_file(&self.path.join(MANIFEST))?;
+        let manifest = String::from_utf8(manifest)
+            .map_err(|_| io::Error::other("its manifest is not text"))?;
         let listing = manifest
             .strip_prefix(&self.key)
             .ok_or_else(|| io::Error::other("its manifest is for another board"))?;
+        let listed = parse_listing(listing)?;
         let src = self.path.join(DATA);
+        trusted(&src)?;
+        let mut found = BTreeMap::new();
+        walk(&src, Path::new(""), &mut found)?;
+        for (rel, kind) in &found {
+            match listed.get(rel) {
+                None => {
+                    return Err(io::Error::other(format!(
+                        "{rel}: not in its manifest (an entry holds only what plancheck wrote)"
+                    )));
+                }
+                Some(item) if item.is_dir() != (*kind == Kind::Dir) => {
+                    return Err(io::Error::other(format!(
+                        "{rel}: a {} where its manifest has a {}",
+                        kind.name(),
+                        if item.is_dir() { "folder" } else { "file" }
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
         let hand_over = |path: &Path| match owner {
             Some((uid, gid)) => std::os::unix::fs::chown(path, Some(uid), Some(gid)),
             None => Ok(()),
         };
-        let mut complete = false;
-        for line in listing.lines() {
-            let bad = || io::Error::other(format!("its manifest has a bad line: {line:?}"));
-            let mut parts = line.splitn(3, '\t');
-            match (parts.next(), parts.next(), parts.next()) {
-                (Some("dir"), Some(rel), None) => {
-                    let to = dest.join(checked(rel).ok_or_else(bad)?);
+        // BTreeMap order puts a folder before everything in it.
+        for (rel, item) in &listed {
+            let to = dest.join(rel);
+            match item {
+                Item::Dir => {
+                    if !found.contains_key(rel) {
+                        return Err(io::Error::other(format!("{rel}: missing")));
+                    }
                     fs::create_dir(&to)?;
                     fs::set_permissions(&to, fs::Permissions::from_mode(0o700))?;
-                    hand_over(&to)?;
                 }
-                (Some("file"), Some(size), Some(rel)) => {
-                    let size: u64 = size.parse().map_err(|_| bad())?;
-                    let rel = checked(rel).ok_or_else(bad)?;
-                    let to = dest.join(rel);
-                    let copied = fs::copy(src.join(rel), &to)?;
-                    if copied != size {
+                Item::File { size, sha256 } => {
+                    let (copied, hash) = copy_hashing(&src.join(rel), &to)
+                        .map_err(|e| io::Error::other(format!("{rel}: {e}")))?;
+                    if copied != *size {
                         return Err(io::Error::other(format!(
                             "{rel}: {copied} bytes, the manifest says {size}"
                         )));
                     }
-                    hand_over(&to)?;
+                    if hash != *sha256 {
+                        return Err(io::Error::other(format!(
+                            "{rel}: its content is not what was saved (SHA-256 {hash}, the \
+                             manifest says {sha256})"
+                        )));
+                    }
                 }
-                (Some("end"), None, None) => complete = true,
-                _ => return Err(bad()),
             }
-        }
-        if !complete {
-            return Err(io::Error::other("its manifest is cut short"));
+            hand_over(&to)?;
         }
         Ok(())
     }
@@ -153,7 +190,11 @@ impl Entry {
             .path
             .parent()
             .ok_or_else(|| io::Error::other("the entry has no parent folder"))?;
-        fs::create_dir_all(parent)?;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)?;
+        trusted(parent)?;
         let name = self
             .path
             .file_name()
@@ -163,10 +204,19 @@ impl Entry {
             .prefix(&format!(".{name}-new-"))
             .tempdir_in(parent)?;
         let mut manifest = self.key.clone();
-        fs::create_dir(tmp.path().join(DATA))?;
+        // Private whatever the umask (a group-writable entry would not be used).
+        fs::DirBuilder::new()
+            .mode(0o700)
+            .create(tmp.path().join(DATA))?;
         copy_tree(data, &tmp.path().join(DATA), Path::new(""), &mut manifest)?;
         manifest.push_str("end\n");
-        fs::write(tmp.path().join(MANIFEST), manifest)?;
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(tmp.path().join(MANIFEST))?
+            .write_all(manifest.as_bytes())?;
         // Readable by its owner only, as the data folder was.
         fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o700))?;
         // A whole entry replaces the old one: the old is renamed aside first (rename cannot
@@ -203,17 +253,203 @@ fn copy_tree(from: &Path, to: &Path, rel: &Path, manifest: &mut String) -> io::R
             .ok_or_else(|| io::Error::other(format!("{}: an odd file name", rel.display())))?;
         let kind = entry.file_type()?;
         if kind.is_dir() {
-            fs::create_dir(to.join(&name))?;
+            fs::DirBuilder::new().mode(0o700).create(to.join(&name))?;
             let _ = writeln!(manifest, "dir\t{shown}");
             copy_tree(&entry.path(), &to.join(&name), &rel, manifest)?;
         } else if kind.is_file() {
-            let size = fs::copy(entry.path(), to.join(&name))?;
-            let _ = writeln!(manifest, "file\t{size}\t{shown}");
+            let (size, sha256) = copy_hashing(&entry.path(), &to.join(&name))?;
+            let _ = writeln!(manifest, "file\t{size}\t{sha256}\t{shown}");
         } else {
             // A link (a tablespace, a WAL folder elsewhere) would not be copied faithfully.
             return Err(io::Error::other(format!(
                 "{shown}: neither a file nor a folder"
             )));
+        }
+    }
+    Ok(())
+}
+
+/// Copies the regular file `from` (never through a link) to the new file `to` (mode 0600, never
+/// through a link either), returning its size and SHA-256 (hex) as copied.
+fn copy_hashing(from: &Path, to: &Path) -> io::Result<(u64, String)> {
+    let mut input = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(from)?;
+    if !input.metadata()?.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    let mut output = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(to)?;
+    let mut hash = ring::digest::Context::new(&ring::digest::SHA256);
+    let mut buf = vec![0u8; 1 << 16];
+    let mut size = 0u64;
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        hash.update(&buf[..n]);
+        output.write_all(&buf[..n])?;
+        size += n as u64;
+    }
+    output.flush()?;
+    Ok((size, hex(hash.finish().as_ref())))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+/// Refuses `path` unless it is a folder or a regular file (not a link) owned by the user running
+/// plancheck and writable by nobody else: a cache that another user, or a group, may write is a
+/// cache someone else may have filled.
+pub fn trusted(path: &Path) -> io::Result<()> {
+    let meta = fs::symlink_metadata(path)?;
+    check_owned(path, &meta)
+}
+
+fn check_owned(path: &Path, meta: &fs::Metadata) -> io::Result<()> {
+    let kind = meta.file_type();
+    if !kind.is_dir() && !kind.is_file() {
+        return Err(io::Error::other(format!(
+            "{} is neither a folder nor a regular file",
+            path.display()
+        )));
+    }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(io::Error::other(format!(
+            "{} belongs to uid {}, not to the user running plancheck (uid {me})",
+            path.display(),
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(io::Error::other(format!(
+            "{} is writable by others than its owner (mode {:o})",
+            path.display(),
+            meta.mode() & 0o7777
+        )));
+    }
+    Ok(())
+}
+
+/// A regular file of ours ([`trusted`]), read whole without following a link.
+fn read_own_file(path: &Path) -> io::Result<Vec<u8>> {
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    check_owned(path, &file.metadata()?)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// What a manifest line lists.
+#[derive(Debug, PartialEq, Eq)]
+enum Item {
+    Dir,
+    File { size: u64, sha256: String },
+}
+
+impl Item {
+    fn is_dir(&self) -> bool {
+        matches!(self, Item::Dir)
+    }
+}
+
+/// The manifest's lines after its key: every folder and file by its path, then `end`.
+fn parse_listing(listing: &str) -> io::Result<BTreeMap<String, Item>> {
+    let mut listed = BTreeMap::new();
+    let mut complete = false;
+    for line in listing.lines() {
+        let bad = || io::Error::other(format!("its manifest has a bad line: {line:?}"));
+        if complete {
+            return Err(bad());
+        }
+        let fields: Vec<&str> = line.split('\t').collect();
+        let (rel, item) = match fields.as_slice() {
+            ["dir", rel] => (*rel, Item::Dir),
+            ["file", size, sha256, rel] => {
+                let size: u64 = size.parse().map_err(|_| bad())?;
+                let well_formed = sha256.len() == 64
+                    && sha256
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+                if !well_formed {
+                    return Err(bad());
+                }
+                (
+                    *rel,
+                    Item::File {
+                        size,
+                        sha256: sha256.to_string(),
+                    },
+                )
+            }
+            ["end"] => {
+                complete = true;
+                continue;
+            }
+            _ => return Err(bad()),
+        };
+        let rel = checked(rel).ok_or_else(bad)?;
+        if listed.insert(rel.to_string(), item).is_some() {
+            return Err(bad());
+        }
+    }
+    if !complete {
+        return Err(io::Error::other("its manifest is cut short"));
+    }
+    Ok(listed)
+}
+
+/// What a path in an entry's data folder is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Dir,
+    File,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Dir => "folder",
+            Kind::File => "file",
+        }
+    }
+}
+
+/// Everything under `dir` (`rel`: where it is in the data folder), each checked to be ours
+/// alone ([`trusted`]); a link or any other kind of file is refused.
+fn walk(dir: &Path, rel: &Path, found: &mut BTreeMap<String, Kind>) -> io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let rel = rel.join(entry.file_name());
+        let shown = rel
+            .to_str()
+            .ok_or_else(|| io::Error::other(format!("{}: an odd file name", rel.display())))?
+            .to_string();
+        let meta = fs::symlink_metadata(entry.path())?;
+        check_owned(&entry.path(), &meta)?;
+        if meta.is_dir() {
+            found.insert(shown, Kind::Dir);
+            walk(&entry.path(), &rel, found)?;
+        } else {
+            found.insert(shown, Kind::File);
         }
     }
     Ok(())
@@ -310,5 +546,123 @@ mod tests {
         let dest = tmp.path().join("b");
         fs::create_dir(&dest).unwrap();
         assert!(entry.restore(&dest, None).is_err());
+    }
+
+    /// A saved entry of two files and the error of restoring it after `poison`.
+    fn restored_after(poison: impl FnOnce(&Entry)) -> io::Result<()> {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        fs::create_dir_all(data.join("base")).unwrap();
+        fs::write(data.join("base/1"), "abc").unwrap();
+        fs::write(data.join("PG_VERSION"), "15\n").unwrap();
+        let entry = entry_in(&tmp.path().join("cache"), "a board");
+        entry.save(&data).unwrap();
+        let dest = tmp.path().join("restored");
+        fs::create_dir(&dest).unwrap();
+        entry
+            .restore(&dest, None)
+            .expect("the entry as saved restores");
+        poison(&entry);
+        let dest = tmp.path().join("again");
+        fs::create_dir(&dest).unwrap();
+        entry.restore(&dest, None)
+    }
+
+    fn refused(result: io::Result<()>, says: &str) {
+        let e = result.expect_err("the poisoned entry was restored");
+        assert!(e.to_string().contains(says), "{e}");
+    }
+
+    #[test]
+    fn a_file_changed_at_the_same_size_is_refused_on_restore() {
+        refused(
+            restored_after(|e| fs::write(e.path.join("data/base/1"), "abd").unwrap()),
+            "its content is not what was saved",
+        );
+    }
+
+    #[test]
+    fn a_file_the_manifest_does_not_list_is_refused_on_restore() {
+        // Private, as plancheck's own files are, whatever the umask.
+        refused(
+            restored_after(|e| {
+                let file = e.path.join("data/recovery.signal");
+                fs::write(&file, "").unwrap();
+                fs::set_permissions(&file, fs::Permissions::from_mode(0o600)).unwrap();
+            }),
+            "recovery.signal: not in its manifest",
+        );
+        refused(
+            restored_after(|e| {
+                fs::DirBuilder::new()
+                    .mode(0o700)
+                    .create(e.path.join("data/extra"))
+                    .unwrap()
+            }),
+            "extra: not in its manifest",
+        );
+    }
+
+    #[test]
+    fn a_link_in_an_entry_is_refused_on_restore() {
+        refused(
+            restored_after(|e| {
+                let file = e.path.join("data/base/1");
+                fs::remove_file(&file).unwrap();
+                std::os::unix::fs::symlink("/etc/hostname", &file).unwrap();
+            }),
+            "neither a folder nor a regular file",
+        );
+    }
+
+    #[test]
+    fn an_entry_others_may_write_is_refused_on_restore() {
+        refused(
+            restored_after(|e| {
+                fs::set_permissions(&e.path, fs::Permissions::from_mode(0o770)).unwrap()
+            }),
+            "writable by others than its owner (mode 770)",
+        );
+        refused(
+            restored_after(|e| {
+                let file = e.path.join("data/PG_VERSION");
+                fs::set_permissions(&file, fs::Permissions::from_mode(0o666)).unwrap()
+            }),
+            "writable by others than its owner (mode 666)",
+        );
+    }
+
+    #[test]
+    fn an_entry_is_private_whatever_the_files_it_was_saved_from() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        fs::create_dir_all(data.join("base")).unwrap();
+        fs::write(data.join("base/1"), "abc").unwrap();
+        fs::set_permissions(data.join("base"), fs::Permissions::from_mode(0o777)).unwrap();
+        fs::set_permissions(data.join("base/1"), fs::Permissions::from_mode(0o666)).unwrap();
+        let entry = entry_in(&tmp.path().join("cache"), "a board");
+        entry.save(&data).unwrap();
+        for path in [
+            entry.path.clone(),
+            entry.path.join("manifest"),
+            entry.path.join("data"),
+            entry.path.join("data/base"),
+            entry.path.join("data/base/1"),
+        ] {
+            let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o077;
+            assert_eq!(mode, 0, "{} is not private", path.display());
+        }
+        let dest = tmp.path().join("restored");
+        fs::create_dir(&dest).unwrap();
+        entry.restore(&dest, None).unwrap();
+    }
+
+    #[test]
+    fn a_manifest_with_a_line_after_its_end_is_refused() {
+        assert!(parse_listing("dir\tbase\nend\n").is_ok());
+        assert!(parse_listing("dir\tbase\nend\ndir\tx\n").is_err());
+        assert!(parse_listing("dir\tbase\n").is_err());
+        assert!(parse_listing("file\t3\tnothex\tbase/1\nend\n").is_err());
+        assert!(parse_listing("dir\tbase\ndir\tbase\nend\n").is_err());
     }
 }

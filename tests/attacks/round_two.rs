@@ -1,0 +1,243 @@
+//! Round two of the attack corpus: settings outside the allow-list, state left in a session,
+//! a migration that moves a sequence back, replaces plancheck's executor or carries its search
+//! path into the checks after it, and setup that would change a verdict unseen. Each attack is
+//! observed from a second session where it acts on the server.
+
+use super::*;
+
+/// The thread page with `extra` added to its filter.
+fn page_with(extra: &str) -> String {
+    format!(
+        "SELECT p.id FROM posts p\n\
+         WHERE p.thread_id = 1 AND p.visibility = 'visible' {extra}\n\
+         ORDER BY p.created_at, p.id LIMIT 20"
+    )
+}
+
+/// The verdicts of a JSON report by read path, in order.
+fn verdict_list(run: &Run) -> Vec<(String, String)> {
+    let report = run.report();
+    report["checks"]
+        .as_array()
+        .map(|checks| {
+            checks
+                .iter()
+                .map(|c| {
+                    (
+                        c["read_path"].as_str().unwrap_or("").to_string(),
+                        c["verdict"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+// A setup statement that turns on a logging, tracking, developer or file-writing setting:
+// refused before anything runs, however it is spelled; a declared setting that writes files
+// (`jit_dump_bitcode`, once accepted because its name starts with `jit`) and a cost setting no
+// server runs with are refused too.
+#[test]
+fn settings_outside_the_allow_list_are_refused_before_anything_runs() {
+    let db = fresh_board("attack_settings_allow_list");
+    let mut failures = Vec::new();
+    let setups = [
+        "SET LOCAL debug_print_plan = on",
+        "SET log_min_duration_statement = 0",
+        "SELECT set_config('log_statement', 'all', true)",
+        "SET LOCAL temp_file_limit = -1",
+        "SET LOCAL zero_damaged_pages = on",
+        "SET LOCAL track_functions = 'all'",
+        "SET LOCAL jit_dump_bitcode = on",
+    ];
+    for setup in setups {
+        let dir = one_read_path(PAGE, &expectation(true, &setup_line(&[setup])));
+        let run = check(&db, dir.path(), &[]);
+        if run.status != Some(2) || !run.stderr.contains("a project's files may") {
+            failures.push(format!("setup {setup:?}: wanted exit 2\n{}", run.shown()));
+        }
+    }
+    for settings in [
+        "settings = { jit = \"on\", jit_above_cost = 0, jit_dump_bitcode = \"on\" }",
+        "settings = { cpu_tuple_cost = 1000000 }",
+        "settings = { random_page_cost = 0.0000001 }",
+    ] {
+        let dir = one_read_path(PAGE, &expectation(true, &format!("{settings}\n")));
+        let run = check(&db, dir.path(), &[]);
+        if run.status != Some(2) || !run.stderr.contains("settings:") {
+            failures.push(format!("{settings}: wanted exit 2\n{}", run.shown()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+// A setting outside the allow-list changed where no reader of the files can see it (a name
+// computed at run time): the guard watches every setting a session can change, not a list of
+// the planner's, so the check is an error, never a pass. Before, debug_print_plan was not
+// watched: the check passed and the server log took every plan.
+#[test]
+fn a_logging_setting_changed_by_a_computed_name_is_an_error_not_a_pass() {
+    let db = fresh_board("attack_settings_computed");
+    let setup = setup_line(&["SELECT set_config('debug_print' || '_plan', 'on', true)"]);
+    let dir = one_read_path(PAGE, &expectation(true, &setup));
+    let run = check(&db, dir.path(), &[]);
+    let (verdict, _) = only_check(&run);
+    assert_eq!(verdict, "error", "{}", run.shown());
+    assert!(run.stdout.contains("debug_print_plan"), "{}", run.shown());
+    assert_eq!(run.status, Some(1), "{}", run.shown());
+}
+
+// What a scope's setup changed is shown in every format: `SET LOCAL TIME ZONE 'UTC'` can turn
+// a not-chosen into a pass where a predicate compares a timestamp with a zone-less literal, and
+// nothing said it was there.
+#[test]
+fn what_setup_changes_is_shown_in_every_format() {
+    let db = fresh_board("attack_setup_shown");
+    let setup = setup_line(&["SET LOCAL TIME ZONE 'Pacific/Chatham'"]);
+    let dir = one_read_path(PAGE, &expectation(true, &setup));
+    let mut failures = Vec::new();
+    for format in ["table", "json", "junit", "markdown", "github"] {
+        let run = plancheck_run(&[
+            "check",
+            "--database-url",
+            &db,
+            "--project",
+            dir.path().to_str().unwrap(),
+            "--format",
+            format,
+            "--warmup",
+            "0",
+            "--iterations",
+            "1",
+            "--color",
+            "never",
+        ]);
+        if run.status != Some(0) || !run.stdout.contains("Pacific/Chatham") {
+            failures.push(format!("--format {format}\n{}", run.shown()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// `plancheck ARGS`, run to the end.
+fn plancheck_run(args: &[&str]) -> Run {
+    run(args)
+}
+
+// A read path sets a session-level custom setting through `query_to_xml`, which no reader of
+// its text sees as `set_config`; the rollback leaves the setting's placeholder, which a later
+// check in the same session then reads as '' where a new session has none. The read path that
+// reads it without `missing_ok` errors in a new session and passed in the reused one. Its
+// verdict must be the one it gets with a session of its own.
+#[test]
+fn state_left_through_query_to_xml_does_not_reach_the_next_check() {
+    let db = fresh_board("attack_session_leak");
+    let expectation = expectation(false, "");
+    let dir = read_paths(&[
+        (
+            "a",
+            &page_with(
+                "AND query_to_xml('SELECT set_config(''app.tenant'', ''7'', false)', \
+                 false, false, '') IS NOT NULL",
+            ),
+            &expectation,
+        ),
+        (
+            "b",
+            &page_with("AND current_setting('app.tenant') IS NOT NULL"),
+            &expectation,
+        ),
+    ]);
+    let own = check(&db, dir.path(), &["--jobs", "1", "--session-per-check"]);
+    let shared = check(&db, dir.path(), &["--jobs", "1"]);
+    let b_alone = verdict_list(&own);
+    assert_eq!(
+        b_alone,
+        vec![
+            ("a".to_string(), "pass".to_string()),
+            ("b".into(), "error".into())
+        ],
+        "the control: in a session of its own, b cannot read app.tenant\n{}",
+        own.shown()
+    );
+    assert_eq!(verdict_list(&shared), b_alone, "{}", shared.shown());
+    assert_eq!(shared.status, Some(1), "{}", shared.shown());
+}
+
+// `SELECT setval(…)` in a migration survives the rollback (sequences are not transactional):
+// the application's next INSERT would take a value already used. Refused before anything
+// runs; written so that no reader of the text can see it (a name built at run time in a DO
+// block), it is caught after the statement, the sequence set back at once, and the run stops.
+#[test]
+fn a_migration_that_moves_a_sequence_back_leaves_it_where_it_was() {
+    let db = fresh_board("attack_migration_setval");
+    let mut failures = Vec::new();
+    for sql in [
+        "SELECT setval('victim_id_seq', 1, false);\n",
+        "SELECT pg_catalog.setval('victim_id_seq'::regclass, 1);\n",
+        "DO $$ BEGIN EXECUTE 'SELECT set' || 'val(''victim_id_seq'', 1, false)'; END $$;\n",
+    ] {
+        make_victim(&db);
+        let run = check_migration(&db, &reference_project(), Some("thread-page-first"), sql);
+        let seq = query_text(
+            &db,
+            "SELECT last_value || ' ' || is_called FROM victim_id_seq",
+        );
+        if run.status != Some(2) || seq != "5 true" {
+            failures.push(format!(
+                "{sql:?}: victim_id_seq is at {seq}, wanted 5 true and exit 2\n{}",
+                run.shown()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+// A migration replaces plancheck's own executor of its statements with one that skips DROP
+// INDEX: the same migration then gave pass → pass, exit 0, instead of pass → missing-index.
+#[test]
+fn a_migration_cannot_replace_the_executor_of_its_statements() {
+    let db = fresh_board("attack_migration_executor");
+    let sql = "CREATE OR REPLACE FUNCTION pg_temp.plancheck_apply(statement pg_catalog.text) \
+               RETURNS void LANGUAGE plpgsql AS $f$BEGIN \
+               IF statement ILIKE 'DROP INDEX%' THEN RETURN; END IF; \
+               EXECUTE statement; END$f$;\n\
+               DROP INDEX posts_thread_visible_idx;\n";
+    let run = check_migration(&db, &reference_project(), Some("thread-page-first"), sql);
+    assert!(
+        relation_exists(&db, "posts_thread_visible_idx"),
+        "{}",
+        run.shown()
+    );
+    assert_eq!(run.status, Some(2), "{}", run.shown());
+    assert!(
+        run.stderr.contains("pg_temp.plancheck_apply"),
+        "{}",
+        run.shown()
+    );
+}
+
+// A migration drops the required index, builds a look-alike table and index in a schema of its
+// own and puts that schema first on the search path: the checks after it read the look-alike
+// (pass → pass). The session is put back as it was before the migration, so they read the
+// application's table, whose index is gone.
+#[test]
+fn a_migration_search_path_does_not_reach_the_checks_after_it() {
+    let db = fresh_board("attack_migration_search_path");
+    let sql = "DROP INDEX posts_thread_visible_idx;\n\
+               CREATE SCHEMA shadow;\n\
+               CREATE TABLE shadow.posts AS SELECT * FROM public.posts;\n\
+               CREATE INDEX posts_thread_visible_idx ON shadow.posts (thread_id, created_at, id) \
+               WHERE visibility = 'visible';\n\
+               SET search_path = shadow, public;\n";
+    let run = check_migration(&db, &reference_project(), Some("thread-page-first"), sql);
+    let report = run.report();
+    let checks = report["checks"].as_array().cloned().unwrap_or_default();
+    let member: Vec<&serde_json::Value> =
+        checks.iter().filter(|c| c["scope"] == "member").collect();
+    assert_eq!(member.len(), 1, "{}", run.shown());
+    assert_eq!(member[0]["before"]["verdict"], "pass", "{}", run.shown());
+    assert_eq!(member[0]["verdict"], "missing-index", "{}", run.shown());
+    assert_eq!(run.status, Some(1), "{}", run.shown());
+    assert!(!relation_exists(&db, "shadow.posts"), "{}", run.shown());
+}
