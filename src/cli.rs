@@ -187,7 +187,7 @@ pub struct VerdictArgs {
     #[arg(long, value_enum, default_value = "chosen")]
     pub require: RequireArg,
     /// A relation of at least this many rows (the planner's estimate) read whole fails the
-    /// check under every --require
+    /// check under every --require; any scan that read at least half of it read it whole
     #[arg(long, default_value_t = 10_000.0, value_name = "ROWS")]
     pub large_rows: f64,
     /// A plan that changed shape from its baseline (baselines/) fails the run instead of warning

@@ -47,6 +47,11 @@ pub struct PlanNode {
     pub actual_loops: Option<f64>,
     pub rows_removed_by_filter: Option<f64>,
     pub rows_removed_by_index_recheck: Option<f64>,
+    /// How much a loop's printed row figures may fall short of the truth: EXPLAIN prints each
+    /// divided by the loops and rounded, so half its last printed digit, summed over the
+    /// figures (0.5 for a whole number: `Rows Removed by …`, and `Actual Rows` up to 17;
+    /// 0.005 for `Actual Rows` on 18, printed with two decimals).
+    pub rows_rounding: f64,
     /// PostgreSQL 18 marks nodes whose path was disabled (`enable_seqscan = off`, …).
     pub disabled: Option<bool>,
     pub shared_hit_blocks: f64,
@@ -62,6 +67,9 @@ pub enum ScanKind {
     IndexOnly,
     BitmapIndex,
     BitmapHeap,
+    /// A Tid Scan (`ctid = …`, `ctid = ANY (…)`): as many rows as it is given, judged by the
+    /// rows it read.
+    Tid,
     Other,
 }
 
@@ -86,6 +94,7 @@ impl ScanKind {
             "Index Only Scan" => ScanKind::IndexOnly,
             "Bitmap Index Scan" => ScanKind::BitmapIndex,
             "Bitmap Heap Scan" => ScanKind::BitmapHeap,
+            "Tid Scan" => ScanKind::Tid,
             _ => ScanKind::Other,
         }
     }
@@ -328,6 +337,18 @@ impl PlanNode {
             actual_loops: f("Actual Loops"),
             rows_removed_by_filter: f("Rows Removed by Filter"),
             rows_removed_by_index_recheck: f("Rows Removed by Index Recheck"),
+            rows_rounding: [
+                "Actual Rows",
+                "Rows Removed by Filter",
+                "Rows Removed by Index Recheck",
+            ]
+            .iter()
+            .map(|k| match obj.get(*k) {
+                Some(Value::Number(n)) if n.is_f64() => 0.005,
+                Some(Value::Number(_)) => 0.5,
+                _ => 0.0,
+            })
+            .sum(),
             disabled: obj.get("Disabled").and_then(Value::as_bool),
             shared_hit_blocks: f("Shared Hit Blocks").unwrap_or(0.0),
             shared_read_blocks: f("Shared Read Blocks").unwrap_or(0.0),
@@ -355,15 +376,45 @@ impl PlanNode {
         label
     }
 
-    /// Rows this node read in all its loops: the ones it returned plus the ones its filter
-    /// removed. `Actual Rows` is per loop (and a fraction on 18).
+    /// Rows this node read in all its loops: the ones it returned plus the ones its Filter and
+    /// its index recheck removed (for a Bitmap Heap Scan: every row it fetched from the heap).
+    /// `None` without ANALYZE figures.
     pub fn rows_visited(&self) -> Option<f64> {
         let rows = self.actual_rows?;
-        let loops = self.actual_loops.unwrap_or(1.0).max(1.0);
-        let removed = self.rows_removed_by_filter.unwrap_or(0.0);
-        // PostgreSQL prints both `Actual Rows` and `Rows Removed by Filter` divided by the
-        // number of loops, so the total is their sum times the loops.
+        let loops = self.actual_loops.unwrap_or(1.0).max(0.0);
+        let removed = self.rows_removed_by_filter.unwrap_or(0.0)
+            + self.rows_removed_by_index_recheck.unwrap_or(0.0);
+        // PostgreSQL prints `Actual Rows` and both `Rows Removed by …` divided by the number of
+        // loops (a fraction on 18, rounded up to 17), so the total is their sum times the loops.
+        // A parallel-aware node counts every participant as a loop (the leader and each
+        // worker), so the same product is what all of them read together.
         Some((rows + removed) * loops)
+    }
+
+    /// The most rows this node can have read in all its loops, given that a loop's figures are
+    /// printed rounded: a lookup looped 300,000 times that found a row 4 times in 10 prints
+    /// `0` rows a loop up to 17, as if it read nothing. One loop's figures are exact.
+    pub fn rows_visited_at_most(&self) -> Option<f64> {
+        let visited = self.rows_visited()?;
+        let loops = self.actual_loops.unwrap_or(1.0);
+        Some(if loops > 1.0 {
+            visited + self.rows_rounding * loops
+        } else {
+            visited
+        })
+    }
+
+    /// Rows one pass of this node read: all its loops together for a parallel-aware node (its
+    /// participants share one scan), one loop's otherwise. A pass cannot read more rows than
+    /// its relation holds, so this is a floor under the relation's size.
+    pub fn rows_in_one_pass(&self) -> Option<f64> {
+        let all = self.rows_visited()?;
+        let loops = self.actual_loops.unwrap_or(1.0);
+        Some(if self.parallel_aware || loops <= 1.0 {
+            all
+        } else {
+            all / loops
+        })
     }
 }
 
@@ -521,7 +572,43 @@ mod tests {
             "Execution Time": 1.25, "Planning Time": 0.1 }]);
         let e = Explain::from_json(&doc).unwrap();
         assert_eq!(e.root.rows_visited(), Some(42.0));
+        assert_eq!(e.root.rows_in_one_pass(), Some(10.5));
         assert_eq!(e.execution_ms, Some(1.25));
+    }
+
+    #[test]
+    fn rows_read_count_the_index_recheck_and_every_parallel_participant() {
+        // A Bitmap Heap Scan read what it returned, what its Filter removed and what the
+        // recheck of a lossy page removed.
+        let doc = json!([{ "Plan": { "Node Type": "Bitmap Heap Scan", "Relation Name": "t",
+            "Actual Rows": 10, "Actual Loops": 1, "Rows Removed by Filter": 5,
+            "Rows Removed by Index Recheck": 85 } }]);
+        let e = Explain::from_json(&doc).unwrap();
+        assert_eq!(e.root.rows_visited(), Some(100.0));
+        // Three participants of a parallel scan read 3 × 30 rows between them, in one pass.
+        let doc = json!([{ "Plan": { "Node Type": "Index Scan", "Relation Name": "t",
+            "Parallel Aware": true, "Actual Rows": 20, "Actual Loops": 3,
+            "Rows Removed by Filter": 10 } }]);
+        let e = Explain::from_json(&doc).unwrap();
+        assert_eq!(e.root.rows_visited(), Some(90.0));
+        assert_eq!(e.root.rows_in_one_pass(), Some(90.0));
+        // Up to 17 a loop's rows are rounded to a whole number: 0 rows a loop over 300,000
+        // loops is anything under 150,000 rows. 18 prints two decimals.
+        let doc = json!([{ "Plan": { "Node Type": "Index Scan", "Relation Name": "t",
+            "Actual Rows": 0, "Actual Loops": 300_000 } }]);
+        let e = Explain::from_json(&doc).unwrap();
+        assert_eq!(e.root.rows_visited(), Some(0.0));
+        assert_eq!(e.root.rows_visited_at_most(), Some(150_000.0));
+        let doc = json!([{ "Plan": { "Node Type": "Index Scan", "Relation Name": "t",
+            "Actual Rows": 0.39, "Actual Loops": 300_000 } }]);
+        let e = Explain::from_json(&doc).unwrap();
+        let most = e.root.rows_visited_at_most().unwrap();
+        assert!((most - 118_500.0).abs() < 1e-6, "{most}");
+        // A node that never ran read nothing.
+        let doc = json!([{ "Plan": { "Node Type": "Index Scan", "Relation Name": "t",
+            "Actual Rows": 0, "Actual Loops": 0 } }]);
+        let e = Explain::from_json(&doc).unwrap();
+        assert_eq!(e.root.rows_visited(), Some(0.0));
     }
 
     #[test]

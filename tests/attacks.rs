@@ -20,6 +20,8 @@ use common::*;
 
 #[path = "attacks/round_two.rs"]
 mod round_two;
+#[path = "attacks/whole_reads.rs"]
+mod whole_reads;
 
 /// The harmless read path: a member's thread page, off the partial index.
 const PAGE: &str = "SELECT p.id FROM posts p\n\

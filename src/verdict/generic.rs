@@ -30,5 +30,6 @@ pub fn judge_generic(custom: PlanVerdict, generic: PlanVerdict, index: &str) -> 
         ),
         used: generic.used,
         seq_scans: generic.seq_scans,
+        large_reads: generic.large_reads,
     }
 }

@@ -460,26 +460,6 @@ fn compare_baseline(
     r.plan_diff = diff;
 }
 
-/// The relations read whole (as shown: `name` in the default schema, `schema.name` elsewhere)
-/// that hold at least `large_rows` rows by the catalog's estimate.
-fn large_reads(
-    seq_scans: &[String],
-    reltuples: &HashMap<String, f64>,
-    large_rows: f64,
-) -> Vec<String> {
-    seq_scans
-        .iter()
-        .filter(|shown| {
-            let r = match shown.split_once('.') {
-                Some((schema, name)) => Relation::new(Some(schema), name),
-                None => Relation::new(None, shown),
-            };
-            reltuples.get(&r.key()).is_some_and(|n| *n >= large_rows)
-        })
-        .cloned()
-        .collect()
-}
-
 /// The verdict of a check against one accepted index.
 struct Judged {
     verdict: Verdict,
@@ -546,6 +526,7 @@ fn judge_index(
         index: &required,
         allow_seq_scan: &m.requires.allow_seq_scan,
         reltuples,
+        large_rows: how.large_rows,
     };
     let probes = |kind: PlanKind| -> Vec<(Probe, &serde_json::Value)> {
         measured
@@ -616,7 +597,7 @@ fn judge_index(
     } else {
         plan::other_access_paths(about, &required)
     };
-    let large_reads = large_reads(&judged.seq_scans, reltuples, how.large_rows);
+    let large_reads = judged.large_reads.clone();
     let mut message = judged.message;
     if judged.verdict == Verdict::NotChosen && usable.is_none() {
         match &measured.replan_skipped {
@@ -679,6 +660,7 @@ mod tests {
                 index: &index,
                 allow_seq_scan: &allow,
                 reltuples: &reltuples,
+                large_rows: Judging::default().large_rows,
             },
         )
     }
@@ -906,6 +888,316 @@ mod tests {
         );
     }
 
+    /// [`judge`] with `--large-rows` set.
+    fn judge_large(doc: Value, tuples: &[(&str, f64)], large_rows: f64) -> PlanVerdict {
+        let plan = Explain::from_json(&doc).unwrap();
+        let reltuples: HashMap<String, f64> =
+            tuples.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let index = required();
+        judge_plan(
+            &plan,
+            &Rules {
+                index: &index,
+                allow_seq_scan: &[],
+                reltuples: &reltuples,
+                large_rows,
+            },
+        )
+    }
+
+    /// The required index read through `cond`, having returned `rows` and filtered `removed`.
+    fn required_read(cond: &str, rows: f64, removed: f64) -> Value {
+        json!({ "Node Type": "Index Scan", "Index Name": "posts_thread_visible_idx",
+                "Relation Name": "posts", "Schema": "public", "Index Cond": cond,
+                "Filter": "(length(body) < 0)", "Actual Rows": rows, "Actual Loops": 1,
+                "Rows Removed by Filter": removed })
+    }
+
+    #[test]
+    fn a_trivially_true_index_cond_reading_most_of_a_large_relation_is_a_whole_read() {
+        // Regression: `thread_id >= 0` walked the whole of the required index and passed.
+        let doc = json!([{ "Plan": { "Node Type": "Limit", "Plans": [
+            required_read("(thread_id >= 0)", 0.0, 96_000.0)]}}]);
+        let v = fails(doc, &[], &[("public.posts", 100_000.0)]);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        assert_eq!(v.seq_scans, vec!["posts".to_string()]);
+        assert_eq!(v.large_reads, vec!["posts".to_string()]);
+        for part in [
+            "Index Scan using posts_thread_visible_idx on posts",
+            "read 96,000 of the 100,000 rows of posts",
+            "Index Cond: (thread_id >= 0)",
+            "at least half of a relation of at least --large-rows 10,000 rows",
+            "but it reads a whole relation",
+        ] {
+            assert!(v.message.contains(part), "no {part:?} in: {}", v.message);
+        }
+    }
+
+    #[test]
+    fn the_required_index_reading_less_than_half_of_a_large_relation_passes() {
+        // Half is the line: 49,999 rows of 100,000 pass, 50,000 do not.
+        let tuples = [("public.posts", 100_000.0)];
+        passes(
+            json!([{ "Plan": required_read("(thread_id >= 0)", 20.0, 49_979.0) }]),
+            &[],
+            &tuples,
+        );
+        let v = fails(
+            json!([{ "Plan": required_read("(thread_id >= 0)", 20.0, 49_980.0) }]),
+            &[],
+            &tuples,
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+    }
+
+    #[test]
+    fn most_of_a_relation_below_large_rows_through_the_required_index_passes() {
+        // A small relation is no whole read through an index with a condition; the same read
+        // fails once --large-rows says the relation is large.
+        let doc = json!([{ "Plan": required_read("(thread_id >= 0)", 900.0, 0.0) }]);
+        let tuples = [("public.posts", 1_000.0)];
+        assert_eq!(
+            judge_large(doc.clone(), &tuples, 10_000.0).verdict,
+            Verdict::Pass
+        );
+        let v = judge_large(doc, &tuples, 1_000.0);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        assert!(v.message.contains("--large-rows 1,000"), "{}", v.message);
+    }
+
+    fn pkey_walk(rows: f64, removed: f64) -> Value {
+        json!([{ "Plan": { "Node Type": "Limit", "Plans": [
+            { "Node Type": "Limit", "Parent Relationship": "InitPlan",
+              "Subplan Name": "InitPlan 1", "Plans": [
+                { "Node Type": "Index Scan", "Index Name": "posts_pkey",
+                  "Relation Name": "posts", "Schema": "public", "Index Cond": "(id > 0)",
+                  "Filter": "(length(body) < 0)", "Actual Rows": rows, "Actual Loops": 1,
+                  "Rows Removed by Filter": removed }]},
+            index_scan("posts_thread_visible_idx", "posts")]}}])
+    }
+
+    #[test]
+    fn a_limit_walk_of_another_index_that_reads_everything_is_a_whole_read() {
+        // Regression: `LIMIT 1` from `id > 0` in an InitPlan read all of posts and passed.
+        let v = fails(
+            pkey_walk(0.0, 100_000.0),
+            &[],
+            &[("public.posts", 100_000.0)],
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        assert!(
+            v.message.contains(
+                "Index Scan using posts_pkey on posts read 100,000 of the 100,000 rows of posts \
+                 (Index Cond: (id > 0)"
+            ),
+            "{}",
+            v.message
+        );
+        assert!(
+            v.message.contains("also reads a whole relation"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn a_limit_walk_of_another_index_that_stops_early_passes() {
+        passes(pkey_walk(1.0, 3.0), &[], &[("public.posts", 100_000.0)]);
+    }
+
+    #[test]
+    fn scans_of_one_relation_that_read_it_all_between_them_are_a_whole_read() {
+        // Regression: three InitPlans each read a third of posts through posts_pkey and passed.
+        let thirds = |removed: f64| {
+            let third = |cond: &str| {
+                json!({ "Node Type": "Index Scan", "Index Name": "posts_pkey",
+                        "Parent Relationship": "InitPlan", "Relation Name": "posts",
+                        "Schema": "public", "Index Cond": cond, "Filter": "(length(body) < 0)",
+                        "Actual Rows": 0, "Actual Loops": 1, "Rows Removed by Filter": removed })
+            };
+            json!([{ "Plan": { "Node Type": "Limit", "Plans": [
+                third("(id < 40000)"), third("((id >= 40000) AND (id < 80000))"),
+                third("(id >= 80000)"), index_scan("posts_thread_visible_idx", "posts")]}}])
+        };
+        let tuples = [("public.posts", 120_000.0)];
+        let v = fails(thirds(40_000.0), &[], &tuples);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        assert_eq!(v.large_reads, vec!["posts".to_string()]);
+        assert!(
+            v.message.contains(
+                "4 scans of posts read 120,020 of its 120,000 rows between them: Index Scan \
+                 using posts_pkey on posts (40,000)"
+            ),
+            "{}",
+            v.message
+        );
+        // A few hundred rows each, with the page's 20: far from half.
+        passes(thirds(300.0), &[], &tuples);
+    }
+
+    #[test]
+    fn rows_read_count_every_loop_of_a_nested_loop() {
+        // One row a lookup, looped over every post: the whole of posts, a row at a time.
+        let lookups = |loops: f64| {
+            json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Index Scan", "Index Name": "posts_pkey",
+                  "Relation Name": "posts", "Schema": "public", "Index Cond": "(id = g.g)",
+                  "Actual Rows": 1, "Actual Loops": loops }]}}])
+        };
+        let tuples = [("public.posts", 100_000.0)];
+        let v = fails(lookups(100_000.0), &[], &tuples);
+        assert!(v.message.contains("in 100,000 loops"), "{}", v.message);
+        passes(lookups(20.0), &[], &tuples);
+    }
+
+    #[test]
+    fn rows_rounded_to_nothing_a_loop_cannot_hide_a_whole_read() {
+        // Up to 17: a lookup by every id up to 300,000 finds 0.39 rows a loop, printed `0`;
+        // 117,192 posts were read. 0 a loop over 300,000 loops is anything under 150,000.
+        let lookups = |rows: Value, loops: f64| {
+            json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Index Scan", "Index Name": "posts_pkey",
+                  "Relation Name": "posts", "Schema": "public", "Index Cond": "(id = g.g)",
+                  "Actual Rows": rows, "Actual Loops": loops }]}}])
+        };
+        let tuples = [("public.posts", 117_192.0)];
+        let v = fails(lookups(json!(0), 300_000.0), &[], &tuples);
+        assert!(
+            v.message
+                .contains("read up to 150,000 (0 as printed; EXPLAIN rounds each loop's figures)"),
+            "{}",
+            v.message
+        );
+        // Twenty lookups: rounding cannot make them most of posts.
+        passes(lookups(json!(0), 20.0), &[], &tuples);
+        // 18 prints two decimals: 0.01 a loop over 300,000 loops is about 3,000 rows, a pass.
+        passes(lookups(json!(0.01), 300_000.0), &[], &tuples);
+    }
+
+    #[test]
+    fn fractional_rows_of_postgresql_18_are_multiplied_by_their_loops() {
+        // 18 prints 0.5 rows a loop where 17 printed 0 or 1.
+        let doc = json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+            index_scan("posts_thread_visible_idx", "posts"),
+            { "Node Type": "Index Only Scan", "Index Name": "posts_pkey",
+              "Relation Name": "posts", "Schema": "public", "Index Cond": "(id = g.g)",
+              "Actual Rows": 0.5, "Actual Loops": 120_000 }]}}]);
+        let v = fails(doc, &[], &[("public.posts", 100_000.0)]);
+        assert!(
+            v.message
+                .contains("read up to 60,600 (60,000 as printed; EXPLAIN rounds each loop's"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn a_parallel_index_scan_is_read_by_all_its_participants_together() {
+        let parallel = |rows: f64| {
+            json!([{ "Plan": { "Node Type": "Gather", "Plans": [
+                { "Node Type": "Index Scan", "Parallel Aware": true,
+                  "Index Name": "posts_thread_visible_idx", "Relation Name": "posts",
+                  "Schema": "public", "Index Cond": "(thread_id >= 0)",
+                  "Actual Rows": rows, "Actual Loops": 3 }]}}])
+        };
+        let tuples = [("public.posts", 100_000.0)];
+        // 3 × 20,000: more than half, though each participant read a fifth.
+        let v = fails(parallel(20_000.0), &[], &tuples);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        passes(parallel(10_000.0), &[], &tuples);
+    }
+
+    #[test]
+    fn a_bitmap_heap_scan_is_judged_by_every_row_it_fetched() {
+        // Lossy pages: the recheck threw most of what the heap scan fetched away.
+        let bitmap = |recheck: f64| {
+            json!([{ "Plan": { "Node Type": "Bitmap Heap Scan", "Relation Name": "posts",
+                "Schema": "public", "Recheck Cond": "(thread_id >= 0)", "Actual Rows": 20,
+                "Actual Loops": 1, "Rows Removed by Index Recheck": recheck, "Plans": [
+                { "Node Type": "Bitmap Index Scan", "Index Name": "posts_thread_visible_idx",
+                  "Index Cond": "(thread_id >= 0)", "Actual Rows": 20, "Actual Loops": 1 }]}}])
+        };
+        let tuples = [("public.posts", 100_000.0)];
+        let v = fails(bitmap(60_000.0), &[], &tuples);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        assert!(
+            v.message
+                .contains("Bitmap Heap Scan on posts read 60,020 of the 100,000 rows of posts"),
+            "{}",
+            v.message
+        );
+        assert!(
+            v.message.contains("but it reads a whole relation"),
+            "{}",
+            v.message
+        );
+        passes(bitmap(100.0), &[], &tuples);
+    }
+
+    #[test]
+    fn a_bitmap_index_scan_that_returned_most_of_a_relation_is_a_whole_read() {
+        // In a BitmapAnd the required index returned every visible post; another index chose
+        // the 20 rows the heap scan fetched.
+        let doc = json!([{ "Plan": { "Node Type": "Bitmap Heap Scan", "Relation Name": "posts",
+            "Schema": "public", "Actual Rows": 20, "Actual Loops": 1, "Plans": [
+            { "Node Type": "BitmapAnd", "Plans": [
+                { "Node Type": "Bitmap Index Scan", "Index Name": "posts_thread_visible_idx",
+                  "Index Cond": "(thread_id >= 0)", "Actual Rows": 96_000, "Actual Loops": 1 },
+                { "Node Type": "Bitmap Index Scan", "Index Name": "posts_author_visible_idx",
+                  "Index Cond": "(author_id = 7)", "Actual Rows": 20, "Actual Loops": 1 }]}]}}]);
+        let v = fails(doc, &[], &[("public.posts", 100_000.0)]);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        assert!(
+            v.message
+                .contains("Bitmap Index Scan using posts_thread_visible_idx"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn a_tid_scan_of_every_row_is_a_whole_read() {
+        let tid = |rows: f64| {
+            json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Tid Scan", "Relation Name": "posts", "Schema": "public",
+                  "TID Cond": "(ctid = ANY ($0))", "Actual Rows": rows, "Actual Loops": 1 }]}}])
+        };
+        let tuples = [("public.posts", 100_000.0)];
+        let v = fails(tid(100_000.0), &[], &tuples);
+        assert!(
+            v.message.contains("Tid Scan on posts read 100,000"),
+            "{}",
+            v.message
+        );
+        passes(tid(1.0), &[], &tuples);
+    }
+
+    #[test]
+    fn a_relation_never_analysed_is_as_large_as_one_pass_read() {
+        // reltuples -1: the rows one pass read are all the catalog can be sure of.
+        let tuples = [("public.posts", -1.0)];
+        let v = fails(
+            json!([{ "Plan": required_read("(thread_id >= 0)", 0.0, 50_000.0) }]),
+            &[],
+            &tuples,
+        );
+        assert_eq!(v.large_reads, vec!["posts".to_string()], "{}", v.message);
+        passes(
+            json!([{ "Plan": required_read("(thread_id = 1)", 20.0, 0.0) }]),
+            &[],
+            &tuples,
+        );
+    }
+
+    #[test]
+    fn a_relation_allowed_a_seq_scan_may_be_read_whole_through_an_index() {
+        let doc = json!([{ "Plan": required_read("(thread_id >= 0)", 0.0, 96_000.0) }]);
+        passes(doc, &["posts"], &[("public.posts", 100_000.0)]);
+    }
+
     #[test]
     fn generic_plan_failing_after_custom_pass_is_generic_plan() {
         let pass = judge(
@@ -945,6 +1237,7 @@ mod tests {
             index: &index,
             allow_seq_scan: &[],
             reltuples: &reltuples,
+            large_rows: Judging::default().large_rows,
         };
         judge_usability(judge_plan(&plan, &rules), &plan, &probes, &rules, &[]).verdict
     }
@@ -1005,6 +1298,7 @@ mod tests {
             index: &index,
             allow_seq_scan: &[],
             reltuples: &reltuples,
+            large_rows: Judging::default().large_rows,
         };
         let probes = vec![probe(json!([{ "Plan": { "Node Type": "Index Scan",
             "Index Name": "posts_thread_visible_idx", "Relation Name": "posts",
@@ -1151,6 +1445,7 @@ mod tests {
                 index: &index,
                 allow_seq_scan: &[],
                 reltuples: &reltuples,
+                large_rows: Judging::default().large_rows,
             },
         )
     }
