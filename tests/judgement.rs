@@ -176,7 +176,7 @@ fn a_seq_scan_of_a_large_table_fails_even_under_require_usable() {
     let db = events_db("judgement_large");
     // The planner told random reads are dear: a seq scan wins, the index stays usable.
     let expectation = "[scopes.member]\nindex = \"events_live_room\"\n\
-                       settings = { random_page_cost = \"1000\" }\n";
+                       settings = { random_page_cost = \"100\" }\n";
     let dir = project(&[(
         "room",
         "SELECT id FROM events WHERE deleted_at IS NULL AND room = 'room7'",
