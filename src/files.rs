@@ -213,8 +213,20 @@ impl Folder {
     /// The folder at `path`, named on the command line for writing into, made with the folders
     /// on the way when missing: anchored as the module's opening says.
     pub fn for_writing(path: &Path) -> Result<Folder, FileError> {
-        let (anchor, rest) = anchored(path);
-        Folder::open(&anchor)?.folder(&rest, true)
+        let (anchor, rest, _) = anchored_where(path);
+        Folder::anchor(&anchor)?.folder(&rest, true)
+    }
+
+    /// The folder a path for writing is anchored at, made (as given, links in it followed)
+    /// when missing: a folder outside the current one, named on the command line.
+    pub fn anchor(anchor: &Path) -> Result<Folder, FileError> {
+        if !anchor.as_os_str().is_empty() && !anchor.is_dir() {
+            std::fs::create_dir_all(anchor).map_err(|e| FileError {
+                path: anchor.display().to_string(),
+                why: Why::Io(e),
+            })?;
+        }
+        Folder::open(anchor)
     }
 
     /// How `rel` inside this folder is shown in a message.
@@ -413,12 +425,15 @@ impl Folder {
         let fail = |why| self.error(rel, why);
         let c = cstring(name).map_err(|e| fail(Why::Io(e)))?;
         let dir = folder.fd.as_raw_fd();
+        // Only a file or a link is replaced: never a folder, and never a device or a FIFO
+        // (renaming over `/dev/null` would take it from every other program).
         let mode = match lstat_at(dir, &c) {
-            Some(st) if kind(st.st_mode).is_none() => st.st_mode & 0o7777,
-            Some(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => {
-                return Err(fail(Why::NotRegular("a folder")));
-            }
-            _ => 0o666,
+            None => 0o666,
+            Some(st) if is_link(&st) => 0o666,
+            Some(st) => match kind(st.st_mode) {
+                None => st.st_mode & 0o7777,
+                Some(kind) => return Err(fail(Why::NotRegular(kind))),
+            },
         };
         let temp = folder
             .write_temp(name, bytes, mode as libc::c_uint)
@@ -498,22 +513,28 @@ impl Folder {
 /// it in which no link is followed: below the current folder when the path lies there (without
 /// `..`), else its own folder.
 pub fn anchored(path: &Path) -> (PathBuf, PathBuf) {
+    let (anchor, rest, _) = anchored_where(path);
+    (anchor, rest)
+}
+
+/// [`anchored`], and whether the path lies below the current folder.
+fn anchored_where(path: &Path) -> (PathBuf, PathBuf, bool) {
     let plain = |p: &Path| names(p).is_some_and(|n| !n.is_empty());
     if path.is_relative() && plain(path) {
-        return (PathBuf::from("."), path.to_path_buf());
+        return (PathBuf::from("."), path.to_path_buf(), true);
     }
     if let Ok(here) = std::env::current_dir()
         && let Ok(rest) = path.strip_prefix(&here)
         && plain(rest)
     {
-        return (here, rest.to_path_buf());
+        return (here, rest.to_path_buf(), true);
     }
     let parent = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let name = path.file_name().map(PathBuf::from).unwrap_or_default();
-    (parent.to_path_buf(), name)
+    (parent.to_path_buf(), name, false)
 }
 
 /// Reads the file at `path`, named on the command line (a `--migration`), as
@@ -536,21 +557,58 @@ pub fn read_given(path: &Path, cap: u64) -> Result<Vec<u8>, FileError> {
 
 /// Writes the file at `path`, named on the command line (`--report FORMAT=FILE`), replacing it
 /// as [`Folder::replace`] does; the folders on the way are made when missing.
+///
+/// A stream is written into instead: a FIFO or a character device named as such
+/// (`/dev/null`), which no checkout can hold, and, outside the current folder only, a link to
+/// one (`/dev/stdout`, `/dev/fd/63` of a shell's `>(…)`). A link below the current folder is
+/// always replaced, whatever it points at.
 pub fn replace_given(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
-    let (anchor, rest) = anchored(path);
-    Folder::open(&anchor)
-        .and_then(|f| f.replace(&rest, bytes))
-        .map_err(|e| FileError {
-            path: path.display().to_string(),
-            why: e.why,
-        })
+    let (anchor, rest, inside) = anchored_where(path);
+    let fail = |why| FileError {
+        path: path.display().to_string(),
+        why,
+    };
+    let (folder, name) = Folder::anchor(&anchor)
+        .and_then(|f| f.parent_of(&rest, true).map(|(d, n)| (d, n.to_owned())))
+        .map_err(|e| fail(e.why))?;
+    let c = cstring(&name).map_err(|e| fail(Why::Io(e)))?;
+    let dir = folder.fd.as_raw_fd();
+    let stream =
+        |st: &libc::stat| matches!(st.st_mode & libc::S_IFMT, libc::S_IFIFO | libc::S_IFCHR);
+    let follow = match lstat_at(dir, &c) {
+        Some(st) if stream(&st) => Some(libc::O_NOFOLLOW),
+        Some(st) if is_link(&st) && !inside => {
+            // SAFETY: as in `fstat`; `c` is NUL-terminated and outlives the call.
+            let mut target: libc::stat = unsafe { std::mem::zeroed() };
+            let found = unsafe { libc::fstatat(dir, c.as_ptr(), &mut target, 0) } == 0;
+            (found && stream(&target)).then_some(0)
+        }
+        _ => None,
+    };
+    let Some(follow) = follow else {
+        return folder
+            .replace(Path::new(&name), bytes)
+            .map_err(|e| fail(e.why));
+    };
+    let fd = open_at(dir, &c, libc::O_WRONLY | libc::O_NOCTTY | follow, 0)
+        .map_err(|e| fail(Why::Io(e)))?;
+    let st = fstat(fd.as_raw_fd()).map_err(|e| fail(Why::Io(e)))?;
+    if !stream(&st) {
+        return Err(fail(Why::NotRegular(
+            kind(st.st_mode).unwrap_or("a regular file"),
+        )));
+    }
+    let mut file = File::from(fd);
+    file.write_all(bytes)
+        .and_then(|()| file.flush())
+        .map_err(|e| fail(Why::Io(e)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::fs;
-    use std::os::unix::fs::symlink;
+    use std::os::unix::fs::{FileTypeExt, symlink};
     use std::time::{Duration, Instant};
 
     const SECRET: &[u8] = b"localhost:5432:*:u:s3cret-pw-9f1\n";
@@ -728,6 +786,42 @@ mod tests {
         f.create_new(Path::new("plans/z.sql"), b"new").unwrap();
         assert_eq!(fs::read(project.join("plans/z.sql")).unwrap(), b"new");
         assert_eq!(f.names(Path::new("plans")).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_device_is_written_into_never_replaced() {
+        let (_root, project, outside) = setup();
+        let f = Folder::open(&project).unwrap();
+        let dev = Folder::open(Path::new("/dev")).unwrap();
+        let e = dev.replace(Path::new("null"), b"x").unwrap_err();
+        assert!(
+            matches!(e.why, Why::NotRegular("a character device")),
+            "{e}"
+        );
+        // Named on the command line, a device or a link to one outside the current folder is
+        // a stream, written into.
+        replace_given(Path::new("/dev/null"), b"report").unwrap();
+        symlink("/dev/null", project.join("null-link")).unwrap();
+        replace_given(&project.join("null-link"), b"report").unwrap();
+        assert!(
+            fs::symlink_metadata(project.join("null-link"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            Path::new("/dev/null")
+                .metadata()
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+        // A link to a regular file is replaced, wherever it is.
+        symlink(outside.join("secret"), project.join("r.xml")).unwrap();
+        replace_given(&project.join("r.xml"), b"report").unwrap();
+        assert_eq!(fs::read(outside.join("secret")).unwrap(), SECRET);
+        assert_eq!(fs::read(project.join("r.xml")).unwrap(), b"report");
+        assert!(f.names(Path::new("")).unwrap().len() >= 2);
     }
 
     #[test]

@@ -72,7 +72,7 @@ pub(super) fn init(args: InitArgs) -> anyhow::Result<i32> {
 fn write(path: &Path, text: &str) -> Result<(), OutputFailure> {
     let fail = |e: crate::files::FileError| OutputFailure(e.to_string());
     let (anchor, rest) = crate::files::anchored(path);
-    crate::files::Folder::open(&anchor)
+    crate::files::Folder::anchor(&anchor)
         .and_then(|f| f.create_new(&rest, text.as_bytes()))
         .map_err(fail)
 }

@@ -387,6 +387,43 @@ fn a_report_through_a_link_leaves_the_file_outside_unchanged() {
     assert!(written.contains("<testsuite"), "{written}");
 }
 
+// The same from inside the checkout, as CI runs it: `--report junit=out/report.xml` with
+// out/report.xml a link, and `--report junit=linked/report.xml` with linked/ a link to a folder.
+#[test]
+fn a_report_inside_the_checkout_through_a_link_writes_nothing_outside() {
+    let db = fresh_board("attack_files_report_checkout");
+    let outside = Outside::new();
+    let dir = page_project(&[]);
+    fs::create_dir(dir.path().join("out")).unwrap();
+    symlink(outside.victim(), dir.path().join("out/report.xml")).unwrap();
+    symlink(outside.folder(), dir.path().join("linked")).unwrap();
+    let in_checkout = |report: &str| {
+        let mut cmd = plancheck(&[
+            "check",
+            "--database-url",
+            &db,
+            "--warmup",
+            "0",
+            "--iterations",
+            "1",
+            "--report",
+            report,
+        ]);
+        cmd.current_dir(dir.path());
+        run_command(&mut cmd)
+    };
+    let run = in_checkout("junit=out/report.xml");
+    outside.assert_untouched(&run);
+    assert_eq!(run.status, Some(0), "{}", run.shown());
+    let written = fs::read_to_string(dir.path().join("out/report.xml")).unwrap();
+    assert!(written.contains("<testsuite"), "{written}");
+
+    let run = in_checkout("junit=linked/report.xml");
+    outside.assert_untouched(&run);
+    assert_eq!(run.status, Some(4), "{}", run.shown());
+    assert!(run.stderr.contains("linked/report.xml"), "{}", run.shown());
+}
+
 // `accept` where the baseline it records is a link to a file outside, and where baselines/ is
 // a link to a folder outside.
 #[test]
