@@ -387,84 +387,100 @@ fn a_report_through_a_link_leaves_the_file_outside_unchanged() {
     assert!(written.contains("<testsuite"), "{written}");
 }
 
-// The same from inside the checkout, as CI runs it: `--report junit=out/report.xml` with
-// out/report.xml a link, and `--report junit=linked/report.xml` with linked/ a link to a folder.
+/// `check` run inside the checkout `dir`, as CI runs it, with `--report REPORT` (a path
+/// relative to the checkout).
+fn check_in_checkout(db: &str, dir: &Path, report: &str) -> Run {
+    let mut cmd = plancheck(&[
+        "check",
+        "--database-url",
+        db,
+        "--warmup",
+        "0",
+        "--iterations",
+        "1",
+        "--report",
+        report,
+    ]);
+    cmd.current_dir(dir);
+    run_command(&mut cmd)
+}
+
+// The same from inside the checkout: `--report junit=out/report.xml`, out/report.xml a link.
 #[test]
-fn a_report_inside_the_checkout_through_a_link_writes_nothing_outside() {
+fn a_report_inside_the_checkout_through_a_link_leaves_the_file_outside_unchanged() {
     let db = fresh_board("attack_files_report_checkout");
     let outside = Outside::new();
     let dir = page_project(&[]);
     fs::create_dir(dir.path().join("out")).unwrap();
     symlink(outside.victim(), dir.path().join("out/report.xml")).unwrap();
-    symlink(outside.folder(), dir.path().join("linked")).unwrap();
-    let in_checkout = |report: &str| {
-        let mut cmd = plancheck(&[
-            "check",
-            "--database-url",
-            &db,
-            "--warmup",
-            "0",
-            "--iterations",
-            "1",
-            "--report",
-            report,
-        ]);
-        cmd.current_dir(dir.path());
-        run_command(&mut cmd)
-    };
-    let run = in_checkout("junit=out/report.xml");
+    let run = check_in_checkout(&db, dir.path(), "junit=out/report.xml");
     outside.assert_untouched(&run);
     assert_eq!(run.status, Some(0), "{}", run.shown());
     let written = fs::read_to_string(dir.path().join("out/report.xml")).unwrap();
     assert!(written.contains("<testsuite"), "{written}");
+}
 
-    let run = in_checkout("junit=linked/report.xml");
+// `--report junit=linked/report.xml` inside the checkout, linked/ a link to a folder outside.
+#[test]
+fn a_report_inside_the_checkout_into_a_linked_folder_writes_nothing_outside() {
+    let db = fresh_board("attack_files_report_folder");
+    let outside = Outside::new();
+    let dir = page_project(&[]);
+    symlink(outside.folder(), dir.path().join("linked")).unwrap();
+    let run = check_in_checkout(&db, dir.path(), "junit=linked/report.xml");
     outside.assert_untouched(&run);
     assert_eq!(run.status, Some(4), "{}", run.shown());
     assert!(run.stderr.contains("linked/report.xml"), "{}", run.shown());
 }
 
-// `accept` where the baseline it records is a link to a file outside, and where baselines/ is
-// a link to a folder outside.
+/// `accept` of project `dir`.
+fn accept(db: &str, dir: &Path) -> Run {
+    run(&[
+        "accept",
+        "--database-url",
+        db,
+        "--project",
+        dir.to_str().unwrap(),
+    ])
+}
+
+// `accept` where the baseline it records is a link to a file outside: it wrote the plan into
+// that file.
 #[test]
-fn accept_through_links_leaves_the_files_outside_unchanged() {
+fn accept_through_a_linked_baseline_leaves_the_file_outside_unchanged() {
     let db = fresh_board("attack_files_accept");
     let outside = Outside::new();
-    let accept = |dir: &Path| {
-        run(&[
-            "accept",
-            "--database-url",
-            &db,
-            "--project",
-            dir.to_str().unwrap(),
-        ])
-    };
-
     let dir = page_project(&[]);
     fs::create_dir(dir.path().join("baselines")).unwrap();
-    let baseline = dir.path().join("baselines/x.member.plan");
-    symlink(outside.victim(), &baseline).unwrap();
-    let run = accept(dir.path());
+    symlink(outside.victim(), dir.path().join("baselines/x.member.plan")).unwrap();
+    let run = accept(&db, dir.path());
     outside.assert_untouched(&run);
     // A link where a baseline is read is refused before anything runs.
     assert_eq!(run.status, Some(2), "{}", run.shown());
-
-    let dir = page_project(&[]);
-    symlink(outside.folder(), dir.path().join("baselines")).unwrap();
-    let run = accept(dir.path());
-    outside.assert_untouched(&run);
-    assert_eq!(run.status, Some(2), "{}", run.shown());
-    assert!(run.stderr.contains("baselines"), "{}", run.shown());
+    assert!(run.stderr.contains("x.member.plan"), "{}", run.shown());
 
     // The control: the same project with no link records its baseline.
     let dir = page_project(&[]);
-    let run = accept(dir.path());
+    let run = accept(&db, dir.path());
     assert_eq!(run.status, Some(0), "{}", run.shown());
     let recorded = fs::read_to_string(dir.path().join("baselines/x.member.plan")).unwrap();
     assert!(
         recorded.contains("using posts_thread_visible_idx on posts"),
         "{recorded}"
     );
+}
+
+// `accept` where baselines/ is a link to a folder outside: it recorded the plan there.
+#[test]
+fn accept_into_a_linked_baselines_folder_writes_nothing_outside() {
+    let db = fresh_board("attack_files_accept_folder");
+    let outside = Outside::new();
+    let dir = page_project(&[]);
+    symlink(outside.folder(), dir.path().join("baselines")).unwrap();
+    let run = accept(&db, dir.path());
+    outside.assert_untouched(&run);
+    assert_eq!(run.status, Some(2), "{}", run.shown());
+    assert!(run.stderr.contains("baselines"), "{}", run.shown());
 }
 
 /// A csvlog line of the application sending `sql`.
@@ -480,57 +496,75 @@ fn log_line(sql: &str) -> String {
 const LOGGED: &str = "SELECT p.id FROM posts p WHERE p.thread_id = 7 AND p.visibility = 'visible' \
                       ORDER BY p.created_at, p.id LIMIT 20";
 
-// `capture` where the expectation it adds a scope to is a link to a file outside (it appended
-// to it), and where plans/ is a link to a folder outside (it wrote the new read path there).
-#[test]
-fn capture_through_links_leaves_the_files_outside_unchanged() {
-    let db = fresh_board("attack_files_capture");
-    let outside = Outside::new();
+/// `capture` of a log holding [`LOGGED`] into project `dir`.
+fn capture_into(db: &str, dir: &Path) -> Run {
     let logs = tempfile::tempdir().unwrap();
     let log = logs.path().join("app.csv");
     fs::write(&log, log_line(LOGGED)).unwrap();
-    let capture = |dir: &Path| {
-        run(&[
-            "capture",
-            "--database-url",
-            &db,
-            "--project",
-            dir.to_str().unwrap(),
-            "--min-rows",
-            "1000",
-            "--log",
-            log.to_str().unwrap(),
-        ])
-    };
+    run(&[
+        "capture",
+        "--database-url",
+        db,
+        "--project",
+        dir.to_str().unwrap(),
+        "--min-rows",
+        "1000",
+        "--log",
+        log.to_str().unwrap(),
+    ])
+}
 
+// `capture` where the expectation it adds a scope to is a link to a file outside: it appended
+// the scope's table to that file.
+#[test]
+fn capture_adding_a_scope_through_a_linked_expectation_leaves_the_file_outside_unchanged() {
+    let db = fresh_board("attack_files_capture_scope");
+    let outside = Outside::new();
     // The read path exists; its expectation, a link, lacks the captured scope.
     let dir = project(&[("plans/x.sql", LOGGED)]);
     fs::create_dir(dir.path().join("expectations")).unwrap();
     symlink(outside.victim(), dir.path().join("expectations/x.toml")).unwrap();
-    let run = capture(dir.path());
+    let run = capture_into(&db, dir.path());
     outside.assert_untouched(&run);
     assert_eq!(run.status, Some(2), "{}", run.shown());
     assert!(run.stderr.contains("x.toml"), "{}", run.shown());
-
-    // A new read path, its plans folder a link.
-    let dir = project(&[("expectations/.keep", "")]);
-    symlink(outside.folder(), dir.path().join("plans")).unwrap();
-    let run = capture(dir.path());
-    outside.assert_untouched(&run);
-    assert_eq!(run.status, Some(2), "{}", run.shown());
-    assert!(run.stderr.contains("plans"), "{}", run.shown());
 
     // The control: the same expectation as a file of the project is given the scope.
     let dir = project(&[
         ("plans/x.sql", LOGGED),
         ("expectations/x.toml", OUTSIDE_BYTES),
     ]);
-    let run = capture(dir.path());
+    let run = capture_into(&db, dir.path());
     assert_eq!(run.status, Some(0), "{}", run.shown());
     let written = fs::read_to_string(dir.path().join("expectations/x.toml")).unwrap();
     assert!(
         written.starts_with(OUTSIDE_BYTES) && written.contains("[scopes.captured]"),
         "{written}\n{}",
+        run.shown()
+    );
+}
+
+// `capture` where plans/ is a link to a folder outside: it wrote the new read path there.
+#[test]
+fn capture_of_a_new_read_path_into_a_linked_folder_writes_nothing_outside() {
+    let db = fresh_board("attack_files_capture_new");
+    let outside = Outside::new();
+    let dir = project(&[("expectations/.keep", "")]);
+    symlink(outside.folder(), dir.path().join("plans")).unwrap();
+    let run = capture_into(&db, dir.path());
+    outside.assert_untouched(&run);
+    assert_eq!(run.status, Some(2), "{}", run.shown());
+    assert!(run.stderr.contains("plans"), "{}", run.shown());
+
+    // The control: with a real plans folder the read path is written there.
+    let dir = project(&[("expectations/.keep", "")]);
+    fs::create_dir(dir.path().join("plans")).unwrap();
+    let run = capture_into(&db, dir.path());
+    assert_eq!(run.status, Some(0), "{}", run.shown());
+    assert_eq!(
+        file_names(&dir.path().join("plans")).len(),
+        1,
+        "{}",
         run.shown()
     );
 }
@@ -548,18 +582,20 @@ fn a_plan_linked_to_dev_zero_is_refused_at_once() {
     let project = dir.path().to_str().unwrap();
     let (run, peak) = run_bounded(&["check", "--database-url", &db, "--project", project]);
     assert_refused_promptly(&run, peak, "plans/x.sql");
+}
 
-    // judge: a saved measurement that is a link to /dev/zero.
+// judge: a saved measurement that is a link to /dev/zero.
+#[test]
+fn a_saved_measurement_linked_to_dev_zero_is_refused_at_once() {
     let saved = saved_run();
     symlink("/dev/zero", saved.path().join("x.member.json")).unwrap();
     let (run, peak) = run_bounded(&["judge", saved.path().to_str().unwrap()]);
     assert_refused_promptly(&run, peak, "x.member.json");
 }
 
-// A plan file that is a FIFO hung `check` on its open, and a saved measurement that is one hung
-// `judge`.
+// A plan file that is a FIFO hung `check` on its open.
 #[test]
-fn a_plan_or_a_saved_measurement_that_is_a_fifo_is_refused_at_once() {
+fn a_plan_that_is_a_fifo_is_refused_at_once() {
     let db = fresh_board("attack_files_fifo");
     let dir = project(&[("expectations/x.toml", &expectation(true, ""))]);
     fs::create_dir(dir.path().join("plans")).unwrap();
@@ -567,7 +603,11 @@ fn a_plan_or_a_saved_measurement_that_is_a_fifo_is_refused_at_once() {
     let project = dir.path().to_str().unwrap();
     let (run, peak) = run_bounded(&["check", "--database-url", &db, "--project", project]);
     assert_refused_promptly(&run, peak, "plans/x.sql");
+}
 
+// A saved measurement that is a FIFO hung `judge`.
+#[test]
+fn a_saved_measurement_that_is_a_fifo_is_refused_at_once() {
     let saved = saved_run();
     make_fifo(&saved.path().join("x.member.json"));
     let (run, peak) = run_bounded(&["judge", saved.path().to_str().unwrap()]);
