@@ -263,6 +263,30 @@ mod tests {
     }
 
     #[test]
+    fn a_project_file_that_is_a_link_is_refused_naming_it_without_its_text() {
+        let root = tempfile::tempdir().unwrap();
+        let secret = root.path().join("pgpass");
+        std::fs::write(&secret, "localhost:5432:*:u:s3cret-pw-9f1\n").unwrap();
+        let project = root.path().join("project");
+        std::fs::create_dir_all(project.join("plans")).unwrap();
+        std::os::unix::fs::symlink(&secret, project.join("plans/x.sql")).unwrap();
+        std::os::unix::fs::symlink(root.path(), project.join("expectations")).unwrap();
+        let source = Source::Dir(project.clone());
+        let e = source.read("plans/x.sql").unwrap_err().0;
+        assert!(
+            e.contains("plans/x.sql") && e.contains("symbolic link"),
+            "{e}"
+        );
+        assert!(!e.contains("s3cret"), "{e}");
+        let e = source.list("expectations", "toml").unwrap_err().0;
+        assert!(
+            e.contains("expectations") && e.contains("symbolic link"),
+            "{e}"
+        );
+        assert_eq!(source.read("plans/none.sql").unwrap(), None);
+    }
+
+    #[test]
     fn names_that_differ_only_in_case_and_capital_extensions_are_refused() {
         let file = |p: &str| (p.to_string(), b"[scopes.member]\nindex = \"i\"\n".to_vec());
         let source = Source::Memory(vec![

@@ -315,6 +315,48 @@ fn a_baseline_that_is_not_a_plan_shape_is_refused_without_quoting_it() {
     );
 }
 
+// A saved run (a CI artifact) whose measurement carries a password line as its baseline:
+// `judge` showed it in the plan diff.
+#[test]
+fn judge_of_a_saved_baseline_that_is_not_a_plan_shape_does_not_show_it() {
+    let db = fresh_board("attack_files_judge_baseline");
+    let dir = page_project(&[]);
+    let accepted = run(&[
+        "accept",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(accepted.status, Some(0), "{}", accepted.shown());
+    let saved = tempfile::tempdir().unwrap();
+    let checked = check(
+        &db,
+        dir.path(),
+        &["--save-plans", saved.path().to_str().unwrap()],
+    );
+    assert_eq!(checked.status, Some(0), "{}", checked.shown());
+    let file = saved.path().join("x.member.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(m["requires"]["baseline"].is_string(), "{m:#}");
+    m["requires"]["baseline"] = serde_json::Value::String(PGPASS_LINE.into());
+    fs::write(&file, m.to_string()).unwrap();
+    let reports = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "judge".to_string(),
+        saved.path().to_str().unwrap().to_string(),
+        "--format".to_string(),
+        "json".to_string(),
+    ];
+    args.extend(every_report(reports.path()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = run(&args);
+    assert_not_shown(SECRET, &run, reports.path());
+    assert_eq!(run.status, Some(2), "{}", run.shown());
+    assert!(run.stderr.contains("x.member.json"), "{}", run.shown());
+}
+
 // ----------------------------------------------------------------------------------------------
 // Writes: a link placed in the checkout is replaced, never written through.
 
