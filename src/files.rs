@@ -164,6 +164,21 @@ fn is_link(st: &libc::stat) -> bool {
     st.st_mode & libc::S_IFMT == libc::S_IFLNK
 }
 
+/// Sets `errno`, which only a call that fails is meant to set.
+fn set_errno(value: libc::c_int) {
+    // SAFETY: the thread's own errno, always a valid location.
+    unsafe {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            *libc::__errno_location() = value;
+        }
+        #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
+        {
+            *libc::__error() = value;
+        }
+    }
+}
+
 /// `openat`, returning an owned descriptor.
 fn open_at(
     dir: libc::c_int,
@@ -374,17 +389,23 @@ impl Folder {
             }
             let mut out = Vec::new();
             loop {
+                // readdir says "no more" and "failed" alike, by a null; errno tells them apart.
+                set_errno(0);
                 let entry = libc::readdir(stream);
                 if entry.is_null() {
-                    break;
+                    let e = io::Error::last_os_error();
+                    libc::closedir(stream);
+                    if e.raw_os_error().is_some_and(|n| n != 0) {
+                        // A listing cut short would leave read paths silently unchecked.
+                        return Err(fail(e));
+                    }
+                    return Ok(out);
                 }
                 let name = CStr::from_ptr((*entry).d_name.as_ptr()).to_bytes();
                 if name != b"." && name != b".." {
                     out.push(OsString::from_vec(name.to_vec()));
                 }
             }
-            libc::closedir(stream);
-            Ok(out)
         }
     }
 
@@ -463,14 +484,26 @@ impl Folder {
         let linked = unsafe { libc::linkat(dir, temp.as_ptr(), dir, c.as_ptr(), 0) };
         let e = io::Error::last_os_error();
         folder.unlink(&temp);
-        if linked != 0 {
-            return Err(fail(if e.kind() == io::ErrorKind::AlreadyExists {
+        if linked == 0 {
+            return Ok(());
+        }
+        if e.kind() == io::ErrorKind::AlreadyExists {
+            return Err(fail(Why::Exists));
+        }
+        // A file system without hard links: the file is created in place, still never over
+        // anything (O_EXCL) nor through a link (O_NOFOLLOW).
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        let fd = open_at(dir, &c, flags, 0o666).map_err(|e| {
+            fail(if e.kind() == io::ErrorKind::AlreadyExists {
                 Why::Exists
             } else {
                 Why::Io(e)
-            }));
-        }
-        Ok(())
+            })
+        })?;
+        let mut file = File::from(fd);
+        file.write_all(bytes)
+            .and_then(|()| file.flush())
+            .map_err(|e| fail(Why::Io(e)))
     }
 
     /// Moves file `from` to `to`, both inside this folder, no link followed on the way; a link
