@@ -19,6 +19,7 @@ pub mod db;
 pub mod errors;
 pub mod exit_codes;
 pub mod explain;
+pub mod files;
 pub mod lint;
 pub mod measure;
 pub mod migration;

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::errors::{BadInput, OutputFailure};
+use crate::files::{self, FileError, Folder};
 use crate::measure::{self, Measurement};
 
 /// The `format` of `run.json`.
@@ -54,39 +55,48 @@ fn file_name(m: &Measurement) -> String {
     format!("{}.{}.json", m.read_path, m.scope)
 }
 
-fn write_json(path: &Path, value: &impl Serialize) -> Result<(), OutputFailure> {
-    let fail =
-        |e: &dyn std::fmt::Display| OutputFailure(format!("--save-plans {}: {e}", path.display()));
-    let mut text = serde_json::to_string_pretty(value).map_err(|e| fail(&e))?;
+fn write_json(dir: &Folder, name: &str, value: &impl Serialize) -> Result<(), OutputFailure> {
+    let fail = |e: &dyn std::fmt::Display| OutputFailure(format!("--save-plans {e}"));
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| fail(&format!("{}: {e}", dir.shown(Path::new(name)))))?;
     text.push('\n');
-    std::fs::write(path, text).map_err(|e| fail(&e))
+    // Replaced, never written through: a link committed where a file goes is not followed.
+    dir.replace(Path::new(name), text.as_bytes())
+        .map_err(|e| fail(&e))
+}
+
+/// The folder `--save-plans DIR` names, made when missing (under `before/` for the checks
+/// before a migration), no link followed below where it is anchored.
+fn folder(dir: &Path, before: bool) -> Result<Folder, OutputFailure> {
+    let fail = |e: FileError| OutputFailure(format!("--save-plans {e}"));
+    let folder = Folder::for_writing(dir).map_err(fail)?;
+    if before {
+        folder.folder(Path::new("before"), true).map_err(fail)
+    } else {
+        Ok(folder)
+    }
 }
 
 /// Writes one check's measurement into `dir` (under `before/` for a check before a migration),
 /// as soon as it is measured, so a run of thousands of checks need not hold them all; returns
 /// the file's name, for [`write_run`].
 pub fn write_check(dir: &Path, before: bool, m: &Measurement) -> Result<String, OutputFailure> {
-    let dir = if before {
-        dir.join("before")
-    } else {
-        dir.to_path_buf()
-    };
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| OutputFailure(format!("--save-plans {}: {e}", dir.display())))?;
+    let folder = folder(dir, before)?;
     let name = file_name(m);
-    write_json(&dir.join(&name), m)?;
+    write_json(&folder, &name, m)?;
     Ok(name)
 }
 
 /// Moves the measurements `names` from `dir/before/` to `dir`: a run that was to apply a
 /// migration saved its first checks under before/, and was stopped before applying it.
 pub fn unnest_before(dir: &Path, names: &[String]) -> Result<(), OutputFailure> {
-    let before = dir.join("before");
+    let folder = folder(dir, false)?;
     for name in names {
-        std::fs::rename(before.join(name), dir.join(name))
-            .map_err(|e| OutputFailure(format!("--save-plans {}: {e}", dir.display())))?;
+        folder
+            .rename(&Path::new("before").join(name), Path::new(name))
+            .map_err(|e| OutputFailure(format!("--save-plans {e}")))?;
     }
-    let _ = std::fs::remove_dir(&before);
+    folder.remove_empty_folder(Path::new("before"));
     Ok(())
 }
 
@@ -99,10 +109,9 @@ pub fn write_run(
     checks: Vec<String>,
     before: Option<Vec<String>>,
 ) -> Result<(), OutputFailure> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| OutputFailure(format!("--save-plans {}: {e}", dir.display())))?;
     write_json(
-        &dir.join("run.json"),
+        &folder(dir, false)?,
+        "run.json",
         &RunFile {
             format: RUN_FORMAT.into(),
             version: measure::VERSION,
@@ -115,10 +124,21 @@ pub fn write_run(
     )
 }
 
-/// Reads one JSON file of the saved form, with the depth bound plans need.
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, BadInput> {
+/// Reads one JSON file of the saved form, `rel` inside the saved folder: a regular file, no
+/// link followed, at most [`files::SAVED`] bytes; parsed with the depth bound plans need.
+fn read_json<T: serde::de::DeserializeOwned>(dir: &Folder, rel: &Path) -> Result<T, BadInput> {
+    let bytes = dir
+        .read(rel, files::SAVED)
+        .map_err(|e| BadInput(e.to_string()))?
+        .ok_or_else(|| BadInput(format!("{}: no such file", dir.shown(rel))))?;
+    parse_saved(Path::new(&dir.shown(rel)), bytes)
+}
+
+/// The JSON of a saved file read from `path`.
+fn parse_saved<T: serde::de::DeserializeOwned>(path: &Path, bytes: Vec<u8>) -> Result<T, BadInput> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| BadInput(format!("{shown}: {e}")))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| BadInput(format!("{shown}: not UTF-8 text: {}", e.utf8_error())))?;
     // Syntax first, with the line and column serde_json gives; then the depth-bounded parse.
     if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&text)
         && !e.to_string().contains("recursion limit")
@@ -132,6 +152,22 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, BadInput>
     let value = crate::explain::parse_json(&text).map_err(|e| BadInput(format!("{shown}: {e}")))?;
     check_version(path, &value)?;
     serde_json::from_value(value).map_err(|e| BadInput(format!("{shown}: {e}")))
+}
+
+/// A saved measurement, its plan baseline (copied from the project's file) read as `check`
+/// reads one: a baseline that is not a plan shape is refused, never shown in a diff.
+fn read_measurement(dir: &Folder, rel: &Path) -> Result<Measurement, BadInput> {
+    let mut m: Measurement = read_json(dir, rel)?;
+    if let Some(text) = &m.requires.baseline {
+        let body = crate::verdict::baseline::parse(text).map_err(|line| {
+            BadInput(format!(
+                "{}: line {line} of its plan baseline is not a plan shape",
+                dir.shown(rel)
+            ))
+        })?;
+        m.requires.baseline = Some(body);
+    }
+    Ok(m)
 }
 
 fn check_version(path: &Path, value: &serde_json::Value) -> Result<(), BadInput> {
@@ -156,41 +192,49 @@ fn check_version(path: &Path, value: &serde_json::Value) -> Result<(), BadInput>
     Ok(())
 }
 
-/// A name listed in `run.json`, as a path inside `dir`.
-fn listed(dir: &Path, run_json: &Path, name: &str) -> Result<PathBuf, BadInput> {
+/// A name listed in `run.json`, as a path inside the saved folder (under `folder`).
+fn listed(folder: &str, run_json: &str, name: &str) -> Result<PathBuf, BadInput> {
     let plain = !name.is_empty()
         && !name.starts_with('.')
         && !name.contains(['/', '\\', '\0'])
         && name.ends_with(".json");
     if !plain {
         return Err(BadInput(format!(
-            "{}: {name:?} is not the name of a measurement file in this folder",
-            run_json.display()
+            "{run_json}: {name:?} is not the name of a measurement file in this folder"
         )));
     }
-    Ok(dir.join(name))
+    Ok(Path::new(folder).join(name))
 }
 
-/// Reads the run saved in `dir`.
+/// Reads the run saved in `dir` (the folder as named; no link followed inside it).
 pub fn read(dir: &Path) -> Result<Run, BadInput> {
-    let run_json = dir.join("run.json");
-    if !run_json.is_file() {
-        return Err(BadInput(format!(
+    let missing = || {
+        BadInput(format!(
             "{}: no run.json here; `plancheck check --save-plans {}` writes one",
             dir.display(),
             dir.display()
-        )));
-    }
-    let file: RunFile = read_json(&run_json)?;
-    let read_all = |folder: &Path, names: &[String]| -> Result<Vec<Measurement>, BadInput> {
+        ))
+    };
+    let folder = Folder::open(dir).map_err(|e| match e.why {
+        files::Why::Io(io) if io.kind() == std::io::ErrorKind::NotFound => missing(),
+        _ => BadInput(e.to_string()),
+    })?;
+    let run_json = Path::new("run.json");
+    let shown = folder.shown(run_json);
+    let bytes = folder
+        .read(run_json, files::SAVED)
+        .map_err(|e| BadInput(e.to_string()))?
+        .ok_or_else(missing)?;
+    let file: RunFile = parse_saved(Path::new(&shown), bytes)?;
+    let read_all = |sub: &str, names: &[String]| -> Result<Vec<Measurement>, BadInput> {
         names
             .iter()
-            .map(|n| read_json(&listed(folder, &run_json, n)?))
+            .map(|n| read_measurement(&folder, &listed(sub, &shown, n)?))
             .collect()
     };
-    let checks = read_all(dir, &file.checks)?;
+    let checks = read_all("", &file.checks)?;
     let before = match &file.before {
-        Some(names) => Some(read_all(&dir.join("before"), names)?),
+        Some(names) => Some(read_all("before", names)?),
         None => None,
     };
     Ok(Run {

@@ -10,6 +10,8 @@ mod bounded;
 mod common;
 #[path = "attacks/demo_cache.rs"]
 mod demo_cache;
+#[path = "attacks/files.rs"]
+mod files;
 
 use std::collections::BTreeSet;
 use std::fs;

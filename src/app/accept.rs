@@ -1,11 +1,14 @@
 //! `plancheck accept`: records the shape of each check's plans as its baseline
 //! (`baselines/NAME.SCOPE.plan`), for `check` to compare with.
 
+use std::path::Path;
+
 use super::run::{planning_session, run_all};
 use super::target;
 use crate::cli::AcceptArgs;
 use crate::db::check::Session;
 use crate::errors::OutputFailure;
+use crate::files::Folder;
 use crate::measure::Outcome;
 use crate::project::{self, Filter, Source};
 use crate::term::say;
@@ -34,7 +37,11 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> anyhow::Re
     )
     .await;
     let dir = args.project.join("baselines");
-    std::fs::create_dir_all(&dir).map_err(|e| OutputFailure(format!("{}: {e}", dir.display())))?;
+    // The project folder as named; baselines/ in it made when missing, never through a link.
+    let project = Folder::open(&args.project).map_err(|e| OutputFailure(e.to_string()))?;
+    project
+        .folder(Path::new("baselines"), true)
+        .map_err(|e| OutputFailure(e.to_string()))?;
     let (mut recorded, mut missed, mut lost) = (0, 0, false);
     for m in &measured {
         let Some(text) = baseline::record(m) else {
@@ -45,9 +52,13 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> anyhow::Re
             missed += 1;
             continue;
         };
-        let path = args.project.join(baseline::path(&m.read_path, &m.scope));
-        std::fs::write(&path, text)
-            .map_err(|e| OutputFailure(format!("{}: {e}", path.display())))?;
+        // Replaced, never written through: a link where the baseline goes is not followed.
+        project
+            .replace(
+                Path::new(&baseline::path(&m.read_path, &m.scope)),
+                text.as_bytes(),
+            )
+            .map_err(|e| OutputFailure(e.to_string()))?;
         recorded += 1;
         let v = verdict::judge(m, &judging);
         if !v.verdict.is_pass() {

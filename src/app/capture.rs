@@ -3,7 +3,7 @@
 //! planned before anything is written: a bad log writes nothing.
 
 use std::collections::BTreeMap;
-use std::io::{BufReader, Write as _};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use super::run::{jobs, planning_session, run_all};
@@ -15,6 +15,7 @@ use crate::capture::{self, shape, write};
 use crate::cli::{CaptureArgs, LogFormatArg};
 use crate::db::check::Session;
 use crate::errors::{BadInput, DatabaseFailure, OutputFailure};
+use crate::files::{self, FileError, Folder, Why};
 use crate::project::{self, Filter, Source};
 use crate::term::say;
 use crate::{db, stop, verdict};
@@ -208,30 +209,39 @@ fn existing(
 ) -> Result<Vec<Found>, BadInput> {
     let mut by_key: BTreeMap<String, String> = BTreeMap::new();
     let mut taken: Vec<String> = Vec::new();
+    let bad = |e: FileError| BadInput(e.to_string());
+    // The project's files as `check` reads them: no link followed, regular files, capped.
+    let folder = match project_folder(dir, false) {
+        Ok(folder) => folder,
+        Err(e) if not_found(&e) => None,
+        Err(e) => return Err(bad(e)),
+    };
     for sub in ["plans", "expectations"] {
-        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
-            continue;
+        let Some(folder) = &folder else {
+            break;
         };
-        for entry in entries.flatten() {
-            let path = entry.path();
+        let mut names = match folder.names(Path::new(sub)) {
+            Ok(names) => names,
+            Err(e) if not_found(&e) => continue,
+            Err(e) => return Err(bad(e)),
+        };
+        names.sort();
+        for name in names {
+            let path = Path::new(sub).join(name);
             let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
                 continue;
             };
             taken.push(stem.to_string());
             if sub == "plans" && path.extension().is_some_and(|e| e == "sql") {
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+                let text = read_text(folder, &path)?.unwrap_or_default();
                 by_key.entry(grouper.key(&text)).or_insert(stem.to_string());
             }
         }
     }
     let mut found = Vec::new();
     for group in groups {
-        if let Some(name) = by_key.get(&group.key) {
-            let has_scope = has_scope(
-                &dir.join("expectations").join(format!("{name}.toml")),
-                scope,
-            );
+        if let (Some(name), Some(folder)) = (by_key.get(&group.key), &folder) {
+            let has_scope = has_scope(folder, &expectation_rel(name), scope)?;
             found.push(Found {
                 name: name.clone(),
                 covered: Some(Covered { has_scope }),
@@ -259,19 +269,58 @@ fn existing(
     Ok(found)
 }
 
-/// Whether the expectation at `path` declares `[scopes.SCOPE]`; an expectation that cannot be
-/// read counts as having it (nothing is added to a file plancheck cannot read).
-fn has_scope(path: &Path, scope: &str) -> bool {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return true;
+/// The project folder as named on the command line (links in its own path followed), made
+/// when `create` and missing; `None` when it does not exist and is not to be made.
+fn project_folder(dir: &Path, create: bool) -> Result<Option<Folder>, FileError> {
+    if create {
+        std::fs::create_dir_all(dir).map_err(|e| FileError {
+            path: dir.display().to_string(),
+            why: Why::Io(e),
+        })?;
+    }
+    Folder::open(dir).map(Some)
+}
+
+fn not_found(e: &FileError) -> bool {
+    matches!(&e.why, Why::Io(io) if io.kind() == std::io::ErrorKind::NotFound)
+}
+
+fn expectation_rel(name: &str) -> PathBuf {
+    Path::new("expectations").join(format!("{name}.toml"))
+}
+
+/// A project file's text, read as `check` reads it; `None` when there is none. A link, a file
+/// that is not regular or too large, or one that is not UTF-8, is bad input naming it.
+fn read_text(folder: &Folder, rel: &Path) -> Result<Option<String>, BadInput> {
+    let Some(bytes) = folder
+        .read(rel, files::PROJECT_TEXT)
+        .map_err(|e| BadInput(e.to_string()))?
+    else {
+        return Ok(None);
+    };
+    String::from_utf8(bytes).map(Some).map_err(|e| {
+        BadInput(format!(
+            "{}: not UTF-8 text: {}",
+            folder.shown(rel),
+            e.utf8_error()
+        ))
+    })
+}
+
+/// Whether the expectation `rel` declares `[scopes.SCOPE]`; one that is not there, or not TOML,
+/// counts as having it (nothing is added to a file plancheck cannot parse). One that may not be
+/// read (a link, a FIFO) is bad input.
+fn has_scope(folder: &Folder, rel: &Path, scope: &str) -> Result<bool, BadInput> {
+    let Some(text) = read_text(folder, rel)? else {
+        return Ok(true);
     };
     let Ok(table) = text.parse::<toml::Table>() else {
-        return true;
+        return Ok(true);
     };
-    table
+    Ok(table
         .get("scopes")
         .and_then(toml::Value::as_table)
-        .is_none_or(|scopes| scopes.contains_key(scope))
+        .is_none_or(|scopes| scopes.contains_key(scope)))
 }
 
 /// What was written (or, with --dry-run, would be): new read paths and scopes added.
@@ -289,7 +338,15 @@ fn write_all(
     proposals: &BTreeMap<String, Proposal>,
 ) -> Result<Written, OutputFailure> {
     let mut written = Written::default();
-    let fail = |p: &Path, e: std::io::Error| OutputFailure(format!("{}: {e}", p.display()));
+    let fail = |e: FileError| OutputFailure(e.to_string());
+    let writes = found
+        .iter()
+        .any(|f| matches!(proposals.get(&f.name), Some(Proposal::Require { .. })));
+    let folder = if args.dry_run || !writes {
+        None
+    } else {
+        project_folder(&args.project, true).map_err(fail)?
+    };
     for f in found {
         let Some(Proposal::Require {
             index,
@@ -313,24 +370,30 @@ fn write_all(
                 "\n{}",
                 write::scope_table(&args.scope, index, &whole, generic)
             );
-            if args.dry_run {
-                println!("would add to {}:\n{table}", expectation_path.display());
+            if let Some(folder) = &folder {
+                // Read, added to and replaced whole: never appended through a link.
+                let rel = expectation_rel(&f.name);
+                let was = read_text(folder, &rel)
+                    .map_err(|e| OutputFailure(e.0))?
+                    .ok_or_else(|| {
+                        OutputFailure(format!("{}: no longer there", folder.shown(&rel)))
+                    })?;
+                folder
+                    .replace(&rel, format!("{was}{table}").as_bytes())
+                    .map_err(fail)?;
             } else {
-                let mut file = std::fs::OpenOptions::new()
-                    .append(true)
-                    .open(&expectation_path)
-                    .map_err(|e| fail(&expectation_path, e))?;
-                file.write_all(table.as_bytes())
-                    .map_err(|e| fail(&expectation_path, e))?;
+                println!("would add to {}:\n{table}", expectation_path.display());
             }
             written.scopes_added.push(f.name.clone());
             continue;
         }
-        let plan_path = args.project.join("plans").join(format!("{}.sql", f.name));
         let texts = [
-            (plan_path, write::plan(&f.group)),
             (
-                expectation_path,
+                Path::new("plans").join(format!("{}.sql", f.name)),
+                write::plan(&f.group),
+            ),
+            (
+                expectation_rel(&f.name),
                 write::expectation(
                     &f.group,
                     &args.scope,
@@ -341,20 +404,13 @@ fn write_all(
                 ),
             ),
         ];
-        for (path, text) in texts {
-            if args.dry_run {
-                println!("would write {}:\n{text}", path.display());
+        for (rel, text) in texts {
+            let path = args.project.join(&rel);
+            if let Some(folder) = &folder {
+                // A new file, never over an existing one, never through a link.
+                folder.create_new(&rel, text.as_bytes()).map_err(fail)?;
             } else {
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| fail(parent, e))?;
-                }
-                let mut file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&path)
-                    .map_err(|e| fail(&path, e))?;
-                file.write_all(text.as_bytes())
-                    .map_err(|e| fail(&path, e))?;
+                println!("would write {}:\n{text}", path.display());
             }
             written.files.push(path);
         }

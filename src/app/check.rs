@@ -14,8 +14,15 @@ pub(super) async fn check(args: CheckArgs, stop: stop::Stop) -> anyhow::Result<i
     let migration = match &args.migration {
         Some(path) => {
             let shown = path.display().to_string();
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| BadInput(format!("--migration {shown}: {e}")))?;
+            // A regular file, not read through a link, at most files::MIGRATION bytes.
+            let bytes = crate::files::read_given(path, crate::files::MIGRATION)
+                .map_err(|e| BadInput(format!("--migration {e}")))?;
+            let text = String::from_utf8(bytes).map_err(|e| {
+                BadInput(format!(
+                    "--migration {shown}: not UTF-8 text: {}",
+                    e.utf8_error()
+                ))
+            })?;
             Some(migration::vet(&shown, &text)?)
         }
         None => None,

@@ -47,8 +47,8 @@ pub(super) fn init(args: InitArgs) -> anyhow::Result<i32> {
         (args.dir.join("plans/example.sql"), PLAN),
         (args.dir.join("expectations/example.toml"), EXPECTATION),
     ];
-    // Nothing is written over: a project that exists is the user's.
-    if let Some((path, _)) = files.iter().find(|(p, _)| p.exists()) {
+    // Nothing is written over: a project that exists is the user's (a link counts as a file).
+    if let Some((path, _)) = files.iter().find(|(p, _)| p.symlink_metadata().is_ok()) {
         return Err(BadInput(format!(
             "{}: already exists; plancheck init writes a new project and never overwrites one",
             path.display()
@@ -67,12 +67,14 @@ pub(super) fn init(args: InitArgs) -> anyhow::Result<i32> {
     Ok(exit_codes::PASS)
 }
 
+/// Writes a new file, never over anything and never through a link; the folders on the way
+/// are made, none of them a link below where the path is anchored.
 fn write(path: &Path, text: &str) -> Result<(), OutputFailure> {
-    let fail = |e: std::io::Error| OutputFailure(format!("{}: {e}", path.display()));
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(fail)?;
-    }
-    std::fs::write(path, text).map_err(fail)
+    let fail = |e: crate::files::FileError| OutputFailure(e.to_string());
+    let (anchor, rest) = crate::files::anchored(path);
+    crate::files::Folder::anchor(&anchor)
+        .and_then(|f| f.create_new(&rest, text.as_bytes()))
+        .map_err(fail)
 }
 
 fn shown(dir: &Path) -> String {

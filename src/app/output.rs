@@ -43,11 +43,14 @@ pub(super) fn emit(report: &Report, args: &VerdictArgs) -> anyhow::Result<()> {
     }
     for file in &args.report {
         let text = report::render(report, file.format.into(), Style::PLAIN);
-        write_file(&file.path, &text).map_err(|e| {
+        // Replaced, never written through: a link committed where the report goes is not
+        // followed, and no folder from the current one down may be a link.
+        crate::files::replace_given(&file.path, text.as_bytes()).map_err(|e| {
             OutputFailure(format!(
-                "--report {}={}: {e}",
+                "--report {}={}: {}",
                 format_name(file.format),
-                file.path.display()
+                file.path.display(),
+                e.why
             ))
         })?;
     }
@@ -97,14 +100,6 @@ fn colour(choice: ColorArg, terminal: bool) -> bool {
     }
 }
 
-/// Writes a whole file, making the folders on the way (`out/plancheck.xml` in a fresh clone).
-fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(path, text)
-}
-
 /// Appends to a file, as GitHub asks of every step writing its summary.
 fn append(path: &Path, text: &str) -> std::io::Result<()> {
     let mut f = std::fs::OpenOptions::new()
@@ -116,16 +111,18 @@ fn append(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// Where each check's expectation is written, for annotations: the file as a path from the
-/// current folder, and the line of the scope's table in it. A file that cannot be read again
-/// (the built-in reference project has no file) gives no location; a scope not found in it
-/// (declared only in `plancheck.toml`) gives the file without a line.
+/// current folder, and the line of the scope's table in it, found in the text the project was
+/// loaded from (the file is not read again). A path that names no file (the built-in reference
+/// project's) gives no location; a scope not found in it (declared only in `plancheck.toml`)
+/// gives the file without a line.
 pub(super) fn locations(project: &Project) -> BTreeMap<(String, String), Location> {
     let mut out = BTreeMap::new();
     let here = std::env::current_dir().ok();
     for rp in &project.read_paths {
-        let Ok(text) = std::fs::read_to_string(&rp.expectation_path) else {
+        if !Path::new(&rp.expectation_path).is_file() {
             continue;
-        };
+        }
+        let text = rp.expectation_text();
         let path = Path::new(&rp.expectation_path);
         let shown = here
             .as_deref()
@@ -138,7 +135,7 @@ pub(super) fn locations(project: &Project) -> BTreeMap<(String, String), Locatio
                 (rp.name.clone(), check.scope.clone()),
                 Location {
                     path: shown.clone(),
-                    line: scope_line(&text, &check.scope),
+                    line: scope_line(text, &check.scope),
                 },
             );
         }

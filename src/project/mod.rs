@@ -79,6 +79,11 @@ pub struct ReadPath {
 }
 
 impl ReadPath {
+    /// The expectation file's text, as it was read when the project was loaded.
+    pub fn expectation_text(&self) -> &str {
+        &self.expectation_text
+    }
+
     /// `message` located at `allow_seq_scan` entry `index` in the expectation file, with the
     /// line shown.
     pub fn locate_allowed(&self, index: usize, message: &str) -> String {

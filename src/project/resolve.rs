@@ -135,7 +135,7 @@ pub(super) fn load_expectation(
     let mut checks = Vec::new();
     for (scope_name, scope) in scopes {
         let (mut check, relative) = expectation.scope_check(scope_name, scope)?;
-        check.baseline = source.read(&crate::model::baseline_path(name, scope_name))?;
+        check.baseline = baseline(source, name, scope_name)?;
         checks.push(check);
         relatives.extend(relative);
     }
@@ -487,6 +487,25 @@ pub(super) fn check_relatives(read_paths: &[ReadPath], names: &[String]) -> Resu
         }
     }
     Ok(())
+}
+
+/// The plan baseline of a check, if it has one, as plancheck parsed it: a file that is not a
+/// plan shape is bad input at its line, never quoted (it may have been copied from a file that
+/// is not plancheck's).
+fn baseline(source: &Source, name: &str, scope: &str) -> Result<Option<String>, BadInput> {
+    let rel = crate::model::baseline_path(name, scope);
+    let Some(text) = source.read(&rel)? else {
+        return Ok(None);
+    };
+    crate::verdict::baseline::parse(&text)
+        .map(Some)
+        .map_err(|line| {
+            BadInput(format!(
+                "{}:{line}: not a plan shape as `plancheck accept` records one; run `plancheck \
+             accept --only {name} --scope {scope}` to record the plan again",
+                source.display(&rel)
+            ))
+        })
 }
 
 #[cfg(test)]

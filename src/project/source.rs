@@ -2,12 +2,12 @@
 //! their names vetted, and read as text (UTF-8, no byte-order mark, no NUL), located where not.
 
 use std::collections::HashMap;
-use std::fs;
 use std::path::Path;
 
 use super::Source;
 use super::names::{SAFE_NAME, is_safe_name};
 use crate::errors::{BadInput, located};
+use crate::files::{self, FileError, Folder, Why};
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
@@ -31,11 +31,21 @@ impl Source {
                 None => Ok(None),
             },
             Source::Dir(dir) => {
-                let path = dir.join(rel);
-                match fs::read(&path) {
-                    Ok(bytes) => decode(&self.display(rel), bytes).map(Some),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                    Err(e) => Err(BadInput(format!("{}: {e}", self.display(rel)))),
+                // The project folder as named; below it no link, only regular files, capped.
+                let folder = match Folder::open(dir) {
+                    Ok(folder) => folder,
+                    Err(FileError {
+                        why: Why::Io(e), ..
+                    }) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                    Err(e) => return Err(BadInput(e.to_string())),
+                };
+                let shown = |e: FileError| BadInput(format!("{}: {}", self.display(rel), e.why));
+                match folder
+                    .read(Path::new(rel), files::PROJECT_TEXT)
+                    .map_err(shown)?
+                {
+                    Some(bytes) => decode(&self.display(rel), bytes).map(Some),
+                    None => Ok(None),
                 }
             }
         }
@@ -57,25 +67,22 @@ impl Source {
                 .collect(),
             Source::Memory(files) => files.iter().filter_map(|(p, _)| in_dir(p)).collect(),
             Source::Dir(root) => {
-                let entries = fs::read_dir(root.join(dir)).map_err(|e| {
-                    BadInput(format!(
+                let listed = Folder::open(root).and_then(|f| f.names(Path::new(dir)));
+                let entries = listed.map_err(|e| match e.why {
+                    Why::Io(e) if e.kind() == std::io::ErrorKind::NotFound => BadInput(format!(
                         "{}: {e} (is this a plancheck project? it needs plans/ and expectations/; \
                          use --project DIR)",
                         self.display(dir)
-                    ))
+                    )),
+                    why => BadInput(format!("{}: {why}", self.display(dir))),
                 })?;
-                let mut names = Vec::new();
-                for entry in entries {
-                    let entry =
-                        entry.map_err(|e| BadInput(format!("{}: {e}", self.display(dir))))?;
-                    names.push(
-                        entry
-                            .file_name()
-                            .into_string()
-                            .map_err(|raw| raw.to_string_lossy().into_owned()),
-                    );
-                }
-                names
+                entries
+                    .into_iter()
+                    .map(|name| {
+                        name.into_string()
+                            .map_err(|raw| raw.to_string_lossy().into_owned())
+                    })
+                    .collect()
             }
         })
     }
@@ -253,6 +260,30 @@ mod tests {
         let e = decode("x.toml", b"\xff\xfe[\0".to_vec()).unwrap_err().0;
         assert!(e.contains("UTF-16"), "{e}");
         assert_eq!(decode("x", b"\xef\xbb\xbfok".to_vec()).unwrap(), "ok");
+    }
+
+    #[test]
+    fn a_project_file_that_is_a_link_is_refused_naming_it_without_its_text() {
+        let root = tempfile::tempdir().unwrap();
+        let secret = root.path().join("pgpass");
+        std::fs::write(&secret, "localhost:5432:*:u:s3cret-pw-9f1\n").unwrap();
+        let project = root.path().join("project");
+        std::fs::create_dir_all(project.join("plans")).unwrap();
+        std::os::unix::fs::symlink(&secret, project.join("plans/x.sql")).unwrap();
+        std::os::unix::fs::symlink(root.path(), project.join("expectations")).unwrap();
+        let source = Source::Dir(project.clone());
+        let e = source.read("plans/x.sql").unwrap_err().0;
+        assert!(
+            e.contains("plans/x.sql") && e.contains("symbolic link"),
+            "{e}"
+        );
+        assert!(!e.contains("s3cret"), "{e}");
+        let e = source.list("expectations", "toml").unwrap_err().0;
+        assert!(
+            e.contains("expectations") && e.contains("symbolic link"),
+            "{e}"
+        );
+        assert_eq!(source.read("plans/none.sql").unwrap(), None);
     }
 
     #[test]
