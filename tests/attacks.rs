@@ -112,8 +112,8 @@ fn server_state(db: &str) -> String {
              WHERE l.relation = 'posts'::regclass \
                AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
                AND l.pid IS DISTINCT FROM pg_backend_pid() \
-               AND l.pid IS DISTINCT FROM ALL (SELECT a.pid FROM pg_stat_activity a \
-                                              WHERE a.backend_type = 'autovacuum worker')), \
+               AND NOT EXISTS (SELECT FROM pg_stat_activity a \
+                               WHERE a.pid = l.pid AND a.backend_type = 'autovacuum worker')), \
             (SELECT analyze_count FROM pg_stat_user_tables WHERE relname = 'posts'))",
     );
     format!("{}; {rest}", victim(db))
@@ -280,8 +280,8 @@ fn a_prepared_transaction_smuggled_in_a_plan_file_leaves_no_lock_and_no_hang() {
             "SELECT count(*) FROM pg_locks WHERE relation = 'posts'::regclass \
              AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
              AND pid IS DISTINCT FROM pg_backend_pid() \
-             AND pid IS DISTINCT FROM ALL (SELECT a.pid FROM pg_stat_activity a \
-                                          WHERE a.backend_type = 'autovacuum worker')"
+             AND NOT EXISTS (SELECT FROM pg_stat_activity a \
+                             WHERE a.pid = pg_locks.pid AND a.backend_type = 'autovacuum worker')"
         ),
         "0",
         "a lock on posts outlived the run\n{}",

@@ -81,19 +81,37 @@ impl Watched {
     }
 
     /// Every setting a session can change on this server, and the project's own dotted
-    /// settings (`custom`, as its setup names them) after the setup.
+    /// settings (`custom`, as its setup names them) after the setup. Read as a role with no
+    /// right to read restricted settings (`pg_signal_backend`, which has none) when connected as
+    /// a superuser: a setup's `SET ROLE` to such a role would make the guard's read of a
+    /// restricted setting fail, so those are left out (no file may change them anyway: they
+    /// are outside the allow-list, refused where written).
     pub async fn read(
         client: &Client,
         custom: &[String],
     ) -> Result<Watched, tokio_postgres::Error> {
-        let rows = client
-            .query(
-                "SELECT s.name::pg_catalog.text FROM pg_catalog.pg_settings s \
-                 WHERE s.context OPERATOR(pg_catalog.=) ANY ('{user,superuser}'::pg_catalog.text[]) \
-                    OR s.name OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.text[])",
-                &[&crate::safety::always_watched().collect::<Vec<_>>()],
+        const NAMES: &str = "SELECT s.name::pg_catalog.text FROM pg_catalog.pg_settings s \
+             WHERE s.context OPERATOR(pg_catalog.=) ANY ('{user,superuser}'::pg_catalog.text[]) \
+                OR s.name OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.text[])";
+        let superuser: bool = client
+            .query_one(
+                "SELECT r.rolsuper FROM pg_catalog.pg_roles r \
+                 WHERE r.rolname OPERATOR(pg_catalog.=) current_user",
+                &[],
             )
-            .await?;
+            .await?
+            .get(0);
+        let always: Vec<&str> = crate::safety::always_watched().collect();
+        let rows = if superuser {
+            client
+                .batch_execute("BEGIN READ ONLY; SET LOCAL ROLE pg_signal_backend")
+                .await?;
+            let rows = client.query(NAMES, &[&always]).await;
+            client.batch_execute("ROLLBACK").await?;
+            rows?
+        } else {
+            client.query(NAMES, &[&always]).await?
+        };
         Ok(Watched::from_names(
             rows.iter().map(|r| r.get(0)).collect(),
             custom,
