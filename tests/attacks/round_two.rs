@@ -265,3 +265,56 @@ fn temporary_files_are_bounded_by_temp_file_limit() {
     let roomy = check(&db, dir.path(), &["--temp-file-limit", "1GB"]);
     assert_eq!(only_check(&roomy).0, "pass", "{}", roomy.shown());
 }
+
+// A check held the locks its runs took until its end: behind a check of six 1 s runs, an
+// application's ALTER TABLE waited the whole check (4.7 s measured), and with it every session
+// queued behind the ALTER. Each run (and the Parse before them) now releases its locks, so the
+// ALTER waits one run at most.
+#[test]
+fn a_check_releases_its_locks_between_runs() {
+    let db = fresh_board("attack_locks_between_runs");
+    let plan = page_with("AND (SELECT count(*) FROM pg_sleep(1)) = 1");
+    let dir = one_read_path(&plan, &expectation(false, ""));
+    let child = plancheck_process(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+        "--warmup",
+        "0",
+        "--iterations",
+        "6",
+    ])
+    .spawn()
+    .unwrap();
+    let mut reap = Reap(Some(child));
+    let seen = wait_until(within(Duration::from_secs(30)), || {
+        active_backend(&db, "%pg_sleep(1)%").is_some()
+    });
+    assert!(seen, "the check's backend never showed");
+    // The ALTER may wait 2.5 s: more than one run, much less than the five runs still to come.
+    let started = Instant::now();
+    let altered = try_sql(
+        &db,
+        "BEGIN; SET LOCAL lock_timeout = '2500ms'; \
+         ALTER TABLE posts ADD COLUMN lock_probe int; ROLLBACK",
+    );
+    let waited = started.elapsed();
+    let run = Run::finish(reap.0.take().unwrap(), started);
+    assert!(
+        altered.is_ok(),
+        "the ALTER TABLE waited longer than 2.5 s for the check's locks: {altered:?}\n{}",
+        run.shown()
+    );
+    assert!(
+        run.took > Duration::from_secs(3),
+        "the check ended before the ALTER could be seen to wait for it: {:.1?} after it\n{}",
+        run.took,
+        run.shown()
+    );
+    assert_eq!(only_check(&run).0, "pass", "{}", run.shown());
+    eprintln!("the ALTER TABLE waited {waited:.2?}");
+}
