@@ -318,3 +318,93 @@ fn a_check_releases_its_locks_between_runs() {
     assert_eq!(only_check(&run).0, "pass", "{}", run.shown());
     eprintln!("the ALTER TABLE waited {waited:.2?}");
 }
+
+/// A TCP proxy in front of the test server's Unix socket (`conn`'s host and port) that forwards
+/// both ways until the client sends `marker`, then forwards nothing more while keeping both
+/// connections open: a server that stopped answering after the connection. The connection
+/// string to it, with the rest of `conn`.
+fn stalling_proxy(conn: &str, marker: &'static [u8]) -> String {
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let field = |key: &str| {
+        conn.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(key))
+            .expect("a key=value connection string")
+            .to_string()
+    };
+    let socket = format!("{}/.s.PGSQL.{}", field("host="), field("port="));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let Ok(server) = std::os::unix::net::UnixStream::connect(&socket) else {
+                return;
+            };
+            let stalled = Arc::new(AtomicBool::new(false));
+            let (mut c_in, mut c_out) = (client.try_clone().unwrap(), client);
+            let (mut s_in, mut s_out) = (server.try_clone().unwrap(), server);
+            let flag = stalled.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = c_in.read(&mut buf) {
+                    if n == 0 {
+                        // plancheck is gone: end the server's session too.
+                        let _ = s_out.shutdown(std::net::Shutdown::Both);
+                        return;
+                    }
+                    if buf[..n].windows(marker.len()).any(|w| w == marker) {
+                        flag.store(true, Ordering::SeqCst);
+                    }
+                    if flag.load(Ordering::SeqCst) || s_out.write_all(&buf[..n]).is_err() {
+                        continue;
+                    }
+                }
+            });
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = s_in.read(&mut buf) {
+                    if n == 0 || stalled.load(Ordering::SeqCst) {
+                        if n == 0 {
+                            return;
+                        }
+                        continue;
+                    }
+                    if c_out.write_all(&buf[..n]).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    conn.split_whitespace()
+        .filter(|kv| !kv.starts_with("host=") && !kv.starts_with("port="))
+        .chain(["host=127.0.0.1", &format!("port={port}"), "sslmode=disable"])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+// A server that stops answering after the connection, while plancheck reads what it needs
+// before the checks (here: the server's settings): those reads were not on plancheck's clock,
+// and the run hung for ever. Now they are: exit 3 within the statement timeout and its grace.
+#[test]
+fn a_server_that_stops_answering_before_the_checks_cannot_hang_the_run() {
+    let db = fresh_board("attack_stall_before_checks");
+    let stalling = stalling_proxy(&db, b"FROM pg_catalog.pg_settings s WHERE");
+    let dir = one_read_path(PAGE, &expectation(true, ""));
+    let run = check(&stalling, dir.path(), &["--statement-timeout", "1s"]);
+    assert_eq!(run.status, Some(3), "{}", run.shown());
+    assert!(
+        run.took < Duration::from_secs(15),
+        "took {:.1?}\n{}",
+        run.took,
+        run.shown()
+    );
+    assert!(
+        run.stderr.contains("could not read the server's settings")
+            && run.stderr.contains("did not answer"),
+        "{}",
+        run.shown()
+    );
+}
