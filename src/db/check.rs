@@ -1311,7 +1311,7 @@ fn read_plan(rows: &[tokio_postgres::Row]) -> Result<(Explain, Value), Failure> 
     let text = text.map_err(|size| {
         unreadable(format!(
             "the EXPLAIN document is {:.1} MiB ({size} bytes), over plancheck's cap of {} MiB on \
-             one plan document; it was not read, so the check is not judged",
+             one plan document; it was not read",
             size as f64 / f64::from(1 << 20),
             MAX_PLAN_DOCUMENT >> 20
         ))

@@ -29,26 +29,42 @@ pub struct Applied {
 const APPLY_FUNCTION: &str = "CREATE FUNCTION pg_temp.plancheck_apply(statement pg_catalog.text) \
      RETURNS void LANGUAGE plpgsql AS $plancheck$BEGIN EXECUTE statement; END$plancheck$";
 
+/// A query on the executor's catalog row and its language's: `$select`, then the `FROM` and
+/// `WHERE` that find them, then `$also`.
+macro_rules! executor {
+    ($select:expr, $also:expr) => {
+        concat!(
+            $select,
+            " FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l \
+             ON l.oid OPERATOR(pg_catalog.=) p.prolang \
+             WHERE p.oid OPERATOR(pg_catalog.=) \
+             'pg_temp.plancheck_apply(pg_catalog.text)'::pg_catalog.regprocedure",
+            $also
+        )
+    };
+}
+
 /// What the executor is, as the catalog has it: its row (a `CREATE OR REPLACE` or an `ALTER
 /// FUNCTION` writes a new version of it, with a new `ctid`), its body, its settings, its owner
 /// and its language's handler. A migration runs with the rights to replace the function (it is
 /// its own session's temporary function), so every call checks this first, in the same
 /// statement: a replaced executor is never called.
-const EXECUTOR: &str = "pg_catalog.concat_ws('|', p.oid, p.ctid, p.prosrc, p.proconfig, \
-     p.prosecdef, p.proowner, p.proisstrict, l.oid, l.ctid, l.lanplcallfoid)";
+macro_rules! identity {
+    () => {
+        "pg_catalog.concat_ws('|', p.oid, p.ctid, p.prosrc, p.proconfig, p.prosecdef, \
+         p.proowner, p.proisstrict, l.oid, l.ctid, l.lanplcallfoid)"
+    };
+}
 
 /// The executor's identity, read once it is created.
-const READ_EXECUTOR: &str = "SELECT pg_catalog.concat_ws('|', p.oid, p.ctid, p.prosrc, \
-     p.proconfig, p.prosecdef, p.proowner, p.proisstrict, l.oid, l.ctid, l.lanplcallfoid) \
-     FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid OPERATOR(pg_catalog.=) p.prolang \
-     WHERE p.oid OPERATOR(pg_catalog.=) 'pg_temp.plancheck_apply(pg_catalog.text)'::pg_catalog.regprocedure";
+const READ_EXECUTOR: &str = executor!(concat!("SELECT ", identity!()), "");
 
 /// One statement of the migration, applied only when the executor is still the one plancheck
 /// created (`$2`, its identity): otherwise the statement answers no row and nothing ran.
-const CALL_EXECUTOR: &str = "SELECT pg_temp.plancheck_apply($1) \
-     FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid OPERATOR(pg_catalog.=) p.prolang \
-     WHERE p.oid OPERATOR(pg_catalog.=) 'pg_temp.plancheck_apply(pg_catalog.text)'::pg_catalog.regprocedure \
-       AND EXECUTOR OPERATOR(pg_catalog.=) $2";
+const CALL_EXECUTOR: &str = executor!(
+    "SELECT pg_temp.plancheck_apply($1)",
+    concat!(" AND ", identity!(), " OPERATOR(pg_catalog.=) $2")
+);
 
 /// Every sequence: whether it counts up, and its last value where the role may read it (None
 /// before its first `nextval`, or after `setval(…, false)`).
@@ -190,10 +206,14 @@ async fn restore_session(
 /// Every sequence's state.
 async fn sequences(client: &Client, settings: &Settings) -> Result<Vec<SequenceState>, Fail> {
     let rows = clocked(client, settings, client.query(SEQUENCES, &[])).await?;
-    Ok(rows
-        .iter()
+    Ok(sequence_states(&rows))
+}
+
+/// The rows of [`SEQUENCES`] as states.
+fn sequence_states(rows: &[tokio_postgres::Row]) -> Vec<SequenceState> {
+    rows.iter()
         .map(|r| (r.get(0), r.get(1), r.get(2)))
-        .collect())
+        .collect()
 }
 
 /// The sequences of `before` that are now behind where they were: moved back by `setval`,
@@ -253,11 +273,10 @@ async fn apply_statement(
         }
         Err(Fail::Hung(limit)) => return Err(hung(limit)),
     }
-    let call = CALL_EXECUTOR.replacen("EXECUTOR", EXECUTOR, 1);
     let outcome = clocked(
         client,
         settings,
-        client.execute(call.as_str(), &[&statement, &applying.executor]),
+        client.execute(CALL_EXECUTOR, &[&statement, &applying.executor]),
     )
     .await;
     let message = match outcome {
@@ -266,74 +285,10 @@ async fn apply_statement(
              plancheck applies its statements with (pg_temp.plancheck_apply), so it was not \
              run; a checked migration may not touch it",
         ),
-        Ok(_) => {
-            let read = futures_util::future::join(
-                guard::snapshot(client, &settings.watched),
-                client.query(SEQUENCES, &[]),
-            );
-            let (now, sequences) = match clocked(client, settings, async {
-                let (now, seqs) = read.await;
-                Ok((now, seqs))
-            })
-            .await
-            {
-                Ok(both) => both,
-                Err(Fail::Hung(limit)) => return Err(hung(limit)),
-                Err(Fail::Db(e)) => return Err(DatabaseFailure(cause(&e)).into()),
-            };
-            let unreadable = |e: tokio_postgres::Error| -> anyhow::Error {
-                DatabaseFailure(format!(
-                    "could not read the session's settings and sequences: {}",
-                    cause(&e)
-                ))
-                .into()
-            };
-            let now = now.map_err(unreadable)?;
-            let sequences: Vec<SequenceState> = sequences
-                .map_err(unreadable)?
-                .iter()
-                .map(|r| (r.get(0), r.get(1), r.get(2)))
-                .collect();
-            let back = moved_back(applying.sequences, &sequences);
-            if !back.is_empty() {
-                let (restored, failed) = put_back(client, settings, &back).await;
-                let mut what = format!(
-                    "this statement moved {} back (setval), which no rollback undoes, and the \
-                     migration was stopped",
-                    restored
-                        .iter()
-                        .chain(&failed)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-                if !restored.is_empty() {
-                    what.push_str(&format!(
-                        "; plancheck set {} where it was at once",
-                        restored.join(", ")
-                    ));
-                }
-                if !failed.is_empty() {
-                    what.push_str(&format!(
-                        "; plancheck could not set {} back: set it back by hand",
-                        failed.join(", ")
-                    ));
-                }
-                here(&what)
-            } else if let Some(what) = guard::changed(
-                &settings.watched,
-                applying.before,
-                &now,
-                Span::Migration,
-                false,
-            ) {
-                here(&format!(
-                    "this statement {what}, which a checked migration may not do; nothing was kept"
-                ))
-            } else {
-                return Ok(());
-            }
-        }
+        Ok(_) => match what_it_did(client, applying).await? {
+            Some(what) => here(&what),
+            None => return Ok(()),
+        },
         Err(Fail::Hung(limit)) => return Err(hung(limit)),
         Err(Fail::Db(e)) => statement_error(&e, migration, offset, statement, settings),
     };
@@ -341,6 +296,81 @@ async fn apply_statement(
         return Err(DatabaseFailure(message).into());
     }
     Err(BadInput(message).into())
+}
+
+/// What a statement just applied did that a checked migration may not (a sequence moved back,
+/// set back at once; a setting outside what a migration may set), in words; None when nothing.
+async fn what_it_did(client: &Client, applying: &Applying<'_>) -> anyhow::Result<Option<String>> {
+    let settings = applying.settings;
+    let read = async {
+        let (now, seqs) = futures_util::future::join(
+            guard::snapshot(client, &settings.watched),
+            client.query(SEQUENCES, &[]),
+        )
+        .await;
+        Ok((now, seqs))
+    };
+    let unreadable = |e: &tokio_postgres::Error| -> anyhow::Error {
+        DatabaseFailure(format!(
+            "could not read the session's settings and sequences: {}",
+            cause(e)
+        ))
+        .into()
+    };
+    let (now, sequences) = match clocked(client, settings, read).await {
+        Ok(both) => both,
+        Err(Fail::Hung(limit)) => {
+            return Err(DatabaseFailure(format!(
+                "applying {}: {}",
+                applying.migration.path,
+                hung_message(limit)
+            ))
+            .into());
+        }
+        Err(Fail::Db(e)) => return Err(unreadable(&e)),
+    };
+    let now = now.map_err(|e| unreadable(&e))?;
+    let sequences = sequence_states(&sequences.map_err(|e| unreadable(&e))?);
+    let back = moved_back(applying.sequences, &sequences);
+    if !back.is_empty() {
+        let (restored, failed) = put_back(client, settings, &back).await;
+        let mut what = format!(
+            "this statement moved {} back (setval), which no rollback undoes, and the migration \
+             was stopped",
+            restored
+                .iter()
+                .chain(&failed)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if !restored.is_empty() {
+            what.push_str(&format!(
+                "; plancheck set {} where it was at once",
+                restored.join(", ")
+            ));
+        }
+        if !failed.is_empty() {
+            what.push_str(&format!(
+                "; plancheck could not set {} back: set it back by hand",
+                failed.join(", ")
+            ));
+        }
+        return Ok(Some(what));
+    }
+    Ok(guard::changed(
+        &settings.watched,
+        applying.before,
+        &now,
+        Span::Migration,
+        false,
+    )
+    .map(|what| {
+        format!(
+            "this statement {what}, which a checked migration may not do; nothing was \
+                     kept"
+        )
+    }))
 }
 
 /// Sets each sequence of `back` to where it was before the migration (or further on, when
