@@ -22,6 +22,11 @@ pub enum Kind {
     Invalid,
     /// A partial index and its twin drifted apart (or the named twin does not exist).
     TwinDrift,
+    /// A partial index and its twin whose keys differ in direction only, which the catalog alone
+    /// cannot call drift: with the keys before it compared by equality, `(a, b)` and `(a, b
+    /// DESC)` serve the same ORDER BY (one scanned backwards). `check` settles it from the read
+    /// path's plans ([`settle_directions`]); until then it is said and fails nothing.
+    KeyDirection,
     /// The catalog could not be read for the read path (another session's lock).
     Unchecked,
 }
@@ -38,6 +43,14 @@ pub struct Finding {
     pub problem: String,
     /// The definitions involved, side by side.
     pub definitions: Vec<String>,
+}
+
+impl Finding {
+    /// Whether the finding fails a run: every kind but a key-direction difference no plan has
+    /// settled.
+    pub fn fails(&self) -> bool {
+        self.kind != Kind::KeyDirection
+    }
 }
 
 /// Lints every read path: each required index (and each named twin) valid and ready, and each
@@ -301,10 +314,28 @@ impl<'a> Pairs<'a> {
                 partial.method, twin.method
             ));
         }
+        let direction_only = problems.is_empty() && directions_only(partial, twin);
         if let Some(p) = key_drift(partial, twin) {
             problems.push(p);
         }
-        if !problems.is_empty() {
+        if direction_only {
+            let mut f = self.finding(
+                partial.name.clone(),
+                twin.name.clone(),
+                format!(
+                    "{} and its twin {} differ in key direction only: {}; not settled from the \
+                     catalog (with the keys before it compared by equality, both serve the same \
+                     ORDER BY, one scanned backwards): `plancheck check` settles it from the \
+                     read path's plans",
+                    partial.name,
+                    twin.name,
+                    problems.join("; ")
+                ),
+                vec![partial.definition.clone(), twin.definition.clone()],
+            );
+            f.kind = Kind::KeyDirection;
+            out.push(f);
+        } else if !problems.is_empty() {
             out.push(self.finding(
                 partial.name.clone(),
                 twin.name.clone(),
@@ -399,6 +430,78 @@ fn written_keys(keys: &[(&str, Direction)]) -> String {
 
 fn bare<'k>(keys: &[(&'k str, Direction)]) -> Vec<&'k str> {
     keys.iter().map(|(k, _)| *k).collect()
+}
+
+/// Whether the two indexes have the same key columns in the same order, differing in direction
+/// (or NULLS order) only, and not every key mirrored.
+fn directions_only(partial: &IndexInfo, twin: &IndexInfo) -> bool {
+    let p = directed_keys(partial);
+    let t = directed_keys(twin);
+    let mirrored: Vec<(&str, Direction)> = t.iter().map(|&(k, d)| (k, d.reversed())).collect();
+    p != t && p != mirrored && bare(&p) == bare(&t)
+}
+
+/// What one check's plan showed of its index, for [`settle_directions`].
+#[derive(Debug, Clone)]
+pub struct PlanFacts<'a> {
+    pub read_path: &'a str,
+    pub scope: &'a str,
+    /// The index the check read (its required index, or the accepted one it passed with), when
+    /// its measured plan read it: `None` when it did not.
+    pub read: Option<&'a str>,
+    /// The Sort Keys of the sorts in that plan.
+    pub sort_keys: &'a [String],
+}
+
+/// Settles each key-direction finding from the plans of its read path: when a check reads the
+/// partial index and one reads the twin, and neither plan sorts (or both do), both serve the
+/// page, and the finding goes; when exactly one sorts, it is twin drift, with the sort as its
+/// evidence. A finding whose indexes no check read stays what it was: not settled.
+pub fn settle_directions(findings: Vec<Finding>, plans: &[PlanFacts<'_>]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for mut f in findings {
+        if f.kind != Kind::KeyDirection {
+            out.push(f);
+            continue;
+        }
+        let reading = |name: &str| {
+            plans
+                .iter()
+                .find(|p| p.read_path == f.read_path && p.read == Some(name))
+        };
+        let (Some(a), Some(b)) = (reading(&f.index), f.twin.as_deref().and_then(reading)) else {
+            out.push(f);
+            continue;
+        };
+        let sorts = |p: &PlanFacts<'_>| !p.sort_keys.is_empty();
+        if sorts(a) == sorts(b) {
+            // Both serve the order (or neither does): the direction decides nothing here.
+            continue;
+        }
+        let (sorting, index) = if sorts(a) {
+            (a, f.index.clone())
+        } else {
+            (b, f.twin.clone().unwrap_or_default())
+        };
+        let keys = f
+            .problem
+            .split_once(": ")
+            .and_then(|(_, rest)| rest.split_once("; not settled"))
+            .map(|(keys, _)| keys.to_string())
+            .unwrap_or_default();
+        f.kind = Kind::TwinDrift;
+        f.problem = format!(
+            "{} and its twin {} drifted: {keys}: scope `{}`'s plan through {index} sorts \
+             (Sort Key: {}) where scope `{}`'s plan through the other needs no Sort",
+            f.index,
+            f.twin.clone().unwrap_or_default(),
+            sorting.scope,
+            sorting.sort_keys.join(", "),
+            if sorts(a) { b.scope } else { a.scope }
+        );
+        out.push(f);
+    }
+    out
 }
 
 /// How the twin's keys drifted from the partial index's, if they did. Direction and NULLS
@@ -663,7 +766,7 @@ mod tests {
     }
 
     #[test]
-    fn a_flipped_key_direction_is_drift_and_the_problem_shows_it() {
+    fn a_flipped_key_direction_is_not_settled_by_the_catalog_and_the_problem_shows_it() {
         let f = one(
             read_path(vec![
                 ("member", visible("posts_visible", &["updated_at", "id"])),
@@ -675,17 +778,22 @@ mod tests {
                     ),
                 ),
             ]),
-            Kind::TwinDrift,
+            Kind::KeyDirection,
         );
-        assert_eq!(
-            f.problem,
-            "posts_visible and its twin posts_all drifted: key directions differ: \
-             (updated_at, id) and (updated_at, id DESC)"
+        // With `updated_at` compared by equality both serve `ORDER BY id`: only a plan says.
+        assert!(
+            f.problem.starts_with(
+                "posts_visible and its twin posts_all differ in key direction only: key \
+                 directions differ: (updated_at, id) and (updated_at, id DESC); not settled"
+            ),
+            "{}",
+            f.problem
         );
+        assert!(!f.fails());
     }
 
     #[test]
-    fn a_different_nulls_order_is_drift() {
+    fn a_different_nulls_order_is_a_key_direction_difference() {
         let f = one(
             read_path(vec![
                 (
@@ -700,10 +808,10 @@ mod tests {
                     ),
                 ),
             ]),
-            Kind::TwinDrift,
+            Kind::KeyDirection,
         );
         assert!(
-            f.problem.ends_with(
+            f.problem.contains(
                 "key directions differ: (updated_at DESC) and (updated_at DESC NULLS LAST)"
             ),
             "{}",
@@ -747,10 +855,10 @@ mod tests {
                     with_orders(index("posts_all", &keys, None), &["DESC", "", ""]),
                 ),
             ]),
-            Kind::TwinDrift,
+            Kind::KeyDirection,
         );
         assert!(
-            f.problem.ends_with(
+            f.problem.contains(
                 "key directions differ: (updated_at, id DESC, deleted_at NULLS FIRST) and \
                  (updated_at DESC, id, deleted_at)"
             ),
@@ -777,7 +885,7 @@ mod tests {
                     ),
                 ),
             ]),
-            Kind::TwinDrift,
+            Kind::KeyDirection,
         );
         assert!(f.problem.contains("(updated_at, id DESC)"), "{}", f.problem);
         // Too short: the keys past the end are ascending.
@@ -794,6 +902,87 @@ mod tests {
                 ),
             ),
         ]));
+    }
+
+    /// The key-direction finding of `posts_visible (updated_at, id)` against `posts_all
+    /// (updated_at, id DESC)`.
+    fn direction_finding() -> Finding {
+        one(
+            read_path(vec![
+                ("member", visible("posts_visible", &["updated_at", "id"])),
+                (
+                    "moderator",
+                    with_orders(
+                        index("posts_all", &["updated_at", "id"], None),
+                        &["", "DESC"],
+                    ),
+                ),
+            ]),
+            Kind::KeyDirection,
+        )
+    }
+
+    fn facts<'a>(scope: &'a str, read: Option<&'a str>, sorts: &'a [String]) -> PlanFacts<'a> {
+        PlanFacts {
+            read_path: "thread-page",
+            scope,
+            read,
+            sort_keys: sorts,
+        }
+    }
+
+    #[test]
+    fn key_directions_both_plans_serve_are_no_drift() {
+        // Regression: `(a, b)` and `(a, b DESC)` were called drift although, with `a` compared by
+        // equality, both serve the page (one scanned backwards) and neither plan sorts.
+        let none: Vec<String> = vec![];
+        let settled = settle_directions(
+            vec![direction_finding()],
+            &[
+                facts("member", Some("posts_visible"), &none),
+                facts("moderator", Some("posts_all"), &none),
+            ],
+        );
+        assert!(settled.is_empty(), "{}", render(&settled));
+    }
+
+    #[test]
+    fn a_key_direction_one_plan_sorts_for_is_drift_with_the_sort_as_evidence() {
+        let none: Vec<String> = vec![];
+        let sort = vec!["p.updated_at, p.id".to_string()];
+        let settled = settle_directions(
+            vec![direction_finding()],
+            &[
+                facts("member", Some("posts_visible"), &none),
+                facts("moderator", Some("posts_all"), &sort),
+            ],
+        );
+        assert_eq!(settled.len(), 1, "{}", render(&settled));
+        let f = &settled[0];
+        assert_eq!(f.kind, Kind::TwinDrift);
+        assert!(f.fails());
+        assert_eq!(
+            f.problem,
+            "posts_visible and its twin posts_all drifted: key directions differ: \
+             (updated_at, id) and (updated_at, id DESC): scope `moderator`'s plan through \
+             posts_all sorts (Sort Key: p.updated_at, p.id) where scope `member`'s plan through \
+             the other needs no Sort"
+        );
+    }
+
+    #[test]
+    fn a_key_direction_no_plan_read_stays_unsettled() {
+        let none: Vec<String> = vec![];
+        let settled = settle_directions(
+            vec![direction_finding()],
+            &[
+                facts("member", Some("posts_visible"), &none),
+                facts("moderator", None, &none),
+            ],
+        );
+        assert_eq!(settled.len(), 1);
+        assert_eq!(settled[0].kind, Kind::KeyDirection);
+        assert!(!settled[0].fails());
     }
 
     #[test]

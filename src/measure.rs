@@ -103,9 +103,13 @@ pub struct Measured {
     #[serde(default)]
     pub generic: Option<Value>,
     /// Re-plans (EXPLAIN without ANALYZE) made with scan types disabled, to find a plan through
-    /// the required index when the planner did not choose it.
+    /// an accepted index when the planner did not choose one.
     #[serde(default)]
     pub probes: Vec<Probe>,
+    /// Re-plans on a schema-only copy on a throwaway local server, one per accepted index and
+    /// plan that the measured server's plans left unsettled, or why each could not be made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scratch: Vec<ScratchReplan>,
     /// What the catalog says of every relation in any of the plans.
     #[serde(default)]
     pub relations: Vec<RelationFacts>,
@@ -178,6 +182,45 @@ pub struct Probe {
     /// `--replan-without-rivals`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped: Vec<String>,
+    pub document: Value,
+}
+
+/// A re-plan of the read path on a schema-only copy of what it touches, on a throwaway local
+/// PostgreSQL of the measured server's major version: every other index of the accepted index's
+/// table dropped there, seq scans disabled. No data and no statistics: whether the planner can
+/// build a plan through an index depends on the definitions only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScratchReplan {
+    /// The accepted index it is about, as the catalog names it (`name`, or `schema.name`
+    /// outside the default schema).
+    pub index: String,
+    pub plan: PlanKind,
+    /// What the re-plan showed, or why there is none.
+    pub outcome: ScratchOutcome,
+}
+
+/// A scratch re-plan made, or why not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScratchOutcome {
+    Planned(Box<ScratchPlan>),
+    /// Not made, and why: no local server of that major version, a definition the copy could
+    /// not take, `--no-scratch`, an interruption.
+    NotMade {
+        why: String,
+    },
+}
+
+/// A plan made on the scratch copy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScratchPlan {
+    /// `server_version` of the local server.
+    pub server_version: String,
+    /// The other indexes of the table (and of its partitions) dropped on the copy.
+    pub dropped: Vec<String>,
+    /// The settings turned off: `enable_seqscan`, `enable_tidscan`.
+    pub disabled: Vec<String>,
+    /// `EXPLAIN (VERBOSE, FORMAT JSON)` of the read path there.
     pub document: Value,
 }
 

@@ -61,6 +61,36 @@ fn completions_are_printed_for_each_shell() {
 }
 
 #[test]
+fn the_progress_line_shows_the_final_verdict_budgets_included() {
+    // Regression: a check over its budget printed `pass` on the progress line, and the report
+    // then said `over-budget`. `deep` compares with `first`, which runs after it: its line waits.
+    let db = fresh_board("commands_progress_budget");
+    let plan = "SELECT p.id FROM posts p WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
+                ORDER BY p.created_at, p.id LIMIT 20";
+    let index = "[scopes.member]\nindex = \"posts_thread_visible_idx\"\n";
+    let deep = format!("relative = {{ to = \"first\", max_ratio = 0.01 }}\n{index}");
+    let dir = read_paths(&[("deep", plan, &deep), ("first", plan, index)]);
+    let out = plancheck(&[
+        "check",
+        "--jobs",
+        "1",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(stderr.contains("first [member]: pass"), "{stderr}");
+    assert!(stderr.contains("deep [member]: over-budget"), "{stderr}");
+    assert!(!stderr.contains("deep [member]: pass"), "{stderr}");
+    // Both lines, each once.
+    assert_eq!(stderr.matches("[member]: ").count(), 2, "{stderr}");
+}
+
+#[test]
 fn progress_is_a_line_per_check_off_a_terminal_and_nothing_with_quiet() {
     let db = fresh_board("commands_progress");
     let dir = tempfile::tempdir().unwrap();

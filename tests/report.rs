@@ -42,10 +42,15 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
         budget: Budget::default(),
         budget_used: None,
         usable: None,
+        settled_by: verdict
+            .is_pass()
+            .then_some(plancheck::verdict::Settled::Plan),
+        unsettled: None,
         large_reads: vec![],
         plan_changed: false,
         plan_diff: vec![],
         strict_plans: false,
+        sort_keys: vec![],
         plans: vec![],
         settings: vec![],
         session: vec![],

@@ -14,7 +14,7 @@ pub(super) async fn lint(args: LintArgs) -> anyhow::Result<i32> {
     let findings = lint::lint(&db::catalog::required_indexes(&client, &project).await?);
     let text = report::lint(&findings, project.read_paths.len(), args.format.into());
     write_stdout(&text)?;
-    Ok(if findings.is_empty() {
+    Ok(if !findings.iter().any(lint::Finding::fails) {
         exit_codes::PASS
     } else {
         exit_codes::CHECK_FAILED

@@ -133,6 +133,7 @@ fn settings(run: &RunArgs) -> Settings {
         watched: db::guard::Watched::default(),
         replan_without_rivals: false,
         session_per_check: run.session_per_check,
+        scratch: db::scratch::Mode::default(),
     }
 }
 
@@ -165,7 +166,7 @@ fn judging(args: &VerdictArgs) -> verdict::Judging {
 pub fn status(report: &Report) -> i32 {
     if report.checks.iter().any(|c| c.connection_lost) {
         exit_codes::DATABASE
-    } else if report.lint.is_empty()
+    } else if report.lint.iter().all(|f| !f.fails())
         && report
             .checks
             .iter()

@@ -260,6 +260,9 @@ pub async fn run_checks(
         Ok(db::server_version(&client).await?)
     })
     .await?;
+    let what = "could not read the server's version number";
+    let major = within(limit, what, async { Ok(db::server_major(&client).await?) }).await?;
+    settings.scratch = scratch_mode(run.no_scratch, major);
     let what = "could not read the role's rights";
     let role_warnings = within(limit, what, role_warnings(&client, options)).await?;
     let what = "could not look up the relations allowed a seq scan";
@@ -400,6 +403,18 @@ pub async fn run_checks(
     Ok(stop.requested().unwrap_or_else(|| status(&report)))
 }
 
+/// Whether the run re-plans on a scratch copy: never with `--no-scratch`, and only on local
+/// binaries of the measured server's major version.
+fn scratch_mode(off: bool, major: u32) -> db::scratch::Mode {
+    if off {
+        return db::scratch::Mode::Off("--no-scratch".into());
+    }
+    match db::scratch::local_binaries(major) {
+        Ok(bin) => db::scratch::Mode::On { bin, major },
+        Err(why) => db::scratch::Mode::Off(why),
+    }
+}
+
 /// The judged checks, and the names of their saved measurement files (none without
 /// --save-plans); the first failed write is the run's failure.
 type Saved = (
@@ -454,6 +469,7 @@ fn report_of(
     if let Some(before) = &mut before {
         verdict::judge_budgets(before);
     }
+    let lint = settle_directions(lint, &checks);
     // Said once: an invalid index a check requires is that check's `invalid-index`.
     let lint = lint
         .into_iter()
@@ -474,6 +490,40 @@ fn report_of(
         role_warnings,
         locations: Default::default(),
     }
+}
+
+/// The key-direction findings of the lint, settled from the checks' plans
+/// ([`lint::settle_directions`]).
+fn settle_directions(
+    lint: Vec<lint::Finding>,
+    checks: &[verdict::CheckResult],
+) -> Vec<lint::Finding> {
+    let facts: Vec<lint::PlanFacts<'_>> = checks
+        .iter()
+        .map(|c| {
+            let read = matches!(
+                c.verdict,
+                Verdict::Pass
+                    | Verdict::OverBudget
+                    | Verdict::PlanChanged
+                    | Verdict::SeqScan
+                    | Verdict::KeyUnused
+                    | Verdict::GenericPlan
+            );
+            // As written (`name` or `schema.name`): the finding names the index bare.
+            let name = c
+                .required_index
+                .rsplit_once('.')
+                .map_or(c.required_index.as_str(), |(_, n)| n);
+            lint::PlanFacts {
+                read_path: &c.read_path,
+                scope: &c.scope,
+                read: read.then_some(name),
+                sort_keys: &c.sort_keys,
+            }
+        })
+        .collect();
+    lint::settle_directions(lint, &facts)
 }
 
 pub(super) async fn lint_findings(
@@ -530,11 +580,13 @@ pub(super) async fn planning_session(
 
 /// Every check, measured, in the project's order whatever finished first; after a stop, the
 /// ones not yet started are left out. Up to `jobs` checks run side by side, each in a session
-/// of the pool; the checks after a migration share its session, one at a time. Each measurement
-/// is judged as it finishes (for the progress line) and handed to `keep` with its judgement,
-/// which returns what the caller holds on to.
+/// of the pool; the checks after a migration share its session, one at a time. Then the checks
+/// whose question the measured server left open are re-planned on the run's scratch copy, all
+/// on one throwaway server. Each measurement is judged once it is whole, handed to `keep` with
+/// its judgement (which returns what the caller holds on to), and its final verdict shown on the
+/// progress line.
 // Long because it is the two ways of running checks (side by side in pooled sessions, or one at a
-// time in the migration's) with their progress and stop handling.
+// time in the migration's), then the scratch re-plans, with their progress and stop handling.
 pub(super) async fn run_all<T>(
     session: db::check::Session<'_>,
     project: &Project,
@@ -551,75 +603,185 @@ pub(super) async fn run_all<T>(
         db::check::Session::Savepoint(_) => "after the migration: ",
     };
     let progress = std::cell::RefCell::new(Progress::new(total, quiet, phase));
+    let book = std::cell::RefCell::new(Book::new(project));
     let catalog = db::check::Catalog::default();
     let all: Vec<_> = project
         .read_paths
         .iter()
         .flat_map(|rp| rp.checks.iter().map(move |c| (rp, c)))
         .collect();
-    if let db::check::Session::Own(_) = session {
-        let mut measured: Vec<(usize, T)> =
-            futures_util::stream::iter(all.into_iter().enumerate().map(
-                |(at, (read_path, scope_check))| {
-                    let mut stop = stop.clone();
-                    let (progress, catalog) = (&progress, &catalog);
-                    async move {
-                        if stop.requested().is_some() {
-                            return None;
-                        }
-                        let what = format!("{} [{}]", read_path.name, scope_check.scope);
-                        progress.borrow_mut().start(&what);
-                        let measured = db::check::run(
-                            session,
-                            read_path,
-                            scope_check,
-                            settings,
-                            catalog,
-                            &mut stop,
-                        )
-                        .await;
-                        let judged = verdict::judge(&measured, judging);
-                        progress.borrow_mut().finish(&what, judged.verdict.as_str());
-                        Some((at, keep(measured, judged)))
-                    }
-                },
-            ))
-            .buffer_unordered(jobs.max(1))
-            .filter_map(|done| async move { done })
-            .collect()
-            .await;
-        measured.sort_by_key(|(at, _)| *at);
-        return measured.into_iter().map(|(_, kept)| kept).collect();
-    }
-    let mut checks = Vec::new();
-    let mut shared_lost = false;
-    for (read_path, scope_check) in all {
-        if stop.requested().is_some() {
-            return checks;
-        }
-        let what = format!("{} [{}]", read_path.name, scope_check.scope);
-        progress.borrow_mut().start(&what);
-        if shared_lost {
-            let measured = db::check::not_run(
-                read_path,
-                scope_check,
-                "not run: the migration's session was lost before this check",
-            );
-            let judged = verdict::judge(&measured, judging);
-            checks.push(keep(measured, judged));
-            continue;
-        }
-        let measured =
-            db::check::run(session, read_path, scope_check, settings, &catalog, stop).await;
+    // A check is finished once it needs nothing more: judged, kept, its line on the progress.
+    let finish = |what: &str, measured: measure::Measurement| -> T {
         let judged = verdict::judge(&measured, judging);
-        progress.borrow_mut().finish(&what, judged.verdict.as_str());
-        // Every check after a migration shares its session: once that is lost (or given up for
-        // not answering), nothing more is sent on it.
-        let lost = matches!(&measured.outcome, measure::Outcome::Failed(f) if f.connection_lost);
-        shared_lost |= lost;
-        checks.push(keep(measured, judged));
+        book.borrow_mut()
+            .finished(&mut progress.borrow_mut(), what, &judged);
+        keep(measured, judged)
+    };
+    let mut done: Vec<(usize, T)> = Vec::new();
+    let mut pending: Vec<(usize, String, measure::Measurement, db::scratch::Request)> = Vec::new();
+    let mut settle_later =
+        |at: usize, what: String, checked: db::check::Checked, done: &mut Vec<(usize, T)>| {
+            match checked.scratch {
+                Some(request) => pending.push((at, what, checked.measurement, request)),
+                None => done.push((at, finish(&what, checked.measurement))),
+            }
+        };
+    if let db::check::Session::Own(_) = session {
+        // Each check finished as it comes, so the progress line keeps up with the run.
+        let mut measured = futures_util::stream::iter(all.into_iter().enumerate().map(
+            |(at, (read_path, scope_check))| {
+                let mut stop = stop.clone();
+                let (progress, catalog) = (&progress, &catalog);
+                async move {
+                    if stop.requested().is_some() {
+                        return None;
+                    }
+                    let what = format!("{} [{}]", read_path.name, scope_check.scope);
+                    progress.borrow_mut().start(&what);
+                    let checked = db::check::run(
+                        session,
+                        read_path,
+                        scope_check,
+                        settings,
+                        catalog,
+                        &mut stop,
+                    )
+                    .await;
+                    Some((at, what, checked))
+                }
+            },
+        ))
+        .buffer_unordered(jobs.max(1));
+        while let Some(finished) = measured.next().await {
+            if let Some((at, what, checked)) = finished {
+                settle_later(at, what, checked, &mut done);
+            }
+        }
+    } else {
+        let mut shared_lost = false;
+        for (at, (read_path, scope_check)) in all.into_iter().enumerate() {
+            if stop.requested().is_some() {
+                break;
+            }
+            let what = format!("{} [{}]", read_path.name, scope_check.scope);
+            progress.borrow_mut().start(&what);
+            if shared_lost {
+                let measured = db::check::not_run(
+                    read_path,
+                    scope_check,
+                    "not run: the migration's session was lost before this check",
+                );
+                done.push((at, finish(&what, measured)));
+                continue;
+            }
+            let checked =
+                db::check::run(session, read_path, scope_check, settings, &catalog, stop).await;
+            // Every check after a migration shares its session: once that is lost (or given up
+            // for not answering), nothing more is sent on it.
+            shared_lost |= matches!(
+                &checked.measurement.outcome,
+                measure::Outcome::Failed(f) if f.connection_lost
+            );
+            settle_later(at, what, checked, &mut done);
+        }
     }
-    checks
+    if !pending.is_empty() {
+        let replans = match &settings.scratch {
+            db::scratch::Mode::On { bin, .. } => {
+                // Every check is measured: the definitions are the copy's alone now.
+                let definitions = catalog.definitions.take();
+                let requests: Vec<&db::scratch::Request> =
+                    pending.iter().map(|(_, _, _, r)| r).collect();
+                db::scratch::settle(
+                    bin,
+                    &definitions,
+                    &requests,
+                    settings.statement_timeout,
+                    stop,
+                )
+                .await
+            }
+            // A request is only made with the scratch copy on.
+            db::scratch::Mode::Off(_) => Vec::new(),
+        };
+        for ((at, what, mut measured, _), made) in pending
+            .into_iter()
+            .zip(replans.into_iter().chain(std::iter::repeat_with(Vec::new)))
+        {
+            if let measure::Outcome::Measured(m) = &mut measured.outcome {
+                m.scratch.extend(made);
+            }
+            done.push((at, finish(&what, measured)));
+        }
+    }
+    book.borrow_mut().flush(&mut progress.borrow_mut());
+    done.sort_by_key(|(at, _)| *at);
+    done.into_iter().map(|(_, kept)| kept).collect()
+}
+
+/// The progress line's verdicts, final ones: a check's budgets are judged for the line as the
+/// report judges them, so a check whose relative budget compares with one not finished yet
+/// waits for it.
+struct Book {
+    /// Shared buffers of the checks finished so far, by (read path, scope).
+    buffers: std::collections::HashMap<(String, String), Option<f64>>,
+    /// Every (read path, scope) of the run.
+    in_run: std::collections::HashSet<(String, String)>,
+    /// Finished checks waiting for the check their relative budget compares with.
+    held: Vec<(String, verdict::CheckResult)>,
+}
+
+impl Book {
+    fn new(project: &Project) -> Book {
+        Book {
+            buffers: Default::default(),
+            in_run: project
+                .read_paths
+                .iter()
+                .flat_map(|rp| rp.checks.iter().map(|c| (rp.name.clone(), c.scope.clone())))
+                .collect(),
+            held: Vec::new(),
+        }
+    }
+
+    fn finished(&mut self, progress: &mut Progress, what: &str, judged: &verdict::CheckResult) {
+        self.buffers.insert(
+            (judged.read_path.clone(), judged.scope.clone()),
+            judged.shared_buffers,
+        );
+        let mut copy = judged.clone();
+        copy.plans = Vec::new();
+        self.held.push((what.to_string(), copy));
+        self.release(progress, false);
+    }
+
+    /// Shows every held check whose comparison is known (all of them at the end).
+    fn release(&mut self, progress: &mut Progress, all: bool) {
+        let held = std::mem::take(&mut self.held);
+        for (what, mut c) in held {
+            let waits = c.budget.relative.as_ref().is_some_and(|rel| {
+                let scope = rel.scope.clone().unwrap_or_else(|| c.scope.clone());
+                let key = (rel.to.clone(), scope);
+                self.in_run.contains(&key) && !self.buffers.contains_key(&key)
+            });
+            if waits && !all {
+                self.held.push((what, c));
+                continue;
+            }
+            let buffers = &self.buffers;
+            verdict::judge_budget(&mut c, &|read_path, scope| {
+                buffers
+                    .get(&(read_path.to_string(), scope.to_string()))
+                    .copied()
+                    .flatten()
+            });
+            progress.finish(&what, c.verdict.as_str());
+        }
+    }
+
+    fn flush(&mut self, progress: &mut Progress) {
+        self.release(progress, true);
+    }
 }
 
 #[cfg(test)]

@@ -29,16 +29,18 @@ use tokio_postgres::{Client, Row, Statement};
 
 use super::guard::{self, Span, Watched};
 
+mod definitions;
 mod rivals;
-use super::cause;
+use super::{cause, scratch};
 use crate::errors::located;
 use crate::explain::Explain;
 use crate::measure::{
     Failure, IndexFacts, IndexLookup, Measured, Measurement, Outcome, PlanKind, Probe,
-    RelationFacts, Requirement,
+    RelationFacts, Requirement, ScratchOutcome, ScratchReplan,
 };
 use crate::project::{ReadPath, ScopeCheck};
 use crate::stop::Stop;
+use crate::verdict::replans;
 
 /// How each check runs.
 #[derive(Debug, Clone)]
@@ -61,6 +63,8 @@ pub struct Settings {
     pub replan_without_rivals: bool,
     /// `--session-per-check`: a new session for every check, never one a check before used.
     pub session_per_check: bool,
+    /// Whether what the measured server's plans leave open is re-planned on a scratch copy.
+    pub scratch: scratch::Mode,
 }
 
 impl Default for Settings {
@@ -76,6 +80,7 @@ impl Default for Settings {
             watched: Watched::default(),
             replan_without_rivals: false,
             session_per_check: false,
+            scratch: scratch::Mode::default(),
         }
     }
 }
@@ -231,7 +236,7 @@ pub fn local_bounds(settings: &Settings) -> String {
 /// A `json` column as text: EXPLAIN documents are parsed by [`crate::explain::parse_json`],
 /// whose depth limit fits plans, where the driver's serde_json would stop at 128 levels. A
 /// document over [`MAX_PLAN_DOCUMENT`] is not copied: only its size is kept (`Err`).
-struct RawJson(Result<String, usize>);
+pub(crate) struct RawJson(pub(crate) Result<String, usize>);
 
 /// The largest EXPLAIN document plancheck reads (8 MiB), checked on the raw text before it is
 /// copied or parsed: a real plan is kilobytes, while a constant folded into the plan (VERBOSE
@@ -449,6 +454,8 @@ pub struct Catalog {
     /// By read path text: whether every function it calls is one of PostgreSQL's own that
     /// runs no SQL of its own.
     builtins: std::cell::RefCell<std::collections::HashMap<String, bool>>,
+    /// The definitions the scratch copy needs, read once per object.
+    pub definitions: std::cell::RefCell<scratch::Definitions>,
 }
 
 /// PostgreSQL's own functions that run SQL given as text, or change a setting: through them a
@@ -594,6 +601,13 @@ pub fn not_run(read_path: &ReadPath, check: &ScopeCheck, why: &str) -> Measureme
     )
 }
 
+/// A check as the database left it: its measurement, and what its scratch re-plans need when
+/// the measured server's plans left a question open and the run re-plans on a scratch copy.
+pub struct Checked {
+    pub measurement: Measurement,
+    pub scratch: Option<scratch::Request>,
+}
+
 /// Measures the check. Never fails: every problem becomes a [`Failure`] in the measurement. A
 /// stop (Ctrl-C) cancels the running statement and rolls the check back.
 // Long because it is a check's life in order: its session, the measurement or its interruption,
@@ -605,13 +619,18 @@ pub async fn run(
     settings: &Settings,
     catalog: &Catalog,
     stop: &mut Stop,
-) -> Measurement {
+) -> Checked {
     // The custom settings the check sets, when they are all it can leave in its session.
     let sets = super::pool::custom_settings(check);
     let held = match session {
         Session::Own(pool) => match pool.take(settings, sets.as_ref()).await {
             Ok(taken) => Held::Pooled(Box::new(taken)),
-            Err(e) => return not_run(read_path, check, &e.0),
+            Err(e) => {
+                return Checked {
+                    measurement: not_run(read_path, check, &e.0),
+                    scratch: None,
+                };
+            }
         },
         Session::Savepoint(client) => Held::Shared(client, tokio::sync::OnceCell::new()),
     };
@@ -638,8 +657,12 @@ pub async fn run(
             })
         }
     };
+    let mut request = None;
     let mut outcome = match outcome {
-        Ok(measured) => Outcome::Measured(Box::new(measured)),
+        Ok((measured, asked)) => {
+            request = asked;
+            Outcome::Measured(Box::new(measured))
+        }
         Err(failure) => Outcome::Failed(failure),
     };
     let lost = matches!(&outcome, Outcome::Failed(f) if f.connection_lost);
@@ -687,15 +710,19 @@ pub async fn run(
         pool.give_back(*pooled, sets.filter(|_| clean), after, settings)
             .await;
     }
-    Measurement {
-        format: crate::measure::FORMAT.into(),
-        version: crate::measure::VERSION,
-        read_path: read_path.name.clone(),
-        scope: check.scope.clone(),
-        requires: requirement(read_path, check),
-        settings: check.settings.clone(),
-        parameters: check.params.len(),
-        outcome,
+    let measured = matches!(outcome, Outcome::Measured(_));
+    Checked {
+        measurement: Measurement {
+            format: crate::measure::FORMAT.into(),
+            version: crate::measure::VERSION,
+            read_path: read_path.name.clone(),
+            scope: check.scope.clone(),
+            requires: requirement(read_path, check),
+            settings: check.settings.clone(),
+            parameters: check.params.len(),
+            outcome,
+        },
+        scratch: request.filter(|_| measured),
     }
 }
 
@@ -740,7 +767,7 @@ async fn measure(
     read_path: &ReadPath,
     check: &ScopeCheck,
     catalog: &Catalog,
-) -> Result<Measured, Failure> {
+) -> Result<(Measured, Option<scratch::Request>), Failure> {
     let settings = sess.settings;
     let begin = if shared {
         Begin::Savepoint
@@ -804,52 +831,114 @@ async fn measure(
         });
     }
 
-    // Re-plans, when the plan names none of the accepted indexes (for a partitioned one, any of
-    // its leaves): the plans through one, if any, found with scan types disabled.
+    // Re-plans, when the plans read none of the accepted indexes (for a partitioned one, any of
+    // its leaves): which ones is the judge's analysis ([`replans`]), for every accepted index.
+    let lookups: Vec<&IndexLookup> = std::iter::once(&index).chain(alternatives.iter()).collect();
+    let accepted = replans::accepted(&lookups);
+    let custom_plans: Vec<&Explain> = custom.iter().map(|(p, _)| p).collect();
+    let owned_custom: Vec<Explain> = custom_plans.iter().map(|p| (*p).clone()).collect();
+    let generic_plan = generic.as_ref().map(|(p, _)| p);
+    let open = replans::open_plan(&owned_custom, generic_plan, &accepted);
     let mut probes = Vec::new();
     let mut probed: Option<&Explain> = None;
-    let names: Vec<&str> = std::iter::once(&index)
-        .chain(alternatives.iter())
-        .filter_map(|lookup| match lookup {
-            IndexLookup::Found(facts) => Some(facts),
-            IndexLookup::Missing { .. } => None,
-        })
-        .flat_map(|facts| crate::model::index_and_leaves(&facts.info.name, &facts.partitions))
-        .collect();
-    if matches!(index, IndexLookup::Found(_)) {
-        let named = |plan: &Explain| plan.reads_any(&names);
-        let mode = (!check.params.is_empty()).then_some("force_custom_plan");
-        if custom.iter().any(|(plan, _)| !named(plan)) {
-            probes = probe(sess, check, mode, PlanKind::Custom, &names).await?;
-            probed = custom.iter().map(|(p, _)| p).find(|p| !named(p));
-        } else if let Some((plan, _)) = generic.as_ref().filter(|(p, _)| !named(p)) {
-            probes = probe(
-                sess,
-                check,
+    if let Some(kind) = open {
+        let (mode, plans): (Option<&str>, Vec<&Explain>) = match kind {
+            PlanKind::Custom => (
+                (!check.params.is_empty()).then_some("force_custom_plan"),
+                custom_plans.clone(),
+            ),
+            PlanKind::Generic => (
                 Some("force_generic_plan"),
-                PlanKind::Generic,
-                &names,
-            )
-            .await?;
-            probed = Some(plan);
-        }
+                generic_plan.into_iter().collect(),
+            ),
+        };
+        probes = probe(sess, check, mode, kind, &accepted).await?;
+        probed = plans.into_iter().next();
     }
-    let non_immutable = match (&index, probed) {
-        (IndexLookup::Found(facts), Some(plan)) => {
-            non_immutable_functions(sess, plan, &facts.info.table).await?
-        }
+    let facts_of = |lookup: &IndexLookup| match lookup {
+        IndexLookup::Found(facts) => Some((**facts).clone()),
+        IndexLookup::Missing { .. } => None,
+    };
+    let non_immutable = match (facts_of(&index), probed) {
+        (Some(facts), Some(plan)) => non_immutable_functions(sess, plan, &facts.info.table).await?,
         _ => Vec::new(),
     };
+    let probe_plans: Vec<Explain> = probes
+        .iter()
+        .filter_map(|p| Explain::from_json(&p.document).ok())
+        .collect();
+
+    // What the measured server's plans left open goes to the scratch copy.
+    let mut scratch = Vec::new();
+    let mut request = None;
+    if let Some(kind) = open {
+        let mut shown: Vec<&Explain> = probe_plans.iter().collect();
+        match kind {
+            PlanKind::Custom => shown.extend(custom_plans.iter().copied()),
+            PlanKind::Generic => shown.extend(generic_plan),
+        }
+        let needed = replans::scratch_needed(&accepted, kind, &shown);
+        match (&settings.scratch, needed.is_empty()) {
+            (_, true) => {}
+            (scratch::Mode::Off(why), false) => {
+                scratch = needed
+                    .iter()
+                    .map(|(index, plan)| ScratchReplan {
+                        index: index.clone(),
+                        plan: *plan,
+                        outcome: ScratchOutcome::NotMade { why: why.clone() },
+                    })
+                    .collect();
+            }
+            (scratch::Mode::On { .. }, false) => {
+                let found: Vec<IndexFacts> = lookups.iter().filter_map(|l| facts_of(l)).collect();
+                let asks: Vec<scratch::Ask> = needed
+                    .iter()
+                    .filter_map(|(shown, plan)| {
+                        let facts = found.iter().find(|f| {
+                            crate::model::Relation::new(Some(&f.info.schema), &f.info.name)
+                                .to_string()
+                                == *shown
+                        })?;
+                        Some(scratch::Ask {
+                            shown: shown.clone(),
+                            schema: facts.info.schema.clone(),
+                            index: facts.info.name.clone(),
+                            plan: *plan,
+                        })
+                    })
+                    .collect();
+                let asked: Vec<&IndexFacts> = found
+                    .iter()
+                    .filter(|f| {
+                        asks.iter()
+                            .any(|a| a.index == f.info.name && a.schema == f.info.schema)
+                    })
+                    .collect();
+                let mut plans: Vec<&Explain> = custom_plans.clone();
+                plans.extend(generic_plan);
+                plans.extend(probe_plans.iter());
+                request = Some(
+                    definitions::request(
+                        sess,
+                        check,
+                        &plans,
+                        &asked,
+                        asks,
+                        &session,
+                        &catalog.definitions,
+                    )
+                    .await?,
+                );
+            }
+        }
+    }
 
     // What the planner knew of every relation the plans read, and of the index's table.
     let mut wanted: Vec<(String, String)> = Vec::new();
     if let IndexLookup::Found(facts) = &index {
         wanted.push((facts.info.schema.clone(), facts.info.table.clone()));
     }
-    let probe_plans: Vec<Explain> = probes
-        .iter()
-        .filter_map(|p| Explain::from_json(&p.document).ok())
-        .collect();
     for plan in custom
         .iter()
         .chain(generic.iter())
@@ -868,17 +957,21 @@ async fn measure(
     }
     let relations = catalog.relations(sess, &wanted).await?;
 
-    Ok(Measured {
-        index,
-        alternatives,
-        custom: custom.into_iter().map(|(_, v)| v).collect(),
-        generic: generic.map(|(_, v)| v),
-        probes,
-        relations,
-        non_immutable,
-        replan_skipped: None,
-        session,
-    })
+    Ok((
+        Measured {
+            index,
+            alternatives,
+            custom: custom.into_iter().map(|(_, v)| v).collect(),
+            generic: generic.map(|(_, v)| v),
+            probes,
+            scratch,
+            relations,
+            non_immutable,
+            replan_skipped: None,
+            session,
+        },
+        request,
+    ))
 }
 
 /// The read path's measured runs: without parameters, `EXPLAIN` of its text as it is; with
@@ -1080,16 +1173,17 @@ const PROBE_RUNGS: [&[&str]; 4] = [
     ],
 ];
 
-/// Re-plans the statement (EXPLAIN without ANALYZE: nothing runs) rung by rung, until a plan
-/// uses one of `index_names`.
+/// Re-plans the statement (EXPLAIN without ANALYZE: nothing runs) rung by rung, until every
+/// accepted index has been read by one of the re-plans, or the rungs run out.
 async fn probe(
     sess: Sess<'_>,
     check: &ScopeCheck,
     plan_cache_mode: Option<&str>,
     kind: PlanKind,
-    index_names: &[&str],
+    accepted: &[replans::Accepted],
 ) -> Result<Vec<Probe>, Failure> {
     let mut probes = Vec::new();
+    let mut plans = Vec::new();
     for rung in PROBE_RUNGS {
         let (plan, document) = replan(sess, check, plan_cache_mode, rung).await?;
         probes.push(Probe {
@@ -1098,7 +1192,8 @@ async fn probe(
             dropped: Vec::new(),
             document,
         });
-        if plan.reads_any(index_names) {
+        plans.push(plan);
+        if replans::every_one_seen(accepted, &plans.iter().collect::<Vec<_>>()) {
             break;
         }
     }

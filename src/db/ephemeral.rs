@@ -420,6 +420,19 @@ impl Server {
         self.child.as_ref().map(Child::id)
     }
 
+    /// Stops the server cleanly and saves its data folder as `entry`; the folder is removed
+    /// either way (when the server is dropped).
+    pub fn save_and_stop(&mut self, entry: &cache::Entry) -> std::io::Result<()> {
+        match self.halt(Duration::from_secs(60)) {
+            Some(status) if status.success() && !self.data().join("postmaster.pid").exists() => {
+                entry.save(&self.data())
+            }
+            other => Err(std::io::Error::other(format!(
+                "the server did not shut down cleanly ({other:?})"
+            ))),
+        }
+    }
+
     /// Stops the server (fast shutdown, then kill) and removes its folder.
     pub fn stop(&mut self) {
         self.halt(Duration::from_secs(15));
@@ -496,6 +509,22 @@ fn server_user() -> Result<Option<(u32, u32)>, DatabaseFailure> {
          as root); set PLANCHECK_PG_USER to an unprivileged user",
         wanted.join(", ")
     )))
+}
+
+/// The major version of the server binaries in `bin`, as `postgres --version` says it
+/// (`postgres (PostgreSQL) 16.4 …` → 16); None when it cannot be run or read.
+pub fn binaries_major(bin: &Path) -> Option<u32> {
+    let out = Command::new(bin.join("postgres"))
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text.split(')').nth(1)?.split_whitespace().next()?;
+    version.split('.').next()?.parse().ok()
 }
 
 /// The folder holding `initdb` and `postgres`.

@@ -52,7 +52,8 @@ pub fn annotations(report: &Report) -> String {
         for d in &f.definitions {
             message.push_str(&format!("\n{d}"));
         }
-        out.push_str(&command("error", &props, &message));
+        let kind = if f.fails() { "error" } else { "warning" };
+        out.push_str(&command(kind, &props, &message));
     }
     for line in super::applied_lines(report) {
         out.push_str(&command(

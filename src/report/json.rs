@@ -42,6 +42,14 @@ struct JsonCheck<'a> {
     /// Whether the index was proved usable (true: a re-plan used it, or its predicate is
     /// implied), proved not (false), or neither (null: not needed, or not settled).
     usable: Option<bool>,
+    /// What settled the verdict about the index: `plan` (the measured plan read it),
+    /// `re-plan` (a re-plan on the measured server), `scratch` (a re-plan on a schema-only
+    /// copy on a throwaway local server), `rule` (a rule of PostgreSQL's proof procedure), or
+    /// null: not settled (`unsettled` says why), or no index question (an error, a missing or
+    /// invalid index).
+    settled_by: Option<crate::verdict::Settled>,
+    /// Why usability is not settled, when it was asked and is not.
+    unsettled: Option<&'a str>,
     /// Relations of at least --large-rows rows the plan reads whole.
     large_reads: &'a [String],
     /// The plan's shape differs from its baseline (`baselines/NAME.SCOPE.plan`).
@@ -87,6 +95,8 @@ pub(super) fn json(report: &Report) -> String {
                 planning_ms: c.planning_ms,
                 shared_buffers: c.shared_buffers,
                 usable: c.usable,
+                settled_by: c.settled_by,
+                unsettled: c.unsettled.as_deref(),
                 large_reads: &c.large_reads,
                 plan_changed: c.plan_changed,
                 plan_diff: &c.plan_diff,

@@ -57,13 +57,21 @@ pub(super) fn junit(report: &Report) -> String {
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_else(|| "lint".into());
-        let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-        s.set_message(format!("{}: {}", f.read_path, f.problem))
-            .set_type(kind);
-        if !f.definitions.is_empty() {
-            s.set_description(f.definitions.join("\n"));
-        }
+        let s = if f.fails() {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_message(format!("{}: {}", f.read_path, f.problem))
+                .set_type(kind);
+            if !f.definitions.is_empty() {
+                s.set_description(f.definitions.join("\n"));
+            }
+            s
+        } else {
+            TestCaseStatus::success()
+        };
         let mut case = TestCase::new(format!("index {}", f.index), s);
+        if !f.fails() {
+            case.set_system_out(format!("{}: {}", f.read_path, f.problem));
+        }
         case.set_classname(&f.read_path);
         suite.add_test_case(case);
     }
@@ -99,10 +107,9 @@ fn plan_body(c: &CheckResult) -> String {
     } else if !c.used.is_empty() {
         out.push_str(&format!("used: {}\n", c.used.join("; ")));
     }
-    if let Some(plan) = probe_plan(c) {
+    if let Some((title, plan)) = probe_plan(c) {
         out.push_str(&format!(
-            "\nthe re-plan through {} (not run; scan types disabled):\n{}",
-            c.required_index,
+            "\n{title}:\n{}",
             crate::explain::render_tree(&plan)
         ));
     }

@@ -272,11 +272,27 @@ fn failing_plan(c: &CheckResult) -> Option<(&'static str, Explain)> {
     Explain::from_json(doc).ok().map(|plan| (wanted, plan))
 }
 
-/// The re-plan that found a way through the required index (the `probe`), parsed: the cost a
-/// `not-chosen` message quotes comes from it.
-fn probe_plan(c: &CheckResult) -> Option<Explain> {
-    let (_, doc) = c.plans.iter().find(|(l, _)| l == "probe")?;
-    Explain::from_json(doc).ok()
+/// The re-plan behind a usability verdict, parsed, with its title: the one on the measured server
+/// that found a way through the required index (the `probe`: the cost a `not-chosen` message
+/// quotes comes from it), or the one on the scratch copy.
+fn probe_plan(c: &CheckResult) -> Option<(String, Explain)> {
+    let (label, doc) = c
+        .plans
+        .iter()
+        .find(|(l, _)| l == "probe" || l == "scratch")?;
+    let title = if label == "probe" {
+        format!(
+            "the re-plan through {} (not run; scan types disabled)",
+            c.required_index
+        )
+    } else {
+        format!(
+            "the re-plan on the schema-only copy, {} alone on its table (not run; seq scans \
+             disabled)",
+            c.required_index
+        )
+    };
+    Explain::from_json(doc).ok().map(|plan| (title, plan))
 }
 
 /// The summary line: `12 checks on PostgreSQL 15.8: 11 passed, 1 failed, 0 errors`.

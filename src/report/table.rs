@@ -428,11 +428,11 @@ fn sections(report: &Report, layout: Layout, style: Style) -> String {
     }
     out.push_str(&declared_settings(report));
     out.push_str(&format!("\n{}\n", summary_line(report)));
-    if !report.lint.is_empty() {
+    let failing = report.lint.iter().filter(|f| f.fails()).count();
+    if failing > 0 {
         out.push_str(&format!(
-            "{} index problem{} (see \"indexes:\" above)\n",
-            report.lint.len(),
-            if report.lint.len() == 1 { "" } else { "s" }
+            "{failing} index problem{} (see \"indexes:\" above)\n",
+            if failing == 1 { "" } else { "s" }
         ));
     }
     out
@@ -551,11 +551,10 @@ fn plans(report: &Report) -> String {
                 crate::explain::render_tree(&plan)
             ));
         }
-        if let Some(plan) = probe_plan(c) {
+        if let Some((title, plan)) = probe_plan(c) {
             out.push_str(&format!(
-                "\n{} the re-plan through {} (not run; scan types disabled):\n{}",
+                "\n{} {title}:\n{}",
                 check_name(c),
-                c.required_index,
                 crate::explain::render_tree(&plan)
             ));
         }

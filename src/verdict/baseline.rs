@@ -170,6 +170,7 @@ mod tests {
                       "Total Cost": 3.0 }]}}])],
                 generic: None,
                 probes: vec![],
+                scratch: vec![],
                 relations: vec![],
                 non_immutable: vec![],
                 replan_skipped: None,

@@ -23,15 +23,29 @@ pub struct BudgetUsed {
 /// figures). Only a check that passed can go over budget: a lost index is the bigger news. A
 /// comparison that did not run, or ran without figures, makes the relative budget an `error`:
 /// a budget that cannot be measured is never a pass.
-// Long because each budget kind (warm time, buffers, relative) is measured and compared in turn, then one verdict is made of all three.
 pub fn judge_budgets(checks: &mut [CheckResult]) {
     let buffers_of: HashMap<(String, String), Option<f64>> = checks
         .iter()
         .map(|c| ((c.read_path.clone(), c.scope.clone()), c.shared_buffers))
         .collect();
+    let lookup = |read_path: &str, scope: &str| {
+        buffers_of
+            .get(&(read_path.to_string(), scope.to_string()))
+            .copied()
+            .flatten()
+    };
     for c in checks.iter_mut() {
+        judge_budget(c, &lookup);
+    }
+}
+
+/// Judges one check's budgets, with `buffers_of(read_path, scope)` the shared buffers of the
+/// check a relative budget compares with (None: not run, or no figure).
+// Long because each budget kind (warm time, buffers, relative) is measured and compared in turn, then one verdict is made of all three.
+pub fn judge_budget(c: &mut CheckResult, buffers_of: &dyn Fn(&str, &str) -> Option<f64>) {
+    {
         if c.budget.is_empty() {
-            continue;
+            return;
         }
         let mut used = BudgetUsed::default();
         let mut over: Vec<String> = Vec::new();
@@ -69,10 +83,7 @@ pub fn judge_budgets(checks: &mut [CheckResult]) {
         }
         if let Some(rel) = &c.budget.relative {
             let scope = rel.scope.clone().unwrap_or_else(|| c.scope.clone());
-            let theirs = buffers_of
-                .get(&(rel.to.clone(), scope.clone()))
-                .copied()
-                .flatten();
+            let theirs = buffers_of(&rel.to, &scope);
             match (c.shared_buffers, theirs) {
                 (Some(mine), Some(theirs)) if theirs > 0.0 => {
                     let ratio = mine / theirs;
@@ -95,7 +106,7 @@ pub fn judge_budgets(checks: &mut [CheckResult]) {
         c.budget_used = Some(used);
         // A changed plan is a warning: a budget it broke is still the bigger news.
         if !c.verdict.is_pass() && c.verdict != Verdict::PlanChanged {
-            continue;
+            return;
         }
         if !unmeasured.is_empty() {
             c.verdict = Verdict::Error;

@@ -1,10 +1,9 @@
 //! The required index's keys against the query: `key-unused` (the index is in the plan, but its
-//! leading key serves nothing and a Filter throws most of what it reads away), and, for a
-//! check whose index was not chosen, what of the index the query can use.
+//! leading key serves nothing and a Filter throws most of what it reads away).
 
+use super::group;
 use super::plan::{Rules, WHOLE_RELATION_SHARE, is_required_index};
 use super::predicate::{Conjunct, Form, conjuncts, mentions};
-use super::{RequiredIndex, group};
 use crate::explain::{Explain, PlanNode, ScanKind};
 use crate::model::Relation;
 
@@ -148,7 +147,8 @@ fn how_the_query_uses(key: &str, conditions: &[Conjunct]) -> String {
              condition on {key}, or index {column}."
         ),
         KeyUse::Elsewhere(c) => format!(
-            "The query names {key} only in `{c}`, which the index cannot use as a condition on it."
+            "The query names {key} in `{c}`, which this scan applies as a Filter, not as its \
+             Index Cond."
         ),
         KeyUse::None => format!("The query puts no condition on {key}."),
     }
@@ -212,130 +212,4 @@ fn use_of(key: &str, conditions: &[Conjunct]) -> KeyUse {
         }
     }
     KeyUse::None
-}
-
-/// For a check whose index was not chosen: which of its keys the query's conditions can use,
-/// which they wrap, and whether the index's order could serve a Sort in the plan.
-pub fn summary(index: &RequiredIndex, conditions: &[Conjunct], plan: &Explain) -> Option<String> {
-    if index.keys.is_empty() {
-        return None;
-    }
-    let mut parts = Vec::new();
-    let mut equal_prefix = 0;
-    let mut prefix_open = true;
-    for key in &index.keys {
-        let text = match use_of(key, conditions) {
-            KeyUse::Direct(c) => {
-                let equality = conjuncts(&c)
-                    .first()
-                    .and_then(Conjunct::form)
-                    .is_some_and(|f| matches!(f, Form::In(_, ref v) if v.len() == 1));
-                if prefix_open && equality {
-                    equal_prefix += 1;
-                } else {
-                    prefix_open = false;
-                }
-                format!("{key} has a condition the index can use (`{c}`)")
-            }
-            KeyUse::Wrapped(how, c) => {
-                prefix_open = false;
-                format!("{key} only inside {how} (`{c}`), which the index cannot use")
-            }
-            KeyUse::Other(column, c) => {
-                prefix_open = false;
-                format!("{key} is not compared; the query compares {column} (`{c}`)")
-            }
-            KeyUse::Elsewhere(c) => {
-                prefix_open = false;
-                format!("{key} only in `{c}`, which the index cannot use")
-            }
-            KeyUse::None => {
-                prefix_open = false;
-                format!("{key} has no condition")
-            }
-        };
-        parts.push(text);
-    }
-    let mut out = format!("Of its keys: {}.", parts.join("; "));
-    if let Some(order) = order_by(index, equal_prefix, plan) {
-        out.push(' ');
-        out.push_str(&order);
-    }
-    Some(out)
-}
-
-/// Whether the index's key order (after the keys compared by equality) matches the first Sort in
-/// the plan, forwards or backwards.
-fn order_by(index: &RequiredIndex, skip: usize, plan: &Explain) -> Option<String> {
-    let sort = plan
-        .nodes()
-        .into_iter()
-        .find(|n| !n.sort_key.is_empty() && n.node_type.ends_with("Sort"))?;
-    let wanted: Vec<(String, bool, bool)> = sort.sort_key.iter().map(|k| sort_item(k)).collect();
-    let keys: Vec<(String, bool, bool)> = index
-        .keys
-        .iter()
-        .enumerate()
-        .skip(skip)
-        .map(|(i, k)| {
-            let order = index.orders.get(i).map(String::as_str).unwrap_or("");
-            let crate::model::KeyOrder { desc, nulls_first } = crate::model::KeyOrder::parse(order);
-            (
-                conjuncts(k)
-                    .first()
-                    .map(|c| c.text.clone())
-                    .unwrap_or_default(),
-                desc,
-                nulls_first,
-            )
-        })
-        .collect();
-    let shown = sort.sort_key.join(", ");
-    if wanted.len() > keys.len() {
-        return Some(format!(
-            "Its keys cannot serve the ORDER BY (Sort Key: {shown}): it has fewer keys after the \
-             ones compared by equality."
-        ));
-    }
-    let same = |flip: bool| {
-        wanted.iter().zip(&keys).all(|((w, wd, wn), (k, kd, kn))| {
-            w == k && (*wd != *kd) == flip && (*wn != *kn) == flip
-        })
-    };
-    if same(false) || same(true) {
-        Some(format!(
-            "Its key order could serve the ORDER BY (Sort Key: {shown}) the plan sorts for."
-        ))
-    } else {
-        Some(format!(
-            "Its key order does not match the ORDER BY (Sort Key: {shown}): column, direction \
-             and NULLS order must all match, forwards or backwards."
-        ))
-    }
-}
-
-/// A printed sort key, `p.created_at DESC NULLS LAST`: (expression, descending, nulls first).
-fn sort_item(key: &str) -> (String, bool, bool) {
-    let upper = key.to_ascii_uppercase();
-    let mut expr = key;
-    for suffix in [" NULLS FIRST", " NULLS LAST", " DESC", " ASC"] {
-        if let Some(i) = expr.to_ascii_uppercase().rfind(suffix)
-            && i + suffix.len() == expr.len()
-        {
-            expr = &expr[..i];
-        }
-    }
-    let desc = upper.contains(" DESC");
-    let nulls_first = if upper.contains("NULLS FIRST") {
-        true
-    } else if upper.contains("NULLS LAST") {
-        false
-    } else {
-        desc
-    };
-    let text = conjuncts(expr)
-        .first()
-        .map(|c| c.text.clone())
-        .unwrap_or_default();
-    (text, desc, nulls_first)
 }

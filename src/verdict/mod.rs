@@ -17,6 +17,7 @@ mod keys;
 mod notes;
 mod plan;
 pub mod predicate;
+pub mod replans;
 pub mod shape;
 mod usability;
 
@@ -25,13 +26,13 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::explain::Explain;
-use crate::measure::{IndexLookup, Measurement, Outcome, PlanKind};
+use crate::measure::{IndexLookup, Measurement, Outcome, PlanKind, ScratchOutcome};
 pub use crate::model::{Budget, IndexInfo, Partition, Relation, Relative};
-pub use budgets::{BudgetUsed, judge_budgets};
+pub use budgets::{BudgetUsed, judge_budget, judge_budgets};
 pub use generic::judge_generic;
 pub use keys::{KEY_UNUSED_MIN_REMOVED, KEY_UNUSED_RATIO};
 pub use plan::{PlanVerdict, Rules, judge_plan};
-pub use usability::{Probe, Usability, judge_usability};
+pub use usability::{Probe, Scratch, ScratchPlan, Shown, Usability, judge_usability};
 
 /// The verdict of one check. Kebab-case everywhere: TOML, flags, JSON and the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -76,6 +77,30 @@ impl Verdict {
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// What settled a check's verdict about its index: the measured plan itself (it read the
+/// index), a re-plan on the measured server, a re-plan on the scratch copy, or a rule of
+/// PostgreSQL's proof procedure. Kebab-case in JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Settled {
+    Plan,
+    #[serde(rename = "re-plan")]
+    Replan,
+    Scratch,
+    Rule,
+}
+
+impl Settled {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Settled::Plan => "plan",
+            Settled::Replan => "re-plan",
+            Settled::Scratch => "scratch",
+            Settled::Rule => "rule",
+        }
     }
 }
 
@@ -149,6 +174,12 @@ pub struct CheckResult {
     /// When the required index was not in the plan: whether it was proved usable (`not-chosen`)
     /// or proved not (`not-usable`). `None` when no proof was needed, or none was found.
     pub usable: Option<bool>,
+    /// What settled the verdict about the index: `Plan` when the measured plan read it; how
+    /// usability was proved when it did not; `None` when nothing settled it (or no index
+    /// question was asked: an error, a missing or invalid index).
+    pub settled_by: Option<Settled>,
+    /// Why usability is not settled, when it was asked and is not.
+    pub unsettled: Option<String>,
     /// Relations of at least `--large-rows` rows the plan reads whole: no `--require` forgives
     /// them.
     pub large_reads: Vec<String>,
@@ -158,6 +189,9 @@ pub struct CheckResult {
     pub plan_diff: Vec<String>,
     /// `--strict-plans`: a changed plan fails the run instead of warning.
     pub strict_plans: bool,
+    /// The Sort Keys of the sorts in the measured plan (custom), as printed: none when the
+    /// read path's order comes from an index (or it has none). Twin drift reads them.
+    pub sort_keys: Vec<String>,
     /// The plans behind the verdict, labelled (`custom`, `generic`, and `probe`: the re-plan
     /// that used the index), for `--explain`.
     pub plans: Vec<(String, serde_json::Value)>,
@@ -307,10 +341,13 @@ fn unjudged(m: &Measurement) -> CheckResult {
         budget: m.requires.budget.clone(),
         budget_used: None,
         usable: None,
+        settled_by: None,
+        unsettled: None,
         large_reads: Vec::new(),
         plan_changed: false,
         plan_diff: Vec::new(),
         strict_plans: false,
+        sort_keys: Vec::new(),
         plans: Vec::new(),
         settings: m.settings.clone(),
         session: Vec::new(),
@@ -362,6 +399,12 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         }
     };
     figures(&mut r, measured, &custom);
+    r.sort_keys = custom[0]
+        .nodes()
+        .into_iter()
+        .filter(|n| n.node_type.ends_with("Sort"))
+        .flat_map(|n| n.sort_key.iter().cloned())
+        .collect();
     r.session = measured.session.clone();
     let reltuples: HashMap<String, f64> = measured
         .relations
@@ -414,9 +457,11 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
     r.seq_scans = chosen.seq_scans;
     r.message = chosen.message;
     r.usable = chosen.usable;
+    r.settled_by = chosen.settled_by;
+    r.unsettled = chosen.unsettled;
     r.large_reads = chosen.large_reads;
-    if let Some(doc) = chosen.probe {
-        r.plans.push(("probe".into(), doc));
+    if let Some((label, doc)) = chosen.probe {
+        r.plans.push((label.into(), doc));
     }
     if let Some(baseline) = &m.requires.baseline {
         compare_baseline(&mut r, m, measured, baseline, how);
@@ -469,9 +514,12 @@ struct Judged {
     seq_scans: Vec<String>,
     message: String,
     usable: Option<bool>,
+    settled_by: Option<Settled>,
+    unsettled: Option<String>,
     large_reads: Vec<String>,
-    /// The re-plan through the index, for `--explain`.
-    probe: Option<serde_json::Value>,
+    /// The re-plan through the index (`probe`), or on the scratch copy (`scratch`), for
+    /// `--explain`.
+    probe: Option<(&'static str, serde_json::Value)>,
 }
 
 // Long because it is the rules in their order (index, each run, usability, generic plan, large
@@ -495,6 +543,8 @@ fn judge_index(
         seq_scans: Vec::new(),
         message,
         usable: None,
+        settled_by: None,
+        unsettled: None,
         large_reads: Vec::new(),
         probe: None,
     };
@@ -565,16 +615,50 @@ fn judge_index(
     let names = required.names();
     let reads_index = |plan: &Explain| plan.reads_any(&names);
     let mut usable = None;
+    let mut settled_by = None;
+    let mut unsettled = None;
     let mut probe_doc = None;
+    let shown_name = Relation::new(Some(&required.schema), &required.name).to_string();
     let mut settle = |v: PlanVerdict, plan: &Explain, kind: PlanKind| -> PlanVerdict {
         let found = probes(kind);
         let ps: Vec<Probe> = found.iter().map(|(p, _)| p.clone()).collect();
-        let u = judge_usability(v, plan, &ps, &rules, &measured.non_immutable);
+        let copy = measured
+            .scratch
+            .iter()
+            .find(|s| s.plan == kind && s.index == shown_name);
+        let read_copy = copy.and_then(|s| match &s.outcome {
+            ScratchOutcome::Planned(p) => Explain::from_json(&p.document).ok().map(|plan| {
+                (
+                    ScratchPlan {
+                        server_version: p.server_version.clone(),
+                        dropped: p.dropped.clone(),
+                        plan,
+                    },
+                    p.document.clone(),
+                )
+            }),
+            ScratchOutcome::NotMade { .. } => None,
+        });
+        let unreadable = copy.is_some_and(|s| matches!(s.outcome, ScratchOutcome::Planned(_)))
+            && read_copy.is_none();
+        let scratch = match (copy, &read_copy) {
+            (_, Some((p, _))) => Scratch::Planned(p),
+            (Some(s), None) => match &s.outcome {
+                ScratchOutcome::NotMade { why } => Scratch::NotMade(why),
+                ScratchOutcome::Planned(_) => Scratch::NotMade("its plan could not be read"),
+            },
+            (None, None) => Scratch::Absent,
+        };
+        debug_assert!(!unreadable || matches!(scratch, Scratch::NotMade(_)));
+        let u = judge_usability(v, plan, &ps, scratch, &rules, &measured.non_immutable);
         usable = u.usable;
-        probe_doc = u
-            .shown
-            .and_then(|i| found.get(i))
-            .map(|(_, d)| (*d).clone());
+        settled_by = u.settled_by;
+        unsettled = u.unsettled;
+        probe_doc = match u.shown {
+            Some(Shown::Probe(i)) => found.get(i).map(|(_, d)| ("probe", (*d).clone())),
+            Some(Shown::Scratch) => read_copy.map(|(_, d)| ("scratch", d)),
+            None => None,
+        };
         u.verdict
     };
     if judged.verdict == Verdict::NotChosen && !reads_index(&custom[at]) {
@@ -586,6 +670,10 @@ fn judge_index(
             g = settle(g, generic, PlanKind::Generic);
         }
         judged = judge_generic(judged, g, &required.name);
+    }
+    // The plan itself settled it when no re-plan was needed to: the index is in it.
+    if settled_by.is_none() && unsettled.is_none() && judged.verdict != Verdict::NotChosen {
+        settled_by = Some(Settled::Plan);
     }
     // What was used instead of the index, from the plan the verdict is about.
     let about = match (judged.verdict, generic) {
@@ -599,15 +687,11 @@ fn judge_index(
     };
     let large_reads = judged.large_reads.clone();
     let mut message = judged.message;
-    if judged.verdict == Verdict::NotChosen && usable.is_none() {
-        match &measured.replan_skipped {
-            Some(why) => message.push_str(&format!(" ({why})")),
-            None if !measured.probes.iter().any(|p| !p.dropped.is_empty()) => message.push_str(
-                " On a database that is yours, --replan-without-rivals settles it: the rivals \
-                 are dropped in a transaction that is rolled back, and the statement re-planned.",
-            ),
-            None => {}
-        }
+    if judged.verdict == Verdict::NotChosen
+        && usable.is_none()
+        && let Some(why) = &measured.replan_skipped
+    {
+        message.push_str(&format!(" ({why})"));
     }
     if !large_reads.is_empty() && usable == Some(true) {
         message.push_str(&format!(
@@ -623,6 +707,8 @@ fn judge_index(
         seq_scans: judged.seq_scans,
         message,
         usable,
+        settled_by,
+        unsettled,
         large_reads,
         probe: probe_doc,
     }
@@ -1239,7 +1325,15 @@ mod tests {
             reltuples: &reltuples,
             large_rows: Judging::default().large_rows,
         };
-        judge_usability(judge_plan(&plan, &rules), &plan, &probes, &rules, &[]).verdict
+        judge_usability(
+            judge_plan(&plan, &rules),
+            &plan,
+            &probes,
+            Scratch::Absent,
+            &rules,
+            &[],
+        )
+        .verdict
     }
 
     fn seq_scan_plan(cost: f64) -> Value {
@@ -1303,7 +1397,15 @@ mod tests {
         let probes = vec![probe(json!([{ "Plan": { "Node Type": "Index Scan",
             "Index Name": "posts_thread_visible_idx", "Relation Name": "posts",
             "Schema": "public", "Total Cost": 8.0 }}]))];
-        let v = judge_usability(judge_plan(&plan, &rules), &plan, &probes, &rules, &[]).verdict;
+        let v = judge_usability(
+            judge_plan(&plan, &rules),
+            &plan,
+            &probes,
+            Scratch::Absent,
+            &rules,
+            &[],
+        )
+        .verdict;
         assert_eq!(v.verdict, Verdict::NotChosen, "{v:?}");
         assert!(v.message.contains("not settled"), "{}", v.message);
     }
@@ -1346,10 +1448,13 @@ mod tests {
             budget: Budget::default(),
             budget_used: None,
             usable: None,
+            settled_by: None,
+            unsettled: None,
             large_reads: vec![],
             plan_changed: false,
             plan_diff: vec![],
             strict_plans: false,
+            sort_keys: vec![],
             notes: vec![],
             plans: vec![],
             settings: vec![],

@@ -1,29 +1,41 @@
-//! `not-usable` or `not-chosen`: when the required index is not in the plan, whether any plan
-//! can use it. Each answer needs a proof, and where there is none the check says so.
+//! `not-usable` or `not-chosen`: when an accepted index is not in the plan, whether any plan can
+//! use it for this SQL. Ask PostgreSQL, never re-implement it: each answer names the evidence
+//! that settled it ([`Settled`]), tried in this order.
 //!
-//! - **Usable** (`not-chosen`) when a re-plan with scan types disabled used the index, or when
-//!   every conjunct of a partial index's predicate is implied by one of the conditions the
-//!   plans applied to its table (a sibling partial index the planner used counts: the planner
-//!   proved its predicate).
-//! - **Not usable** (`not-usable`) when a rule in [`super::predicate`] shows a conjunct of the
-//!   predicate cannot be implied (no condition on its column, a parameter, an IN list or a
-//!   range wider than the predicate's, `<>` against `=`, a cast), or when every re-plan read
-//!   the table with nothing but disabled scan types (no other index could have won).
-//! - **Not settled** otherwise (another index won every re-plan and no rule decides):
-//!   `not-chosen` with `usable` unknown, which `--require usable` does not forgive.
+//! 1. **re-plan** — a re-plan on the measured server with scan types disabled (or, with
+//!    `--replan-without-rivals`, with the rival indexes dropped) read the index: usable, and its
+//!    cost at this data is known.
+//! 2. **scratch** — a re-plan on a schema-only copy of what the read path touches, on a local
+//!    server of the same major version, every other index of the table dropped and seq scans
+//!    off (see [`crate::db::scratch`]): the index in the plan proves it usable; no plan through
+//!    it, with nothing else left to choose, proves it not usable. No data, no statistics:
+//!    whether the planner *can* use an index depends on the definitions only.
+//! 3. **re-plan** again — with the rivals dropped on the measured server and seq scans off, no
+//!    plan read the table through any index: not usable.
+//! 4. **rule** — where no scratch re-plan could be made: a rule of PostgreSQL's own proof
+//!    procedure for partial indexes (`predtest.c`, see [`super::predicate`]) shows a conjunct of
+//!    the predicate cannot be implied by any one condition on the table (not usable), or that
+//!    each conjunct is one of the conditions the plans applied (usable: the planner can always
+//!    read a partial index whose predicate it proved).
+//! 5. Otherwise not settled: `not-chosen` with `usable` unknown and the reason, which
+//!    `--require usable` does not forgive.
 //!
-//! Up to PostgreSQL 17 a disabled path costs 1e10 more: a probe plan that still holds one has a
-//! cost that cannot be compared, and is said so. PostgreSQL 18 marks such nodes `Disabled`.
-//! Either way the index is found by name, never inferred from a cost.
+//! What a message says of the plans is what they show: which index each re-plan read the table
+//! by (never "won every re-plan" unless it did), the node through the index with its Index Cond
+//! and whether the plan sorts, the predicate beside the conditions the plan applied. Costs are
+//! quoted only from the measured server: the scratch copy has no statistics.
+//!
+//! Up to PostgreSQL 17 a disabled path costs 1e10 more; PostgreSQL 18 marks such nodes
+//! `Disabled`. Either way the index is found by name, never inferred from a cost.
 
-use super::plan::{DISABLED_COST, PlanVerdict, Rules, is_required_index};
+use super::plan::{DISABLED_COST, PlanVerdict, Rules, describe_scan, is_required_index};
 use super::predicate::{Conjunct, cannot_imply, implies, mentions};
-use super::{RequiredIndex, Verdict, keys};
-use crate::explain::Explain;
+use super::{RequiredIndex, Settled, Verdict};
+use crate::explain::{Explain, ScanKind};
 
 /// A plan made while probing whether the required index can serve the statement at all: the
-/// same statement re-planned (without running it) with sequential scans and, rung by rung,
-/// competing scan types disabled.
+/// same statement re-planned (without running it) on the measured server with sequential scans
+/// and, rung by rung, competing scan types disabled.
 #[derive(Debug, Clone)]
 pub struct Probe {
     /// The settings turned off: `enable_seqscan`, ….
@@ -33,14 +45,44 @@ pub struct Probe {
     pub plan: Explain,
 }
 
-/// The answer, with which probe (if any) showed a plan through the index.
+/// A re-plan on the scratch copy, read: the local server's version, what was dropped there,
+/// and the plan.
+#[derive(Debug, Clone)]
+pub struct ScratchPlan {
+    pub server_version: String,
+    pub dropped: Vec<String>,
+    pub plan: Explain,
+}
+
+/// What the measurement holds of the scratch copy for this index and plan: a plan, why none was
+/// made, or nothing at all (a measurement saved before scratch re-plans existed, or a question
+/// the measuring side did not see as open).
+#[derive(Debug, Clone, Copy)]
+pub enum Scratch<'a> {
+    Planned(&'a ScratchPlan),
+    NotMade(&'a str),
+    Absent,
+}
+
+/// Which plan `--explain` shows beside the verdict: the measured re-plan that read the index, or
+/// the scratch re-plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    Probe(usize),
+    Scratch,
+}
+
+/// The answer, with its evidence.
 #[derive(Debug, Clone)]
 pub struct Usability {
     pub verdict: PlanVerdict,
     /// `Some(true)`: proved usable; `Some(false)`: proved not; `None`: not settled.
     pub usable: Option<bool>,
-    /// The probe whose plan used the index, for `--explain`.
-    pub shown: Option<usize>,
+    pub shown: Option<Shown>,
+    /// What settled it; `None` when nothing did.
+    pub settled_by: Option<Settled>,
+    /// Why it is not settled, when it is not.
+    pub unsettled: Option<String>,
 }
 
 fn off(disabled: &[String]) -> String {
@@ -56,6 +98,7 @@ pub fn judge_usability(
     verdict: PlanVerdict,
     chosen: &Explain,
     probes: &[Probe],
+    scratch: Scratch<'_>,
     rules: &Rules<'_>,
     non_immutable: &[String],
 ) -> Usability {
@@ -64,49 +107,73 @@ pub fn judge_usability(
             verdict,
             usable: None,
             shown: None,
+            settled_by: None,
+            unsettled: None,
         };
     }
     let ev = Evidence::gather(chosen, probes, rules.index);
+    let name = &rules.index.name;
     if let Some(i) = ev.found {
         let probe = &probes[i];
-        let name = &rules.index.name;
-        return Usability {
-            verdict: PlanVerdict {
-                message: format!(
-                    "{}. {name} is usable (a re-plan with {} used it), but at these statistics \
-                     the planner preferred another plan: {}.{}",
-                    verdict.message,
-                    how_found(probe),
-                    costs(chosen, probe, name),
-                    ev.keys
-                ),
-                ..verdict
-            },
-            usable: Some(true),
-            shown: Some(i),
-        };
+        let through = through(&probe.plan, rules.index)
+            .map(|t| format!(" The re-plan {t}."))
+            .unwrap_or_default();
+        return usable(
+            verdict,
+            Settled::Replan,
+            Some(Shown::Probe(i)),
+            format!(
+                "{name} is usable (a re-plan with {} read it), but at these statistics the \
+                 planner preferred another plan: {}.{through}",
+                how_found(probe),
+                costs(chosen, probe, name),
+            ),
+        );
+    }
+    match scratch {
+        Scratch::Planned(copy) => return on_copy(verdict, copy, &ev, rules, non_immutable),
+        Scratch::NotMade(_) | Scratch::Absent => {}
+    }
+    let why_not_copied = match scratch {
+        Scratch::NotMade(why) => why.to_string(),
+        _ => "none in this measurement".to_string(),
+    };
+    if let Some(proof) = &ev.set_aside_proof {
+        return not_usable(
+            verdict,
+            Settled::Replan,
+            format!("{name} cannot serve this SQL: {proof}."),
+        );
     }
     match rules.index.predicate.as_deref() {
-        None => full_index(verdict, &ev),
-        Some(predicate) => partial_index(verdict, predicate, &ev, non_immutable),
+        Some(predicate) => partial_index(verdict, predicate, &ev, non_immutable, &why_not_copied),
+        None => not_settled(
+            verdict,
+            &why_not_copied,
+            format!(
+                "{}; whether {name} can serve this SQL at all is not settled. Its keys: {}.",
+                ev.replans_chose(),
+                rules.index.keys.join(", ")
+            ),
+        ),
     }
 }
-
-const TRIED: &str = "even with seq scans and, in turn, each competing scan type disabled";
 
 /// What the plans (the chosen one and the re-plans) show about the required index's table.
 struct Evidence<'a> {
     index: &'a RequiredIndex,
-    /// The re-plan that used the index, if one did.
+    /// The table and its partitions: where the plans' conditions on it are.
+    tables: Vec<&'a str>,
+    /// The re-plan that read the index, if one did.
     found: Option<usize>,
-    /// The other indexes the plans used on the table, in order of first use.
+    /// Each re-plan: what it disabled or set aside, and how it read the table.
+    replans: Vec<Replan>,
+    /// The other indexes the plans read the table by.
     rivals: Vec<String>,
     /// What the plans show to hold on the table: its conditions, and the predicates of the
     /// partial indexes the planner used on it (it proved them, and prints no condition they
     /// imply).
     known: Vec<Conjunct>,
-    /// What of the index the query can use, as a sentence (with a leading space), or empty.
-    keys: String,
     /// The chosen plan's conditions on the table, as printed, for the message.
     shown_conditions: String,
     /// With rivals set aside and seq scans disabled, no plan read the table through any index.
@@ -114,78 +181,58 @@ struct Evidence<'a> {
 }
 
 impl<'a> Evidence<'a> {
-    // Long because each piece of evidence is read from every plan in turn: the re-plan that found the index, rivals, known conditions, keys, the set-aside proof.
     fn gather(chosen: &Explain, probes: &[Probe], index: &'a RequiredIndex) -> Evidence<'a> {
         // A partitioned table is read through its partitions: their scans hold the conditions.
         let tables: Vec<&str> = std::iter::once(index.table.as_str())
             .chain(index.partitions.iter().map(|p| p.table.as_str()))
             .collect();
-        let leaves: Vec<&str> = index
-            .partitions
+        let found = probes.iter().position(|p| reads(&p.plan, index));
+        let replans = probes
             .iter()
-            .filter_map(|p| p.leaf_index.as_deref())
-            .collect();
-        let found = probes.iter().position(|p| {
-            p.plan.scans().iter().any(|s| {
-                is_required_index(s, index)
-                    || (s.kind.uses_index()
-                        && s.node
-                            .index_name
-                            .as_deref()
-                            .is_some_and(|n| leaves.contains(&n)))
+            .map(|p| Replan {
+                how: how_found(p),
+                read: read_on(&p.plan, &tables),
+                indexes: indexes_on(&p.plan, &tables),
             })
-        });
+            .collect();
         let plans: Vec<&Explain> = std::iter::once(chosen)
             .chain(probes.iter().map(|p| &p.plan))
             .collect();
-        let mut rivals: Vec<String> = Vec::new();
-        for plan in &plans {
-            for s in plan.scans() {
-                if s.kind.uses_index()
-                    && s.relation.is_some_and(|r| tables.contains(&r))
-                    && let Some(n) = &s.node.index_name
-                    && n != &index.name
-                    && !leaves.contains(&n.as_str())
-                    && !rivals.contains(n)
-                {
-                    rivals.push(n.clone());
-                }
-            }
-        }
         let mut known: Vec<Conjunct> = Vec::new();
+        let mut rivals: Vec<&str> = Vec::new();
         for plan in &plans {
             for t in &tables {
                 for c in plan.conditions_on(t) {
                     known.extend(index.conjuncts(&c));
                 }
             }
+            for s in plan.scans() {
+                if s.kind.uses_index()
+                    && s.relation.is_some_and(|r| tables.contains(&r))
+                    && let Some(n) = s.node.index_name.as_deref()
+                    && !rivals.contains(&n)
+                {
+                    rivals.push(n);
+                }
+            }
         }
+        // A sibling partial index the planner read: the planner proved its predicate.
         for rival in &rivals {
             if let Some(p) = index
                 .siblings
                 .iter()
-                .find(|s| &s.name == rival)
+                .find(|s| s.name == *rival)
                 .and_then(|s| s.predicate.as_deref())
             {
                 known.extend(index.conjuncts(p));
             }
         }
-        let keys = keys::summary(index, &known, chosen)
-            .map(|k| format!(" {k}"))
-            .unwrap_or_default();
-        let mut shown: Vec<String> = Vec::new();
-        for t in &tables {
-            for c in chosen.conditions_on(t) {
-                if !shown.contains(&c) {
-                    shown.push(c);
-                }
-            }
-        }
-        let shown_conditions = if shown.is_empty() {
-            "none".to_string()
-        } else {
-            shown.join(", ")
-        };
+        let rivals: Vec<String> = rivals
+            .into_iter()
+            .filter(|r| *r != index.name)
+            .map(str::to_string)
+            .collect();
+        let shown = conditions_text(chosen, &tables);
         let set_aside_proof = probes
             .iter()
             .find(|p| {
@@ -197,8 +244,8 @@ impl<'a> Evidence<'a> {
             })
             .map(|p| {
                 format!(
-                    "with {} set aside and {} (in a rolled-back transaction, \
-                     --replan-without-rivals), no plan reads {} through any index",
+                    "with {} set aside and {} (in a rolled-back transaction on the measured \
+                     server, --replan-without-rivals), no plan reads {} through any index",
                     p.dropped.join(", "),
                     off(&p.disabled),
                     index.table
@@ -206,149 +253,319 @@ impl<'a> Evidence<'a> {
             });
         Evidence {
             index,
+            tables,
             found,
+            replans,
             rivals,
             known,
-            keys,
-            shown_conditions,
+            shown_conditions: shown,
             set_aside_proof,
         }
     }
 
-    /// `rival was chosen instead in every re-plan`, saying "(same predicate)" when asked and so.
-    fn rival_text(&self, same: bool) -> String {
-        let Some(r) = self.rivals.first() else {
-            return "no plan used it".into();
-        };
-        let same_predicate = self.index.predicate.is_some()
-            && self
-                .index
-                .siblings
-                .iter()
-                .find(|s| &s.name == r)
-                .is_some_and(|s| s.predicate == self.index.predicate);
-        let note = if same && same_predicate {
-            " (same predicate)"
-        } else {
-            ""
-        };
-        format!("{r}{note} was chosen instead in every re-plan")
+    /// What the re-plans on the measured server read the table by: one sentence, each re-plan
+    /// named, or "every re-plan" only when they all read it through the same one index (the
+    /// scan type aside), which is named with "(same predicate)" where that is so.
+    fn replans_chose(&self) -> String {
+        let table = &self.index.table;
+        let by_index: Vec<&Vec<String>> = self.replans.iter().map(|r| &r.indexes).collect();
+        match self.replans.as_slice() {
+            [] => format!(
+                "no re-plan was made on the measured server for {}",
+                self.index.name
+            ),
+            [one] => format!("the re-plan with {} read {table} by {}", one.how, one.read),
+            all if by_index.iter().all(|i| i.len() == 1 && *i == by_index[0]) => {
+                let rival = &by_index[0][0];
+                let same = self.index.predicate.is_some()
+                    && self
+                        .index
+                        .siblings
+                        .iter()
+                        .find(|s| &s.name == rival)
+                        .is_some_and(|s| s.predicate == self.index.predicate);
+                format!(
+                    "{rival}{} was chosen instead in every re-plan on the measured server ({})",
+                    if same { " (same predicate)" } else { "" },
+                    all.len()
+                )
+            }
+            all if all.iter().all(|r| r.read == all[0].read) => format!(
+                "every re-plan on the measured server ({}) read {table} by {}",
+                all.len(),
+                all[0].read
+            ),
+            all => format!(
+                "the re-plans on the measured server read {table}: {}",
+                all.iter()
+                    .map(|r| format!("with {}, by {}", r.how, r.read))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        }
     }
 }
 
-/// A full index: usable by predicate, but only a re-plan can show it serves the SQL.
-fn full_index(verdict: PlanVerdict, ev: &Evidence<'_>) -> Usability {
-    let (name, keys) = (&ev.index.name, &ev.keys);
-    if let Some(proof) = &ev.set_aside_proof {
-        return not_usable(
-            verdict,
-            format!("{name} cannot serve this SQL: {proof}.{keys}"),
-        );
+/// One re-plan on the measured server: what it disabled or set aside, how it read the table,
+/// and through which indexes.
+struct Replan {
+    how: String,
+    read: String,
+    indexes: Vec<String>,
+}
+
+/// Whether `plan` reads the index (a partitioned one through any of its leaves).
+fn reads(plan: &Explain, index: &RequiredIndex) -> bool {
+    let leaves: Vec<&str> = index
+        .partitions
+        .iter()
+        .filter_map(|p| p.leaf_index.as_deref())
+        .collect();
+    plan.scans().iter().any(|s| {
+        is_required_index(s, index)
+            || (s.kind.uses_index()
+                && s.node
+                    .index_name
+                    .as_deref()
+                    .is_some_and(|n| leaves.contains(&n)))
+    })
+}
+
+/// How `plan` reads the tables, as a reader names the access paths (`Index Scan using x`, `Seq
+/// Scan (disabled, chosen anyway)`).
+fn read_on(plan: &Explain, tables: &[&str]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for s in plan.scans() {
+        if s.kind == ScanKind::BitmapHeap || !s.relation.is_some_and(|r| tables.contains(&r)) {
+            continue;
+        }
+        let text = describe_scan(&s, false);
+        if !out.contains(&text) {
+            out.push(text);
+        }
     }
-    if ev.rivals.is_empty() {
-        return not_usable(
-            verdict,
+    if out.is_empty() {
+        "no scan of it".into()
+    } else {
+        out.join(" and ")
+    }
+}
+
+/// The indexes `plan` reads the tables through, in order of first use.
+fn indexes_on(plan: &Explain, tables: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in plan.scans() {
+        if s.kind.uses_index()
+            && s.relation.is_some_and(|r| tables.contains(&r))
+            && let Some(n) = &s.node.index_name
+            && !out.contains(n)
+        {
+            out.push(n.clone());
+        }
+    }
+    out
+}
+
+/// The conditions `plan` applies to the tables, as printed, or "none".
+fn conditions_text(plan: &Explain, tables: &[&str]) -> String {
+    let mut shown: Vec<String> = Vec::new();
+    for t in tables {
+        for c in plan.conditions_on(t) {
+            if !shown.contains(&c) {
+                shown.push(c);
+            }
+        }
+    }
+    if shown.is_empty() {
+        "none".to_string()
+    } else {
+        shown.join(", ")
+    }
+}
+
+/// How a plan reads the index, from the plan itself: the node, its Index Cond (or that it has
+/// none), and whether the plan sorts anywhere. `None` when the plan does not read it.
+pub(super) fn through(plan: &Explain, index: &RequiredIndex) -> Option<String> {
+    let leaves: Vec<&str> = index
+        .partitions
+        .iter()
+        .filter_map(|p| p.leaf_index.as_deref())
+        .collect();
+    let scan = plan.scans().into_iter().find(|s| {
+        s.kind.uses_index()
+            && s.node
+                .index_name
+                .as_deref()
+                .is_some_and(|n| n == index.name || leaves.contains(&n))
+    })?;
+    let cond = match (&scan.node.index_cond, scan.kind) {
+        (Some(c), _) => format!("Index Cond: {c}"),
+        (None, ScanKind::BitmapIndex) => {
+            "no Index Cond: the whole index is read into a bitmap".into()
+        }
+        (None, _) => {
+            "no Index Cond: the index is walked in its order, whole or until a LIMIT stops it"
+                .into()
+        }
+    };
+    let sort = plan
+        .nodes()
+        .into_iter()
+        .find(|n| n.node_type.ends_with("Sort") && !n.sort_key.is_empty())
+        .map(|n| {
             format!(
-                "{name} cannot serve this SQL: no plan uses it {TRIED}, and no other index was \
-                 chosen in its place.{keys}"
+                "; the plan sorts ({}: {})",
+                n.node_type,
+                n.sort_key.join(", ")
+            )
+        })
+        .unwrap_or_else(|| "; the plan has no Sort".into());
+    Some(format!(
+        "reads it by {} ({cond}){sort}",
+        describe_scan(&scan, false)
+    ))
+}
+
+/// The answer of the scratch copy's re-plan, with the rule that explains a `not-usable` where
+/// one does.
+fn on_copy(
+    verdict: PlanVerdict,
+    copy: &ScratchPlan,
+    ev: &Evidence<'_>,
+    rules: &Rules<'_>,
+    non_immutable: &[String],
+) -> Usability {
+    let index = rules.index;
+    let (name, table) = (&index.name, &index.table);
+    let major = copy
+        .server_version
+        .split(['.', ' '])
+        .next()
+        .unwrap_or(&copy.server_version);
+    let alone = if copy.dropped.is_empty() {
+        format!("{name} the only index on {table}")
+    } else {
+        format!(
+            "every other index on {table} dropped ({})",
+            few(&copy.dropped)
+        )
+    };
+    let setting = format!(
+        "on a schema-only copy on PostgreSQL {major} (no data, no statistics), with {alone} and \
+         seq scans disabled"
+    );
+    if reads(&copy.plan, index) {
+        let through = through(&copy.plan, index).unwrap_or_default();
+        return usable(
+            verdict,
+            Settled::Scratch,
+            Some(Shown::Scratch),
+            format!(
+                "{name} is usable: {setting}, the planner {through}. At this data and these \
+                 statistics it preferred the plan above; {}; its cost was not measured \
+                 (--replan-without-rivals measures it, on a database that is yours; the copy \
+                 has no statistics).",
+                ev.replans_chose()
             ),
         );
     }
-    not_settled(
-        verdict,
-        format!(
-            "{} ({TRIED}), so whether {name} can serve this SQL at all is not settled.{keys}",
-            ev.rival_text(false)
-        ),
-    )
+    let instead = read_on(&copy.plan, &ev.tables);
+    let mut why = format!(
+        "{name} cannot serve this SQL: {setting}, the planner still reads {table} by {instead}, \
+         never through {name}."
+    );
+    match index.predicate.as_deref() {
+        Some(predicate) => {
+            why.push_str(&format!(
+                " Its predicate {predicate}; the conditions on {table}: {}.",
+                ev.shown_conditions
+            ));
+            let wanted = index.conjuncts(predicate);
+            let unproved: Vec<&Conjunct> = wanted
+                .iter()
+                .filter(|p| !ev.known.iter().any(|c| implies(c, p)))
+                .collect();
+            if let Some(cause) = causes(&unproved, &ev.known, non_immutable).first() {
+                why.push_str(&format!(" By PostgreSQL's proof rules: {cause}."));
+            }
+        }
+        None => why.push_str(&format!(
+            " Its keys: {}; the conditions on {table}: {}.",
+            index.keys.join(", "),
+            ev.shown_conditions
+        )),
+    }
+    Usability {
+        shown: Some(Shown::Scratch),
+        ..not_usable(verdict, Settled::Scratch, why)
+    }
 }
 
-/// A partial index: implied (usable), disproved by a rule or a re-plan (not usable), or neither.
-// Long because it is the outcomes in their order of proof, each with its own message: implied
-// (with or without a rival), disproved by a rule, by the rivals set aside, by no rival at all,
-// then not settled.
+/// A partial index with no plan to settle it: the rules of PostgreSQL's proof procedure, where
+/// one applies; otherwise not settled.
 fn partial_index(
     verdict: PlanVerdict,
     predicate: &str,
     ev: &Evidence<'_>,
     non_immutable: &[String],
+    why_not_copied: &str,
 ) -> Usability {
     let index = ev.index;
-    let (name, table, keys) = (&index.name, &index.table, &ev.keys);
+    let (name, table) = (&index.name, &index.table);
     let wanted = index.conjuncts(predicate);
     let unproved: Vec<&Conjunct> = wanted
         .iter()
         .filter(|p| !ev.known.iter().any(|c| implies(c, p)))
         .collect();
-    if unproved.is_empty() {
-        if ev.rivals.is_empty() {
-            // Implied, yet no plan used it and nothing else was chosen: not proved either way.
-            return not_settled(
-                verdict,
-                format!(
-                    "its predicate {predicate} is implied by the conditions on {table}, yet no \
-                     plan used {name} {TRIED}, and no other index was chosen in its place; \
-                     whether the planner can build a path through it is not settled.{keys}"
-                ),
-            );
-        }
-        let how = {
-            format!(
-                "but {}, and disabling scan types cannot set aside an index of the same scan \
-                 type, so its cost was not measured (--replan-without-rivals measures it, on a \
-                 database that is yours)",
-                ev.rival_text(true)
-            )
-        };
-        return Usability {
-            verdict: PlanVerdict {
-                message: format!(
-                    "{}. {name} is usable: its predicate {predicate} is implied by the \
-                     conditions on {table}, {how}.{keys}",
-                    verdict.message
-                ),
-                ..verdict
-            },
-            usable: Some(true),
-            shown: None,
-        };
-    }
     let conditions = &ev.shown_conditions;
+    if unproved.is_empty() && ev.rivals.is_empty() && !ev.replans.is_empty() {
+        // The rule says implied, yet with seq scans disabled no re-plan read the table through
+        // any index: the plans contradict the rule, and nothing is claimed.
+        return not_settled(
+            verdict,
+            why_not_copied,
+            format!(
+                "its predicate {predicate} appears among the conditions on {table}, yet {}, \
+                 never through {name} or another index, so whether {name} can serve this SQL \
+                 is not settled.",
+                ev.replans_chose()
+            ),
+        );
+    }
+    if unproved.is_empty() {
+        return usable(
+            verdict,
+            Settled::Rule,
+            None,
+            format!(
+                "{name} is usable: each conjunct of its predicate {predicate} is one of the \
+                 conditions the plans applied to {table} (PostgreSQL proves a partial index's \
+                 predicate from such a condition, and can then always read the index); {} \
+                 (no scratch re-plan: {why_not_copied}).",
+                ev.replans_chose()
+            ),
+        );
+    }
     let not_implied = format!(
         "its predicate {predicate} is not implied by the conditions on {table} ({conditions})"
     );
     if let Some(cause) = causes(&unproved, &ev.known, non_immutable).first() {
-        let also = ev
-            .set_aside_proof
-            .as_ref()
-            .map(|p| format!(" And {p}."))
-            .unwrap_or_default();
         return not_usable(
             verdict,
-            format!("{name} cannot serve this SQL: {not_implied}. Cause: {cause}.{also}{keys}"),
-        );
-    }
-    if let Some(proof) = &ev.set_aside_proof {
-        return not_usable(
-            verdict,
-            format!("{name} cannot serve this SQL: {proof}; {not_implied}.{keys}"),
-        );
-    }
-    if ev.rivals.is_empty() {
-        return not_usable(
-            verdict,
+            Settled::Rule,
             format!(
-                "{name} cannot serve this SQL: no plan uses it {TRIED}, and no other index was \
-                 chosen in its place; {not_implied}.{keys}"
+                "{name} cannot serve this SQL: {not_implied}. By PostgreSQL's proof rules: \
+                 {cause} (no scratch re-plan: {why_not_copied})."
             ),
         );
     }
     not_settled(
         verdict,
+        why_not_copied,
         format!(
-            "{} ({TRIED}), and whether the conditions on {table} ({conditions}) imply its \
-             predicate {predicate} is not settled by the plans.{keys}",
-            ev.rival_text(false)
+            "{}; whether the conditions on {table} ({conditions}) imply its predicate \
+             {predicate} is not settled by the plans or by a rule.",
+            ev.replans_chose()
         ),
     )
 }
@@ -389,6 +606,15 @@ fn causes(unproved: &[&Conjunct], known: &[Conjunct], non_immutable: &[String]) 
     out
 }
 
+/// Names, the first three of them and how many in all where there are more.
+fn few(names: &[String]) -> String {
+    if names.len() <= 3 {
+        names.join(", ")
+    } else {
+        format!("{}, … {} in all", names[..3].join(", "), names.len())
+    }
+}
+
 /// What a re-plan changed, as a reader would write it.
 fn how_found(probe: &Probe) -> String {
     let mut parts = Vec::new();
@@ -405,7 +631,25 @@ fn how_found(probe: &Probe) -> String {
     }
 }
 
-fn not_usable(verdict: PlanVerdict, why: String) -> Usability {
+fn usable(
+    verdict: PlanVerdict,
+    settled_by: Settled,
+    shown: Option<Shown>,
+    why: String,
+) -> Usability {
+    Usability {
+        verdict: PlanVerdict {
+            message: format!("{}. {why}", verdict.message),
+            ..verdict
+        },
+        usable: Some(true),
+        shown,
+        settled_by: Some(settled_by),
+        unsettled: None,
+    }
+}
+
+fn not_usable(verdict: PlanVerdict, settled_by: Settled, why: String) -> Usability {
     Usability {
         verdict: PlanVerdict {
             verdict: Verdict::NotUsable,
@@ -414,17 +658,24 @@ fn not_usable(verdict: PlanVerdict, why: String) -> Usability {
         },
         usable: Some(false),
         shown: None,
+        settled_by: Some(settled_by),
+        unsettled: None,
     }
 }
 
-fn not_settled(verdict: PlanVerdict, why: String) -> Usability {
+fn not_settled(verdict: PlanVerdict, why_not_copied: &str, what: String) -> Usability {
     Usability {
         verdict: PlanVerdict {
-            message: format!("{}. Usability not settled: {why}", verdict.message),
+            message: format!(
+                "{}. Usability not settled: {what} No scratch re-plan: {why_not_copied}.",
+                verdict.message
+            ),
             ..verdict
         },
         usable: None,
         shown: None,
+        settled_by: None,
+        unsettled: Some(why_not_copied.to_string()),
     }
 }
 
@@ -483,5 +734,255 @@ fn costs(chosen: &Explain, probe: &Probe, name: &str) -> String {
              ({ratio:.1}×; found with {})",
             off(&probe.disabled)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::verdict::plan::judge_plan;
+
+    fn index(predicate: Option<&str>) -> RequiredIndex {
+        RequiredIndex {
+            schema: "public".into(),
+            name: "events_live".into(),
+            table: "events".into(),
+            predicate: predicate.map(str::to_string),
+            keys: vec!["account_id".into()],
+            orders: vec![String::new()],
+            siblings: vec![],
+            columns: vec![],
+            partitions: vec![],
+        }
+    }
+
+    fn plan(doc: Value) -> Explain {
+        Explain::from_json(&doc).unwrap()
+    }
+
+    fn scan(index: Option<&str>, cond: Option<&str>) -> Value {
+        let mut node = match index {
+            Some(i) => json!({ "Node Type": "Index Scan", "Index Name": i,
+                               "Relation Name": "events", "Schema": "public",
+                               "Total Cost": 8.0 }),
+            None => json!({ "Node Type": "Seq Scan", "Relation Name": "events",
+                            "Schema": "public", "Total Cost": 100.0,
+                            "Filter": "(events.kind = ANY ('{a,x}'::text[]))" }),
+        };
+        if let Some(c) = cond {
+            node["Index Cond"] = json!(c);
+        }
+        json!([{ "Plan": node }])
+    }
+
+    fn copy(doc: Value) -> ScratchPlan {
+        ScratchPlan {
+            server_version: "15.18 (Debian 15.18-0+deb12u1)".into(),
+            dropped: vec!["events_account".into(), "events_pkey".into()],
+            plan: plan(doc),
+        }
+    }
+
+    fn probe(doc: Value) -> Probe {
+        Probe {
+            disabled: vec!["enable_seqscan".into()],
+            dropped: vec![],
+            plan: plan(doc),
+        }
+    }
+
+    /// The usability of `index` for a chosen plan through the rival `events_account`.
+    fn judge(index: &RequiredIndex, probes: &[Probe], scratch: Scratch<'_>) -> Usability {
+        let chosen = plan(scan(
+            Some("events_account"),
+            Some("(events.account_id = 42)"),
+        ));
+        let reltuples = HashMap::new();
+        let rules = Rules {
+            index,
+            allow_seq_scan: &[],
+            reltuples: &reltuples,
+            large_rows: 10_000.0,
+        };
+        judge_usability(
+            judge_plan(&chosen, &rules),
+            &chosen,
+            probes,
+            scratch,
+            &rules,
+            &[],
+        )
+    }
+
+    #[test]
+    fn the_index_in_the_scratch_plan_is_usable_and_says_where_that_was_shown() {
+        let c = copy(scan(Some("events_live"), Some("(events.account_id = 42)")));
+        let u = judge(
+            &index(Some("(kind <> 'x'::text)")),
+            &[],
+            Scratch::Planned(&c),
+        );
+        assert_eq!(u.verdict.verdict, Verdict::NotChosen);
+        assert_eq!(u.usable, Some(true));
+        assert_eq!(u.settled_by, Some(Settled::Scratch));
+        assert_eq!(u.shown, Some(Shown::Scratch));
+        let m = &u.verdict.message;
+        assert!(m.contains("schema-only copy on PostgreSQL 15"), "{m}");
+        assert!(m.contains("Index Cond: (events.account_id = 42)"), "{m}");
+        assert!(m.contains("the plan has no Sort"), "{m}");
+    }
+
+    #[test]
+    fn no_plan_through_the_index_on_the_scratch_copy_is_not_usable() {
+        let mut seq = scan(None, None);
+        seq[0]["Plan"]["Total Cost"] = json!(1.0e10 + 100.0);
+        let c = copy(seq);
+        let u = judge(
+            &index(Some("(kind <> 'x'::text)")),
+            &[],
+            Scratch::Planned(&c),
+        );
+        assert_eq!(u.verdict.verdict, Verdict::NotUsable);
+        assert_eq!(u.usable, Some(false));
+        assert_eq!(u.settled_by, Some(Settled::Scratch));
+        let m = &u.verdict.message;
+        assert!(m.contains("every other index on events dropped (events_account, events_pkey)"));
+        assert!(
+            m.contains("Seq Scan on events (disabled, chosen anyway)"),
+            "{m}"
+        );
+        assert!(m.contains("never through events_live"), "{m}");
+        assert!(m.contains("Its predicate (kind <> 'x'::text)"), "{m}");
+    }
+
+    #[test]
+    fn the_scratch_copy_outranks_a_rule_that_says_otherwise() {
+        // The text rule finds no condition on `kind` in the chosen plan (not implied); the
+        // planner, alone with the index, used it: the planner is right.
+        let c = copy(scan(Some("events_live"), None));
+        let u = judge(
+            &index(Some("(kind = 'a'::text)")),
+            &[],
+            Scratch::Planned(&c),
+        );
+        assert_eq!(u.usable, Some(true), "{}", u.verdict.message);
+        assert_eq!(u.settled_by, Some(Settled::Scratch));
+        assert!(
+            u.verdict
+                .message
+                .contains("no Index Cond: the index is walked in its order"),
+            "{}",
+            u.verdict.message
+        );
+    }
+
+    #[test]
+    fn a_re_plan_on_the_measured_server_that_read_the_index_settles_it_with_costs() {
+        let probes = [probe(scan(
+            Some("events_live"),
+            Some("(events.account_id = 42)"),
+        ))];
+        let c = copy(scan(None, None));
+        let u = judge(&index(None), &probes, Scratch::Planned(&c));
+        assert_eq!(u.usable, Some(true));
+        assert_eq!(u.settled_by, Some(Settled::Replan));
+        assert_eq!(u.shown, Some(Shown::Probe(0)));
+        assert!(
+            u.verdict.message.contains("costs 8.00"),
+            "{}",
+            u.verdict.message
+        );
+    }
+
+    #[test]
+    fn without_a_scratch_plan_a_full_index_is_not_settled_and_says_why() {
+        // Regression: a full index whose re-plans all read another index was called not usable
+        // "even with seq scans disabled", and a second accepted index got that claim with no
+        // re-plan made at all.
+        let probes = [probe(scan(
+            Some("events_account"),
+            Some("(events.account_id = 42)"),
+        ))];
+        let why = "no local PostgreSQL 16 to re-plan on; install it or set PLANCHECK_PG_BIN";
+        let u = judge(&index(None), &probes, Scratch::NotMade(why));
+        assert_eq!(u.verdict.verdict, Verdict::NotChosen);
+        assert_eq!(u.usable, None);
+        assert_eq!(u.settled_by, None);
+        assert_eq!(u.unsettled.as_deref(), Some(why));
+        assert!(u.verdict.message.contains(why), "{}", u.verdict.message);
+        let u = judge(&index(None), &[], Scratch::Absent);
+        assert_eq!(u.usable, None);
+        assert!(
+            u.verdict.message.contains("no re-plan was made"),
+            "{}",
+            u.verdict.message
+        );
+    }
+
+    #[test]
+    fn what_the_re_plans_read_is_said_per_re_plan_unless_they_all_agree() {
+        // Regression: "X was chosen instead in every re-plan" where the re-plans had other
+        // winners.
+        let mut second = probe(scan(Some("events_other"), None));
+        second.disabled = vec!["enable_seqscan".into(), "enable_bitmapscan".into()];
+        let probes = [
+            probe(scan(
+                Some("events_account"),
+                Some("(events.account_id = 42)"),
+            )),
+            second,
+        ];
+        let u = judge(&index(None), &probes, Scratch::Absent);
+        let m = &u.verdict.message;
+        assert!(!m.contains("every re-plan"), "{m}");
+        assert!(
+            m.contains("with enable_seqscan = off, by Index Scan using events_account"),
+            "{m}"
+        );
+        assert!(m.contains("by Index Scan using events_other"), "{m}");
+        let same = [
+            probe(scan(Some("events_account"), None)),
+            probe(scan(Some("events_account"), None)),
+        ];
+        let u = judge(&index(None), &same, Scratch::Absent);
+        assert!(
+            u.verdict.message.contains(
+                "events_account was chosen instead in every re-plan on the measured \
+                           server (2)"
+            ),
+            "{}",
+            u.verdict.message
+        );
+    }
+
+    #[test]
+    fn a_sort_in_the_plan_through_the_index_is_said_from_the_plan() {
+        let doc = json!([{ "Plan": { "Node Type": "Sort", "Sort Key": ["events.created_at DESC"],
+            "Plans": [{ "Node Type": "Index Scan", "Index Name": "events_live",
+                        "Relation Name": "events", "Schema": "public",
+                        "Index Cond": "(events.account_id = 42)" }] } }]);
+        let text = through(&plan(doc), &index(None)).unwrap();
+        assert!(
+            text.contains("the plan sorts (Sort: events.created_at DESC)"),
+            "{text}"
+        );
+        assert!(through(&plan(scan(None, None)), &index(None)).is_none());
+    }
+
+    #[test]
+    fn a_rule_settles_a_partial_index_only_where_no_scratch_plan_was_made() {
+        let chosen_has_no_kind = index(Some("(kind = 'b'::text)"));
+        let u = judge(&chosen_has_no_kind, &[], Scratch::NotMade("--no-scratch"));
+        assert_eq!(u.verdict.verdict, Verdict::NotUsable);
+        assert_eq!(u.settled_by, Some(Settled::Rule));
+        assert!(
+            u.verdict.message.contains("--no-scratch"),
+            "{}",
+            u.verdict.message
+        );
     }
 }

@@ -15,6 +15,7 @@ use crate::explain::Explain;
 use crate::measure::{Failure, IndexLookup, Measured, PlanKind, Probe};
 use crate::project::{ReadPath, ScopeCheck};
 use crate::sql::{Dialect, Kind, classify};
+use crate::verdict::replans;
 
 /// At most this many rounds of setting rivals aside: a plan that names yet another index on the
 /// table after that many is left unsettled.
@@ -37,33 +38,30 @@ pub(super) async fn settle(
     }
     let (name, table) = (facts.info.name.clone(), facts.info.table.clone());
     let schema = facts.info.schema.clone();
-    // Which plan was not settled: the custom plan, else the generic one.
+    // Which plan is open, and whether a re-plan read the required index already: the judge's
+    // analysis, as the checks' own re-plans use it.
+    let Some((kind, seen)) = replans::of_measured(measured) else {
+        return Ok(());
+    };
+    let shown = crate::model::Relation::new(Some(&schema), &name).to_string();
+    if seen
+        .iter()
+        .find(|(a, _)| a.name == shown)
+        .is_none_or(|(_, seen)| *seen)
+    {
+        return Ok(());
+    }
     let custom: Vec<Explain> = measured
         .custom
         .iter()
         .filter_map(|d| Explain::from_json(d).ok())
         .collect();
-    let kind = if custom.iter().any(|p| !p.reads_any(&[name.as_str()])) {
-        PlanKind::Custom
-    } else if measured
-        .generic
-        .as_ref()
-        .and_then(|d| Explain::from_json(d).ok())
-        .is_some_and(|p| !p.reads_any(&[name.as_str()]))
-    {
-        PlanKind::Generic
-    } else {
-        return Ok(());
-    };
     let probes: Vec<Explain> = measured
         .probes
         .iter()
         .filter(|p| p.plan == kind)
         .filter_map(|p| Explain::from_json(&p.document).ok())
         .collect();
-    if probes.iter().any(|p| p.reads_any(&[name.as_str()])) {
-        return Ok(());
-    }
     let mut plans: Vec<&Explain> = probes.iter().collect();
     plans.extend(custom.iter());
     let rivals = rivals_in(&plans, &table, &name, &[]);

@@ -35,6 +35,9 @@ use crate::project::Source;
 /// Bumped when the layout of an entry changes.
 const FORMAT: &str = "plancheck board cache 2";
 
+/// The same for a scratch copy's entry.
+const COPY_FORMAT: &str = "plancheck scratch copy 1";
+
 /// The files `db::fixtures::load` runs (its `FILES`): what the board is made of.
 const FIXTURE_FILES: [&str; 3] = [
     "fixtures/schema.sql",
@@ -78,17 +81,7 @@ impl Entry {
     /// The entry for the board at `scale` on the server binaries in `bin`, under `folder`.
     /// `initdb_args`: the options the data folder is initialised with.
     pub fn new(folder: &Path, bin: &Path, scale: f64, initdb_args: &[&str]) -> io::Result<Entry> {
-        let out = Command::new(bin.join("postgres"))
-            .arg("--version")
-            .output()?;
-        if !out.status.success() {
-            return Err(io::Error::other(format!(
-                "{} --version failed ({})",
-                bin.join("postgres").display(),
-                out.status
-            )));
-        }
-        let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let version = server_version(bin)?;
         let mut key = format!(
             "{FORMAT}\nplancheck {}\nserver {version}\nscale {scale}\ninitdb {}\n",
             env!("CARGO_PKG_VERSION"),
@@ -103,6 +96,29 @@ impl Entry {
         }
         Ok(Entry {
             path: folder.join(format!("board-{:016x}", fnv1a(key.as_bytes()))),
+            key,
+        })
+    }
+
+    /// The entry for a scratch copy (see [`crate::db::scratch`]): the server's data folder right
+    /// after the copy was made from `definitions` (every statement, in order) on the binaries
+    /// in `bin`. At most [`COPIES_KEPT`] copies are kept: saving one removes the oldest.
+    pub fn for_copy(
+        folder: &Path,
+        bin: &Path,
+        initdb_args: &[&str],
+        definitions: &str,
+    ) -> io::Result<Entry> {
+        let version = server_version(bin)?;
+        let digest = ring::digest::digest(&ring::digest::SHA256, definitions.as_bytes());
+        let key = format!(
+            "{COPY_FORMAT}\nplancheck {}\nserver {version}\ninitdb {}\ndefinitions {}\n",
+            env!("CARGO_PKG_VERSION"),
+            initdb_args.join(" "),
+            hex(digest.as_ref())
+        );
+        Ok(Entry {
+            path: folder.join(format!("copy-{:016x}", fnv1a(key.as_bytes()))),
             key,
         })
     }
@@ -238,6 +254,48 @@ impl Entry {
         Ok(())
     }
 }
+
+/// `postgres --version` of the binaries in `bin`, as it prints it.
+fn server_version(bin: &Path) -> io::Result<String> {
+    let out = Command::new(bin.join("postgres"))
+        .arg("--version")
+        .output()?;
+    if !out.status.success() {
+        return Err(io::Error::other(format!(
+            "{} --version failed ({})",
+            bin.join("postgres").display(),
+            out.status
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Removes the oldest scratch copies of `folder` beyond the newest `keep` (by when they were
+/// saved). Copies are keyed by the definitions they hold, so every schema change makes a new
+/// one; this keeps the cache from growing without end.
+pub fn prune_copies(folder: &Path, keep: usize) {
+    let Ok(entries) = fs::read_dir(folder) else {
+        return;
+    };
+    let mut copies: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("copy-"))
+        .filter_map(|e| {
+            let meta = fs::symlink_metadata(e.path()).ok()?;
+            (meta.is_dir() && check_owned(&e.path(), &meta).is_ok())
+                .then(|| Some((meta.modified().ok()?, e.path())))
+                .flatten()
+        })
+        .collect();
+    copies.sort();
+    let excess = copies.len().saturating_sub(keep);
+    for (_, path) in copies.into_iter().take(excess) {
+        let _ = fs::remove_dir_all(path);
+    }
+}
+
+/// How many scratch copies the cache keeps.
+pub const COPIES_KEPT: usize = 4;
 
 /// Copies the folder `from` into the existing folder `to`, adding a manifest line for each
 /// folder and file (`rel`: where `from` is, relative to the data folder).
