@@ -453,6 +453,39 @@ pub struct PlanFacts<'a> {
     pub sort_keys: &'a [String],
 }
 
+/// What each judged check's plan showed of its index, for [`settle_directions`]: the index
+/// the check read, when its verdict says the measured plan read it (a pass, or a verdict about
+/// a plan through it: over budget, changed, a relation read whole beside it, its key unused, its
+/// custom plan where the generic plan failed), and that plan's sorts.
+pub fn plan_facts(checks: &[crate::verdict::CheckResult]) -> Vec<PlanFacts<'_>> {
+    use crate::verdict::Verdict;
+    checks
+        .iter()
+        .map(|c| {
+            let read = matches!(
+                c.verdict,
+                Verdict::Pass
+                    | Verdict::OverBudget
+                    | Verdict::PlanChanged
+                    | Verdict::SeqScan
+                    | Verdict::KeyUnused
+                    | Verdict::GenericPlan
+            );
+            // As written (`name` or `schema.name`): a finding names the index bare.
+            let name = c
+                .required_index
+                .rsplit_once('.')
+                .map_or(c.required_index.as_str(), |(_, n)| n);
+            PlanFacts {
+                read_path: &c.read_path,
+                scope: &c.scope,
+                read: read.then_some(name),
+                sort_keys: &c.sort_keys,
+            }
+        })
+        .collect()
+}
+
 /// Settles each key-direction finding from the plans of its read path: when a check reads the
 /// partial index and one reads the twin, and neither plan sorts (or both do), both serve the
 /// page, and the finding goes; when exactly one sorts, it is twin drift, with the sort as its

@@ -100,15 +100,34 @@ fn the_scratch_server_and_its_files_are_gone_after_a_run_and_the_copy_is_cached(
     let db = events_db("scratch_cleanup");
     let dir = one_read_path(NOT_USABLE, &member("events_account_not_x"));
     let (tmp, cache) = (open_folder(), open_folder());
-    let run = check_with(&db, dir.path(), tmp.path(), cache.path(), &[]);
+    let saved = tempfile::tempdir().unwrap();
+    let run = check_with(
+        &db,
+        dir.path(),
+        tmp.path(),
+        cache.path(),
+        &["--save-plans", saved.path().to_str().unwrap()],
+    );
     assert_eq!(run.code(), 1, "{}", run.shown());
-    let c = the_check(&run.report(), "path").clone();
+    let report = run.report();
+    let c = the_check(&report, "path").clone();
     assert_eq!(c["verdict"], "not-usable", "{c:#}");
     assert_eq!(c["settled_by"], "scratch", "{c:#}");
     assert!(
         leftovers(tmp.path()).is_empty(),
         "{:?}",
         leftovers(tmp.path())
+    );
+    // The scratch re-plan is part of the measurement: judged again with no database at all, the
+    // same verdict and evidence; `--explain` prints the plan on the copy.
+    assert_judged_the_same(saved.path(), &report, 1);
+    let explained = plancheck(&["judge", saved.path().to_str().unwrap(), "--explain"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&explained.stdout);
+    assert!(
+        table.contains("the re-plan on the schema-only copy, events_account_not_x alone on its"),
+        "{table}"
     );
     // The copy was kept for the next run, keyed by its definitions …
     let copies: Vec<String> = std::fs::read_dir(cache.path())
@@ -397,5 +416,50 @@ fn after_a_migration_the_copy_holds_the_migrated_definitions() {
              WHERE indexrelid = 'events_account_not_x'::regclass"
         ),
         "(kind <> 'x'::text)"
+    );
+}
+
+#[test]
+fn a_second_accepted_index_is_re_planned_when_the_first_is_missing() {
+    // Regression: with the first accepted index missing, no re-plan was made for the second,
+    // and it was called not usable "even with seq scans disabled" all the same.
+    let db = events_db("scratch_second_accepted");
+    let dir = one_read_path(
+        NOT_USABLE,
+        "[scopes.member]\nindex = [\"no_such_idx\", \"events_account_not_x\"]\n",
+    );
+    let (tmp, cache) = (open_folder(), open_folder());
+    let saved = tempfile::tempdir().unwrap();
+    let run = check_with(
+        &db,
+        dir.path(),
+        tmp.path(),
+        cache.path(),
+        &["--save-plans", saved.path().to_str().unwrap()],
+    );
+    assert_eq!(run.code(), 1, "{}", run.shown());
+    let report = run.report();
+    let c = the_check(&report, "path");
+    assert_eq!(c["verdict"], "missing-index", "{c:#}");
+    let message = c["message"].as_str().unwrap();
+    assert!(
+        message.contains("Nor events_account_not_x, also accepted: not-usable"),
+        "{message}"
+    );
+    assert!(message.contains("schema-only copy"), "{message}");
+    assert!(!message.contains("even with seq scans"), "{message}");
+    // The measurement says which re-plans ran, and for which index.
+    let m: Value = serde_json::from_str(
+        &std::fs::read_to_string(saved.path().join("path.member.json")).unwrap(),
+    )
+    .unwrap();
+    let measured = &m["outcome"]["measured"];
+    assert!(
+        !measured["probes"].as_array().unwrap().is_empty(),
+        "{measured:#}"
+    );
+    assert_eq!(
+        measured["scratch"][0]["index"], "events_account_not_x",
+        "{measured:#}"
     );
 }

@@ -469,7 +469,7 @@ fn report_of(
     if let Some(before) = &mut before {
         verdict::judge_budgets(before);
     }
-    let lint = settle_directions(lint, &checks);
+    let lint = lint::settle_directions(lint, &lint::plan_facts(&checks));
     // Said once: an invalid index a check requires is that check's `invalid-index`.
     let lint = lint
         .into_iter()
@@ -490,40 +490,6 @@ fn report_of(
         role_warnings,
         locations: Default::default(),
     }
-}
-
-/// The key-direction findings of the lint, settled from the checks' plans
-/// ([`lint::settle_directions`]).
-fn settle_directions(
-    lint: Vec<lint::Finding>,
-    checks: &[verdict::CheckResult],
-) -> Vec<lint::Finding> {
-    let facts: Vec<lint::PlanFacts<'_>> = checks
-        .iter()
-        .map(|c| {
-            let read = matches!(
-                c.verdict,
-                Verdict::Pass
-                    | Verdict::OverBudget
-                    | Verdict::PlanChanged
-                    | Verdict::SeqScan
-                    | Verdict::KeyUnused
-                    | Verdict::GenericPlan
-            );
-            // As written (`name` or `schema.name`): the finding names the index bare.
-            let name = c
-                .required_index
-                .rsplit_once('.')
-                .map_or(c.required_index.as_str(), |(_, n)| n);
-            lint::PlanFacts {
-                read_path: &c.read_path,
-                scope: &c.scope,
-                read: read.then_some(name),
-                sort_keys: &c.sort_keys,
-            }
-        })
-        .collect();
-    lint::settle_directions(lint, &facts)
 }
 
 pub(super) async fn lint_findings(

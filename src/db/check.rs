@@ -918,18 +918,34 @@ async fn measure(
                 let mut plans: Vec<&Explain> = custom_plans.clone();
                 plans.extend(generic_plan);
                 plans.extend(probe_plans.iter());
-                request = Some(
-                    definitions::request(
-                        sess,
-                        check,
-                        &plans,
-                        &asked,
-                        asks,
-                        &session,
-                        &catalog.definitions,
-                    )
-                    .await?,
-                );
+                let read = definitions::request(
+                    sess,
+                    check,
+                    &plans,
+                    &asked,
+                    asks.clone(),
+                    &session,
+                    &catalog.definitions,
+                )
+                .await;
+                match read {
+                    Ok(r) => request = Some(r),
+                    // A read that failed for a lock or a timeout leaves the question open,
+                    // saying why; a lost session is the check's failure.
+                    Err(f) if f.connection_lost => return Err(f),
+                    Err(f) => {
+                        scratch = asks
+                            .iter()
+                            .map(|a| ScratchReplan {
+                                index: a.shown.clone(),
+                                plan: a.plan,
+                                outcome: ScratchOutcome::NotMade {
+                                    why: f.message.clone(),
+                                },
+                            })
+                            .collect();
+                    }
+                }
             }
         }
     }

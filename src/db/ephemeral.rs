@@ -420,12 +420,13 @@ impl Server {
         self.child.as_ref().map(Child::id)
     }
 
-    /// Stops the server cleanly and saves its data folder as `entry`; the folder is removed
-    /// either way (when the server is dropped).
+    /// Stops the server cleanly and saves its data folder as `entry`, moved there rather than
+    /// copied ([`cache::Entry::save_moving`]); what is left is removed when the server is
+    /// dropped.
     pub fn save_and_stop(&mut self, entry: &cache::Entry) -> std::io::Result<()> {
         match self.halt(Duration::from_secs(60)) {
             Some(status) if status.success() && !self.data().join("postmaster.pid").exists() => {
-                entry.save(&self.data())
+                entry.save_moving(&self.data())
             }
             other => Err(std::io::Error::other(format!(
                 "the server did not shut down cleanly ({other:?})"

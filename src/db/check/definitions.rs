@@ -411,8 +411,7 @@ const ROLE_FACTS: &str = "\
              WHERE p.polrelid OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.oid[]) \
                AND pg_catalog.pg_has_role(CURRENT_USER, r.oid, 'MEMBER')), \
            (SELECT r.rolsuper OR r.rolbypassrls FROM pg_catalog.pg_roles r \
-             WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER), \
-           pg_catalog.current_schemas(false)::pg_catalog.text[]";
+             WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)";
 
 /// The names a text holds: each identifier and each `a.b` pair, each word followed by `(`.
 #[derive(Debug, Default, PartialEq)]
@@ -467,13 +466,44 @@ struct Found {
 }
 
 /// The request of one check: its objects read (and their definitions added to `definitions`,
-/// each read once per run), the session's search path, settings and role. `relations` are the
-/// `(schema, name)` of every relation the plans read; `indexes` the accepted indexes the asks
-/// are about.
-// Long because it is the reading in order: seeds on the check's search path, the closure and the
-// definitions under pg_catalog's, then the session's facts.
+/// each read once per run), the session's search path, settings and role. `plans` are every
+/// plan measured (the relations they read are the first objects); `indexes` the accepted
+/// indexes the asks are about.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn request(
+    sess: Sess<'_>,
+    check: &ScopeCheck,
+    plans: &[&Explain],
+    indexes: &[&IndexFacts],
+    asks: Vec<Ask>,
+    session: &[(String, String)],
+    definitions: &RefCell<Definitions>,
+) -> Result<Request, Failure> {
+    let settings = sess.settings;
+    let fail = |what: &'static str| move |f: Fail| f.or(|e| failure(e, what, settings));
+    // In a savepoint of its own, rolled back whatever happens: the search path it sets goes,
+    // and a read that fails leaves the check's transaction as it was.
+    sess.exec("SAVEPOINT plancheck_definitions")
+        .await
+        .map_err(fail("reading definitions for the scratch copy"))?;
+    let read = read_request(sess, check, plans, indexes, asks, session, definitions).await;
+    let ended = sess
+        .exec(
+            "ROLLBACK TO SAVEPOINT plancheck_definitions; \
+             RELEASE SAVEPOINT plancheck_definitions",
+        )
+        .await
+        .map_err(fail("reading definitions for the scratch copy"));
+    let request = read?;
+    ended?;
+    Ok(request)
+}
+
+// Long because it is the reading in order: seeds and the search path on the check's own search
+// path, the closure and the definitions under pg_catalog's, then the role's and the session's
+// facts.
+#[allow(clippy::too_many_arguments)]
+async fn read_request(
     sess: Sess<'_>,
     check: &ScopeCheck,
     plans: &[&Explain],
@@ -514,22 +544,21 @@ pub(super) async fn request(
         .iter()
         .map(|r| (r.get::<_, String>(0), r.get::<_, u32>(1)))
         .collect();
+    let path = sess
+        .query(
+            "SELECT pg_catalog.current_schemas(false)::pg_catalog.text[]",
+            &[],
+        )
+        .await
+        .map_err(fail("reading the search path, for the scratch copy"))?;
+    let search_path: Vec<String> = path.first().map(|r| r.get(0)).unwrap_or_default();
 
-    sess.exec("SAVEPOINT plancheck_copy; SET LOCAL search_path = pg_catalog, pg_temp")
+    // From here on every name the definitions print is schema-qualified.
+    sess.exec("SET LOCAL search_path = pg_catalog, pg_temp")
         .await
         .map_err(fail("reading definitions for the scratch copy"))?;
-    let read = async {
-        closure(sess, &mut found, &mut fresh).await?;
-        let units = ddl(sess, &found, definitions).await?;
-        Ok::<_, Failure>(units)
-    }
-    .await;
-    let ended = sess
-        .exec("ROLLBACK TO SAVEPOINT plancheck_copy; RELEASE SAVEPOINT plancheck_copy")
-        .await
-        .map_err(fail("reading definitions for the scratch copy"));
-    let (mut objects, index_keys) = read?;
-    ended?;
+    closure(sess, &mut found, &mut fresh).await?;
+    let (mut objects, index_keys) = ddl(sess, &found, definitions).await?;
 
     let relations: Vec<u32> = found.relations.iter().copied().collect();
     let row = sess.query(ROLE_FACTS, &[&relations]).await.map_err(fail(
@@ -546,7 +575,6 @@ pub(super) async fn request(
         member_of: row.get::<_, Option<Vec<String>>>(1).unwrap_or_default(),
         owns: if bypasses { Vec::new() } else { owned },
     };
-    let search_path: Vec<String> = row.get(3);
     let wanted: Vec<&str> = PLANNER_SETTINGS.to_vec();
     let rows = sess
         .query(

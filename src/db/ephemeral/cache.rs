@@ -297,6 +297,136 @@ pub fn prune_copies(folder: &Path, keep: usize) {
 /// How many scratch copies the cache keeps.
 pub const COPIES_KEPT: usize = 4;
 
+impl Entry {
+    /// Saves the data folder `data` of a cleanly stopped server as this entry by moving it into
+    /// place (a folder about to be removed anyway: the scratch copy's), which costs a read of
+    /// each file instead of a copy; where the cache is on another file system, by copying
+    /// ([`Entry::save`]). Each folder, then each file in it, is taken over by the user running
+    /// plancheck (mode 0700 / 0600) before it is hashed, so the server's user can no longer
+    /// change what the manifest lists.
+    pub fn save_moving(&self, data: &Path) -> io::Result<()> {
+        let parent = self
+            .path
+            .parent()
+            .ok_or_else(|| io::Error::other("the entry has no parent folder"))?;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)?;
+        trusted(parent)?;
+        let same_device = |a: &Path, b: &Path| -> io::Result<bool> {
+            Ok(fs::symlink_metadata(a)?.dev() == fs::symlink_metadata(b)?.dev())
+        };
+        if !same_device(data, parent)? {
+            return self.save(data);
+        }
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}-new-"))
+            .tempdir_in(parent)?;
+        let mut manifest = self.key.clone();
+        take_over(data)?;
+        hash_tree(data, Path::new(""), &mut manifest)?;
+        manifest.push_str("end\n");
+        fs::rename(data, tmp.path().join(DATA))?;
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(tmp.path().join(MANIFEST))?
+            .write_all(manifest.as_bytes())?;
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o700))?;
+        if self.path.exists() {
+            let old = tempfile::Builder::new()
+                .prefix(&format!(".{name}-old-"))
+                .tempdir_in(parent)?;
+            fs::rename(&self.path, old.path().join("entry"))?;
+        }
+        let tmp = tmp.keep();
+        if let Err(e) = fs::rename(&tmp, &self.path) {
+            let _ = fs::remove_dir_all(&tmp);
+            if !self.path.join(MANIFEST).is_file() {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Makes `path` (a folder or a regular file, never a link) the running user's, private: mode
+/// 0700 for a folder, 0600 for a file.
+fn take_over(path: &Path) -> io::Result<()> {
+    let meta = fs::symlink_metadata(path)?;
+    let mode = if meta.is_dir() {
+        0o700
+    } else if meta.is_file() {
+        0o600
+    } else {
+        return Err(io::Error::other(format!(
+            "{}: neither a file nor a folder",
+            path.display()
+        )));
+    };
+    // SAFETY: geteuid and getegid have no preconditions.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    std::os::unix::fs::chown(path, Some(uid), Some(gid))?;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+}
+
+/// Adds a manifest line for each folder and file under `dir` (`rel`: where `dir` is, relative
+/// to the data folder), in the order [`copy_tree`] lists them, taking each over first
+/// ([`take_over`]) and hashing each file where it is.
+fn hash_tree(dir: &Path, rel: &Path, manifest: &mut String) -> io::Result<()> {
+    let mut entries: Vec<fs::DirEntry> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let rel = rel.join(entry.file_name());
+        let shown = rel
+            .to_str()
+            .filter(|r| !r.contains(['\t', '\n']))
+            .ok_or_else(|| io::Error::other(format!("{}: an odd file name", rel.display())))?;
+        take_over(&entry.path())?;
+        if fs::symlink_metadata(entry.path())?.is_dir() {
+            let _ = writeln!(manifest, "dir\t{shown}");
+            hash_tree(&entry.path(), &rel, manifest)?;
+        } else {
+            let (size, sha256) = hash_file(&entry.path())?;
+            let _ = writeln!(manifest, "file\t{size}\t{sha256}\t{shown}");
+        }
+    }
+    Ok(())
+}
+
+/// The size and SHA-256 (hex) of the regular file `path`, read without following a link.
+fn hash_file(path: &Path) -> io::Result<(u64, String)> {
+    let mut input = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    if !input.metadata()?.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    let mut hash = ring::digest::Context::new(&ring::digest::SHA256);
+    let mut buf = vec![0u8; 1 << 16];
+    let mut size = 0u64;
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        hash.update(&buf[..n]);
+        size += n as u64;
+    }
+    Ok((size, hex(hash.finish().as_ref())))
+}
+
 /// Copies the folder `from` into the existing folder `to`, adding a manifest line for each
 /// folder and file (`rel`: where `from` is, relative to the data folder).
 fn copy_tree(from: &Path, to: &Path, rel: &Path, manifest: &mut String) -> io::Result<()> {
@@ -584,6 +714,38 @@ mod tests {
         entry.restore(&dest, None).unwrap();
         assert_eq!(fs::read(dest.join("base/5/1259")).unwrap(), vec![7u8; 9000]);
         assert!(dest.join("pg_notify").is_dir(), "empty folders are kept");
+    }
+
+    #[test]
+    fn an_entry_saved_by_moving_restores_the_same_files_and_is_checked_alike() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        fs::create_dir_all(data.join("base/5")).unwrap();
+        fs::create_dir_all(data.join("pg_notify")).unwrap();
+        fs::write(data.join("PG_VERSION"), "15\n").unwrap();
+        fs::write(data.join("base/5/1259"), vec![7u8; 9000]).unwrap();
+        fs::set_permissions(data.join("base/5/1259"), fs::Permissions::from_mode(0o644)).unwrap();
+        let entry = entry_in(&tmp.path().join("cache"), "a copy");
+        entry.save_moving(&data).unwrap();
+        // Moved, not copied: the server's folder no longer holds it.
+        assert!(!data.exists());
+        let file = entry.path.join("data/base/5/1259");
+        assert_eq!(
+            fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o600,
+            "taken over: private"
+        );
+        let dest = tmp.path().join("restored");
+        fs::create_dir(&dest).unwrap();
+        entry.restore(&dest, None).unwrap();
+        assert_eq!(fs::read(dest.join("base/5/1259")).unwrap(), vec![7u8; 9000]);
+        assert!(dest.join("pg_notify").is_dir(), "empty folders are kept");
+        // The manifest holds each file's hash, as a copied entry's does: a change is refused.
+        fs::write(&file, vec![8u8; 9000]).unwrap();
+        let again = tmp.path().join("again");
+        fs::create_dir(&again).unwrap();
+        let refused = entry.restore(&again, None).unwrap_err().to_string();
+        assert!(refused.contains("not what was saved"), "{refused}");
     }
 
     #[test]

@@ -561,6 +561,17 @@ mod tests {
     }
 
     #[test]
+    fn no_local_server_of_a_major_says_which_and_how_to_get_one() {
+        let why = local_binaries(99).unwrap_err();
+        assert!(
+            why.starts_with("no local PostgreSQL 99 to re-plan on"),
+            "{why}"
+        );
+        assert!(why.contains("PLANCHECK_PG99_BIN"), "{why}");
+        assert!(why.ends_with("install it or set PLANCHECK_PG_BIN"), "{why}");
+    }
+
+    #[test]
     fn identifiers_are_always_quoted() {
         assert_eq!(quote_ident("select"), "\"select\"");
         assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
