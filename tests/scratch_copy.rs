@@ -370,6 +370,8 @@ fn row_level_security_is_reproduced_on_the_copy() {
             .contains("notes_thread7_created"),
         "{c:#}"
     );
+    // Analysed, though `pg_stats` hides its rows from the member: no note says otherwise.
+    assert_eq!(c["notes"], serde_json::json!([]), "{c:#}");
 }
 
 #[test]
@@ -462,4 +464,35 @@ fn a_second_accepted_index_is_re_planned_when_the_first_is_missing() {
         measured["scratch"][0]["index"], "events_account_not_x",
         "{measured:#}"
     );
+}
+
+#[test]
+fn what_the_copy_cannot_hold_is_named_and_leaves_the_check_unsettled() {
+    // A function in a language the copy does not take (`internal`, outside any extension) in the
+    // required index's expression: no re-plan is made, the check says which definition, and
+    // nothing is claimed usable or not.
+    let db = events_db("scratch_cannot_hold");
+    sql(
+        &db,
+        "CREATE FUNCTION account_abs(bigint) RETURNS bigint LANGUAGE internal IMMUTABLE STRICT \
+         AS 'int8abs'; \
+         CREATE INDEX events_account_abs ON events (account_abs(account_id)) WHERE kind <> 'x'",
+    );
+    sql(&db, "ANALYZE events");
+    let dir = one_read_path(NOT_USABLE, &member("events_account_abs"));
+    let (tmp, cache) = (open_folder(), open_folder());
+    let run = check_with(&db, dir.path(), tmp.path(), cache.path(), &[]);
+    assert_eq!(run.code(), 1, "{}", run.shown());
+    let report = run.report();
+    let c = the_check(&report, "path");
+    assert_eq!(c["verdict"], "not-chosen", "{c:#}");
+    assert_eq!(c["usable"], Value::Null, "{c:#}");
+    assert_eq!(c["settled_by"], Value::Null, "{c:#}");
+    let why = c["unsettled"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("the scratch copy cannot hold function public.account_abs(bigint)")
+            && why.contains("(in language internal)"),
+        "{c:#}"
+    );
+    assert!(leftovers(tmp.path()).is_empty());
 }

@@ -1473,7 +1473,9 @@ async fn lookup_index(sess: Sess<'_>, name: &str) -> Result<IndexLookup, Failure
 }
 
 /// What the planner knew of each relation in `wanted` (`(schema, name)`), in one query: a
-/// relation the catalog does not have (gone since the plan) reads as empty.
+/// relation the catalog does not have (gone since the plan) reads as empty. `pg_stats` hides a
+/// table's rows from a role row-level security applies to, so an analysis the statistics
+/// collector recorded counts too.
 async fn relation_stats(
     sess: Sess<'_>,
     wanted: &[(String, String)],
@@ -1484,7 +1486,11 @@ async fn relation_stats(
         .query(
             "SELECT w.schema, w.name, c.reltuples::float8, \
                     EXISTS (SELECT 1 FROM pg_catalog.pg_stats s \
-                            WHERE s.schemaname = w.schema AND s.tablename = w.name), \
+                            WHERE s.schemaname = w.schema AND s.tablename = w.name) \
+                    OR EXISTS (SELECT 1 FROM pg_catalog.pg_stat_all_tables a \
+                               WHERE a.relid OPERATOR(pg_catalog.=) c.oid \
+                                 AND (a.last_analyze IS NOT NULL \
+                                      OR a.last_autoanalyze IS NOT NULL)), \
                     pg_catalog.pg_relation_size(c.oid), \
                     (SELECT st.n_mod_since_analyze FROM pg_catalog.pg_stat_all_tables st \
                      WHERE st.relid = c.oid) \
