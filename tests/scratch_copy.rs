@@ -65,9 +65,9 @@ fn leftovers(tmp: &Path) -> Vec<String> {
     left
 }
 
-/// `check` of `project` against `db` as JSON, with `TMPDIR` and the cache folder set.
-fn check_with(db: &str, project: &Path, tmp: &Path, cache: &Path, extra: &[&str]) -> Run {
-    let mut args = vec![
+/// The arguments of `check --format json --warmup 0 --iterations 1` of `project` against `db`.
+fn check_args<'a>(db: &'a str, project: &'a Path) -> Vec<&'a str> {
+    vec![
         "check",
         "--database-url",
         db,
@@ -79,7 +79,12 @@ fn check_with(db: &str, project: &Path, tmp: &Path, cache: &Path, extra: &[&str]
         "0",
         "--iterations",
         "1",
-    ];
+    ]
+}
+
+/// `check` of `project` against `db` as JSON, with `TMPDIR` and the cache folder set.
+fn check_with(db: &str, project: &Path, tmp: &Path, cache: &Path, extra: &[&str]) -> Run {
+    let mut args = check_args(db, project);
     args.extend_from_slice(extra);
     let mut cmd = plancheck(&args);
     cmd.env("TMPDIR", tmp).env("PLANCHECK_CACHE_DIR", cache);
@@ -173,19 +178,7 @@ fn a_scratch_server_that_cannot_start_leaves_nothing_and_the_check_says_why() {
     .unwrap();
     let dir = one_read_path(NOT_USABLE, &member("events_account_not_x"));
     let (tmp, cache) = (open_folder(), open_folder());
-    let mut cmd = plancheck(&[
-        "check",
-        "--database-url",
-        &db,
-        "--project",
-        dir.path().to_str().unwrap(),
-        "--format",
-        "json",
-        "--warmup",
-        "0",
-        "--iterations",
-        "1",
-    ]);
+    let mut cmd = plancheck(&check_args(&db, dir.path()));
     cmd.env("TMPDIR", tmp.path())
         .env("PLANCHECK_CACHE_DIR", cache.path())
         .env("PLANCHECK_PG_BIN", fake.path());
@@ -219,19 +212,7 @@ fn ctrl_c_during_a_scratch_re_plan_removes_the_server() {
     let dir = one_read_path(plan, &member("events_account_not_x"));
     let (tmp, cache) = (open_folder(), open_folder());
     let started = Instant::now();
-    let mut cmd = plancheck_process(&[
-        "check",
-        "--database-url",
-        &db,
-        "--project",
-        dir.path().to_str().unwrap(),
-        "--format",
-        "json",
-        "--warmup",
-        "0",
-        "--iterations",
-        "1",
-    ]);
+    let mut cmd = plancheck_process(&check_args(&db, dir.path()));
     cmd.env("TMPDIR", tmp.path())
         .env("PLANCHECK_CACHE_DIR", cache.path());
     let child = cmd.spawn().unwrap();

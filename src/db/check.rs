@@ -918,16 +918,14 @@ async fn measure(
                 let mut plans: Vec<&Explain> = custom_plans.clone();
                 plans.extend(generic_plan);
                 plans.extend(probe_plans.iter());
-                let read = definitions::request(
-                    sess,
+                let what = definitions::Asked {
                     check,
-                    &plans,
-                    &asked,
-                    asks.clone(),
-                    &session,
-                    &catalog.definitions,
-                )
-                .await;
+                    plans: &plans,
+                    indexes: &asked,
+                    asks: asks.clone(),
+                    session: &session,
+                };
+                let read = definitions::request(sess, what, &catalog.definitions).await;
                 match read {
                     Ok(r) => request = Some(r),
                     // A read that failed for a lock or a timeout leaves the question open,
@@ -1111,16 +1109,23 @@ async fn run_setup(
 /// The server's name for the protocol-level statement just prepared from `text` (the driver
 /// names its statements itself): its `EXPLAIN … EXECUTE` runs exactly that statement.
 async fn protocol_name(sess: Sess<'_>, text: &str) -> Result<String, Failure> {
-    let rows = sess
-        .query(
-            "SELECT s.name::pg_catalog.text, s.statement FROM pg_catalog.pg_prepared_statements s \
-             WHERE NOT s.from_sql ORDER BY s.prepare_time DESC",
-            &[],
-        )
-        .await
-        .map_err(|f| {
-            f.or(|e| failure(e, "could not read the prepared statements", sess.settings))
-        })?;
+    let rows = sess.query(PREPARED, &[]).await.map_err(|f| {
+        f.or(|e| failure(e, "could not read the prepared statements", sess.settings))
+    })?;
+    prepared_name(&rows, text).ok_or_else(|| Failure {
+        message: "the server does not list the read path's prepared statement".into(),
+        connection_lost: false,
+    })
+}
+
+/// The statements prepared at the protocol level in the session, newest first: name and text.
+pub(crate) const PREPARED: &str = "\
+    SELECT s.name::pg_catalog.text, s.statement FROM pg_catalog.pg_prepared_statements s \
+    WHERE NOT s.from_sql ORDER BY s.prepare_time DESC";
+
+/// Of the rows of [`PREPARED`], the name of the newest statement prepared from `text` whose name
+/// is the driver's own kind (lower-case letters, digits, `_`: safe to write after EXECUTE).
+pub(crate) fn prepared_name(rows: &[Row], text: &str) -> Option<String> {
     rows.iter()
         .map(|r| (r.get::<_, String>(0), r.get::<_, Option<String>>(1)))
         .find(|(name, statement)| {
@@ -1131,10 +1136,6 @@ async fn protocol_name(sess: Sess<'_>, text: &str) -> Result<String, Failure> {
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
         })
         .map(|(name, _)| name)
-        .ok_or_else(|| Failure {
-            message: "the server does not list the read path's prepared statement".into(),
-            connection_lost: false,
-        })
 }
 
 /// The functions called in the conditions a plan applies to the required index's table that the

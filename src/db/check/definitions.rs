@@ -465,18 +465,23 @@ struct Found {
     seen: BTreeSet<(String, u32)>,
 }
 
+/// What a check asks of the scratch copy, as it was measured.
+pub(super) struct Asked<'a> {
+    pub check: &'a ScopeCheck,
+    /// Every plan measured: the relations they read are the first objects.
+    pub plans: &'a [&'a Explain],
+    /// The accepted indexes the asks are about.
+    pub indexes: &'a [&'a IndexFacts],
+    pub asks: Vec<Ask>,
+    /// What the scope's setup changed, as the server read it back.
+    pub session: &'a [(String, String)],
+}
+
 /// The request of one check: its objects read (and their definitions added to `definitions`,
-/// each read once per run), the session's search path, settings and role. `plans` are every
-/// plan measured (the relations they read are the first objects); `indexes` the accepted
-/// indexes the asks are about.
-#[allow(clippy::too_many_arguments)]
+/// each read once per run), the session's search path, settings and role.
 pub(super) async fn request(
     sess: Sess<'_>,
-    check: &ScopeCheck,
-    plans: &[&Explain],
-    indexes: &[&IndexFacts],
-    asks: Vec<Ask>,
-    session: &[(String, String)],
+    asked: Asked<'_>,
     definitions: &RefCell<Definitions>,
 ) -> Result<Request, Failure> {
     let settings = sess.settings;
@@ -486,7 +491,7 @@ pub(super) async fn request(
     sess.exec("SAVEPOINT plancheck_definitions")
         .await
         .map_err(fail("reading definitions for the scratch copy"))?;
-    let read = read_request(sess, check, plans, indexes, asks, session, definitions).await;
+    let read = read_request(sess, asked, definitions).await;
     let ended = sess
         .exec(
             "ROLLBACK TO SAVEPOINT plancheck_definitions; \
@@ -502,16 +507,18 @@ pub(super) async fn request(
 // Long because it is the reading in order: seeds and the search path on the check's own search
 // path, the closure and the definitions under pg_catalog's, then the role's and the session's
 // facts.
-#[allow(clippy::too_many_arguments)]
 async fn read_request(
     sess: Sess<'_>,
-    check: &ScopeCheck,
-    plans: &[&Explain],
-    indexes: &[&IndexFacts],
-    asks: Vec<Ask>,
-    session: &[(String, String)],
+    asked: Asked<'_>,
     definitions: &RefCell<Definitions>,
 ) -> Result<Request, Failure> {
+    let Asked {
+        check,
+        plans,
+        indexes,
+        asks,
+        session,
+    } = asked;
     let settings = sess.settings;
     let fail = |what: &'static str| move |f: Fail| f.or(|e| failure(e, what, settings));
     let mut names = names_in(&check.sql.text);

@@ -202,6 +202,19 @@ impl Entry {
     /// Saves the data folder `data` of a cleanly stopped server as this entry, replacing what
     /// is there: copied under a temporary name, renamed into place.
     pub fn save(&self, data: &Path) -> io::Result<()> {
+        let (parent, name, tmp) = self.staging()?;
+        let mut manifest = self.key.clone();
+        // Private whatever the umask (a group-writable entry would not be used).
+        fs::DirBuilder::new()
+            .mode(0o700)
+            .create(tmp.path().join(DATA))?;
+        copy_tree(data, &tmp.path().join(DATA), Path::new(""), &mut manifest)?;
+        self.put_in_place(tmp, &name, &parent, manifest)
+    }
+
+    /// The cache folder (made, private, checked to be ours alone), the entry's name, and a new
+    /// temporary folder beside where the entry goes, to build it in.
+    fn staging(&self) -> io::Result<(PathBuf, String, tempfile::TempDir)> {
         let parent = self
             .path
             .parent()
@@ -219,12 +232,18 @@ impl Entry {
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".{name}-new-"))
             .tempdir_in(parent)?;
-        let mut manifest = self.key.clone();
-        // Private whatever the umask (a group-writable entry would not be used).
-        fs::DirBuilder::new()
-            .mode(0o700)
-            .create(tmp.path().join(DATA))?;
-        copy_tree(data, &tmp.path().join(DATA), Path::new(""), &mut manifest)?;
+        Ok((parent.to_path_buf(), name, tmp))
+    }
+
+    /// Writes `manifest` into `tmp` (a folder holding the entry's data folder) and renames it
+    /// into this entry's place, replacing what was there whole.
+    fn put_in_place(
+        &self,
+        tmp: tempfile::TempDir,
+        name: &str,
+        parent: &Path,
+        mut manifest: String,
+    ) -> io::Result<()> {
         manifest.push_str("end\n");
         fs::OpenOptions::new()
             .write(true)
@@ -246,7 +265,7 @@ impl Entry {
         let tmp = tmp.keep();
         if let Err(e) = fs::rename(&tmp, &self.path) {
             let _ = fs::remove_dir_all(&tmp);
-            // Another demo saved the same board in the meantime: theirs is as good.
+            // Another run saved the same entry in the meantime: theirs is as good.
             if !self.path.join(MANIFEST).is_file() {
                 return Err(e);
             }
@@ -305,56 +324,16 @@ impl Entry {
     /// plancheck (mode 0700 / 0600) before it is hashed, so the server's user can no longer
     /// change what the manifest lists.
     pub fn save_moving(&self, data: &Path) -> io::Result<()> {
-        let parent = self
-            .path
-            .parent()
-            .ok_or_else(|| io::Error::other("the entry has no parent folder"))?;
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(parent)?;
-        trusted(parent)?;
-        let same_device = |a: &Path, b: &Path| -> io::Result<bool> {
-            Ok(fs::symlink_metadata(a)?.dev() == fs::symlink_metadata(b)?.dev())
-        };
-        if !same_device(data, parent)? {
+        let (parent, name, tmp) = self.staging()?;
+        // A rename cannot cross file systems: there, a copy.
+        if fs::symlink_metadata(data)?.dev() != fs::symlink_metadata(&parent)?.dev() {
             return self.save(data);
         }
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}-new-"))
-            .tempdir_in(parent)?;
         let mut manifest = self.key.clone();
         take_over(data)?;
         hash_tree(data, Path::new(""), &mut manifest)?;
-        manifest.push_str("end\n");
         fs::rename(data, tmp.path().join(DATA))?;
-        fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(tmp.path().join(MANIFEST))?
-            .write_all(manifest.as_bytes())?;
-        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o700))?;
-        if self.path.exists() {
-            let old = tempfile::Builder::new()
-                .prefix(&format!(".{name}-old-"))
-                .tempdir_in(parent)?;
-            fs::rename(&self.path, old.path().join("entry"))?;
-        }
-        let tmp = tmp.keep();
-        if let Err(e) = fs::rename(&tmp, &self.path) {
-            let _ = fs::remove_dir_all(&tmp);
-            if !self.path.join(MANIFEST).is_file() {
-                return Err(e);
-            }
-        }
-        Ok(())
+        self.put_in_place(tmp, &name, &parent, manifest)
     }
 }
 
@@ -404,27 +383,7 @@ fn hash_tree(dir: &Path, rel: &Path, manifest: &mut String) -> io::Result<()> {
 
 /// The size and SHA-256 (hex) of the regular file `path`, read without following a link.
 fn hash_file(path: &Path) -> io::Result<(u64, String)> {
-    let mut input = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)?;
-    if !input.metadata()?.is_file() {
-        return Err(io::Error::other("not a regular file"));
-    }
-    let mut hash = ring::digest::Context::new(&ring::digest::SHA256);
-    let mut buf = vec![0u8; 1 << 16];
-    let mut size = 0u64;
-    loop {
-        let n = match input.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        hash.update(&buf[..n]);
-        size += n as u64;
-    }
-    Ok((size, hex(hash.finish().as_ref())))
+    read_hashing(open_regular(path)?, &mut io::sink())
 }
 
 /// Copies the folder `from` into the existing folder `to`, adding a manifest line for each
@@ -460,19 +419,32 @@ fn copy_tree(from: &Path, to: &Path, rel: &Path, manifest: &mut String) -> io::R
 /// Copies the regular file `from` (never through a link) to the new file `to` (mode 0600, never
 /// through a link either), returning its size and SHA-256 (hex) as copied.
 fn copy_hashing(from: &Path, to: &Path) -> io::Result<(u64, String)> {
-    let mut input = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(from)?;
-    if !input.metadata()?.is_file() {
-        return Err(io::Error::other("not a regular file"));
-    }
+    let input = open_regular(from)?;
     let mut output = fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW)
         .open(to)?;
+    let hashed = read_hashing(input, &mut output)?;
+    output.flush()?;
+    Ok(hashed)
+}
+
+/// The regular file `path`, opened for reading without following a link.
+fn open_regular(path: &Path) -> io::Result<fs::File> {
+    let input = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    if !input.metadata()?.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    Ok(input)
+}
+
+/// Reads `input` to its end into `sink`, returning its size and SHA-256 (hex).
+fn read_hashing(mut input: fs::File, sink: &mut impl io::Write) -> io::Result<(u64, String)> {
     let mut hash = ring::digest::Context::new(&ring::digest::SHA256);
     let mut buf = vec![0u8; 1 << 16];
     let mut size = 0u64;
@@ -484,10 +456,9 @@ fn copy_hashing(from: &Path, to: &Path) -> io::Result<(u64, String)> {
             Err(e) => return Err(e),
         };
         hash.update(&buf[..n]);
-        output.write_all(&buf[..n])?;
+        sink.write_all(&buf[..n])?;
         size += n as u64;
     }
-    output.flush()?;
     Ok((size, hex(hash.finish().as_ref())))
 }
 

@@ -488,21 +488,8 @@ async fn drop_rivals(c: &Client, ask: &Ask) -> Result<Vec<String>, Failed> {
 
 /// The server's name for the statement just prepared from `text` at the protocol level.
 async fn protocol_name(c: &Client, text: &str) -> Result<String, Failed> {
-    let rows = c
-        .query(
-            "SELECT s.name::pg_catalog.text FROM pg_catalog.pg_prepared_statements s \
-             WHERE NOT s.from_sql AND s.statement = $1 ORDER BY s.prepare_time DESC",
-            &[&text],
-        )
-        .await?;
-    rows.iter()
-        .map(|r| r.get::<_, String>(0))
-        .find(|name| {
-            !name.is_empty()
-                && name
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-        })
+    let rows = c.query(crate::db::check::PREPARED, &[]).await?;
+    crate::db::check::prepared_name(&rows, text)
         .ok_or_else(|| Failed("the scratch server does not list the prepared read path".into()))
 }
 
