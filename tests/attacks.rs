@@ -22,6 +22,8 @@ use common::*;
 
 #[path = "attacks/round_two.rs"]
 mod round_two;
+#[path = "attacks/scratch.rs"]
+mod scratch;
 #[path = "attacks/whole_reads.rs"]
 mod whole_reads;
 
