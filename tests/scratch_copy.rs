@@ -332,6 +332,15 @@ fn row_level_security_is_reproduced_on_the_copy() {
              USING (visibility = 'visible')",
     );
     sql(&db, "VACUUM ANALYZE notes");
+    // Before PostgreSQL 15 the statistics collector reports the analysis a moment later.
+    let analysed = wait_until(within(Duration::from_secs(10)), || {
+        query_text(
+            &db,
+            "SELECT (last_analyze IS NOT NULL)::text FROM pg_stat_all_tables \
+             WHERE relname = 'notes'",
+        ) == "true"
+    });
+    assert!(analysed, "the analysis of notes is not reported");
     let dir = one_read_path(
         "SELECT id FROM notes WHERE thread_id = 7 ORDER BY created_at LIMIT 20",
         "[scopes.member]\nindex = \"notes_thread_visible\"\n\
