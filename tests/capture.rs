@@ -418,6 +418,30 @@ fn a_log_that_cannot_be_read_writes_nothing() {
         "--dry-run prints the files: {}",
         r.shown()
     );
+    // Regression: `capture --dry-run … | head -1` panicked (exit 101) on the closed pipe.
+    let mut child = plancheck_process(&[
+        "capture",
+        "--database-url",
+        &url,
+        "--project",
+        project.path().to_str().unwrap(),
+        "--min-rows",
+        "1000",
+        "--log",
+        at("good.csv").to_str().unwrap(),
+        "--dry-run",
+    ])
+    .spawn()
+    .unwrap();
+    // The reader is gone before anything is written, as `head -1` is gone after one line: each
+    // write meets a closed pipe.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+        "{out:?}"
+    );
 }
 
 /// A read path gets no expectation where there is nothing to require, and the summary says why.

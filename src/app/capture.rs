@@ -155,9 +155,17 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::
     drop(client);
 
     let summary = write_all(&args, &found, &proposals)?;
-    say_summary(
+    let text = summary_text(
         &args, statements, unreadable, &skipped, &found, &proposals, &summary,
     );
+    // Through the writer that takes a closed pipe (`capture --dry-run | head`) for what it is.
+    super::write_stdout(&text)?;
+    if !args.dry_run && summary.files.len() / 2 > 0 {
+        say!(
+            "review the files, then: plancheck check --project {}",
+            args.project.display()
+        );
+    }
     Ok(crate::exit_codes::PASS)
 }
 
@@ -382,7 +390,10 @@ fn write_all(
                     .replace(&rel, format!("{was}{table}").as_bytes())
                     .map_err(fail)?;
             } else {
-                println!("would add to {}:\n{table}", expectation_path.display());
+                stdout(&format!(
+                    "would add to {}:\n{table}\n",
+                    expectation_path.display()
+                ))?;
             }
             written.scopes_added.push(f.name.clone());
             continue;
@@ -410,7 +421,7 @@ fn write_all(
                 // A new file, never over an existing one, never through a link.
                 folder.create_new(&rel, text.as_bytes()).map_err(fail)?;
             } else {
-                println!("would write {}:\n{text}", path.display());
+                stdout(&format!("would write {}:\n{text}\n", path.display()))?;
             }
             written.files.push(path);
         }
@@ -418,8 +429,13 @@ fn write_all(
     Ok(written)
 }
 
+/// `text` on stdout, where a closed pipe is no error ([`super::write_stdout`]).
+fn stdout(text: &str) -> Result<(), OutputFailure> {
+    super::write_stdout(text).map_err(|e| OutputFailure(e.to_string()))
+}
+
 /// The summary: statements read, read paths found, written, covered, skipped and why.
-fn say_summary(
+fn summary_text(
     args: &CaptureArgs,
     statements: usize,
     unreadable: usize,
@@ -427,11 +443,12 @@ fn say_summary(
     found: &[Found],
     proposals: &BTreeMap<String, Proposal>,
     written: &Written,
-) {
+) -> String {
+    let mut out = String::new();
     let not_read: usize = skipped.values().sum();
     let logs = args.log.len();
-    println!(
-        "read {statements} statement{} from {logs} log{}{}",
+    out.push_str(&format!(
+        "read {statements} statement{} from {logs} log{}{}\n",
         plural(statements),
         plural(logs),
         if unreadable > 0 {
@@ -442,16 +459,19 @@ fn say_summary(
         } else {
             String::new()
         }
-    );
+    ));
     if not_read > 0 {
         let why: Vec<String> = skipped.iter().map(|(k, n)| format!("{n} {k}")).collect();
-        println!("  not read paths: {not_read} ({})", why.join(", "));
+        out.push_str(&format!(
+            "  not read paths: {not_read} ({})\n",
+            why.join(", ")
+        ));
     }
     let new = written.files.len() / 2;
     let covered = found.iter().filter(|f| f.covered.is_some()).count();
     let verb = if args.dry_run { "to write" } else { "written" };
-    println!(
-        "{} read path{} found: {new} {verb}, {covered} already covered{}",
+    out.push_str(&format!(
+        "{} read path{} found: {new} {verb}, {covered} already covered{}\n",
         found.len(),
         plural(found.len()),
         if written.scopes_added.is_empty() {
@@ -463,7 +483,7 @@ fn say_summary(
                 args.scope
             )
         }
-    );
+    ));
     for f in found {
         let line = match (proposals.get(&f.name), &f.covered) {
             (Some(Proposal::Require { index, .. }), None) => {
@@ -482,14 +502,10 @@ fn say_summary(
                 f.name, f.group.count
             ),
         };
-        println!("{line}");
+        out.push_str(&line);
+        out.push('\n');
     }
-    if !args.dry_run && new > 0 {
-        say!(
-            "review the files, then: plancheck check --project {}",
-            args.project.display()
-        );
-    }
+    out
 }
 
 fn plural(n: usize) -> &'static str {

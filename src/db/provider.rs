@@ -1,6 +1,8 @@
-//! Where the throwaway PostgreSQL of `plancheck demo` comes from. Where a Docker engine answers,
-//! testcontainers serves it (the official image, major version pinned); where none does, the
-//! local server binaries do ([`super::ephemeral`]), without a word about Docker.
+//! Where the throwaway PostgreSQL of `plancheck demo` comes from. In a build with the `docker`
+//! feature, where a Docker engine answers, testcontainers serves it (the official image, major
+//! version pinned); where none does, and in a build without the feature (the default: the
+//! Docker client is a hundred crates no machine here can use), the local server binaries do
+//! ([`super::ephemeral`]), without a word about Docker.
 //!
 //! `PLANCHECK_PG_BIN` set means "these binaries", so it chooses the local provider.
 //!
@@ -13,9 +15,13 @@
 
 use std::time::Duration;
 
+#[cfg(feature = "docker")]
 use testcontainers_modules::postgres::Postgres;
+#[cfg(feature = "docker")]
 use testcontainers_modules::testcontainers::runners::AsyncRunner;
+#[cfg(feature = "docker")]
 use testcontainers_modules::testcontainers::{ContainerAsync, ImageExt};
+#[cfg(feature = "docker")]
 use tokio_postgres::Config;
 
 use super::Target;
@@ -39,6 +45,7 @@ pub enum Provider {
 /// A running throwaway server from either provider. Dropping it stops and removes it.
 pub enum Throwaway {
     Local(Server),
+    #[cfg(feature = "docker")]
     Docker {
         container: Box<ContainerAsync<Postgres>>,
         host: String,
@@ -72,7 +79,9 @@ impl Throwaway {
             Provider::Local => false,
             Provider::Docker => true,
             Provider::Auto => {
-                std::env::var_os("PLANCHECK_PG_BIN").is_none() && docker_engine_answers().await
+                cfg!(feature = "docker")
+                    && std::env::var_os("PLANCHECK_PG_BIN").is_none()
+                    && docker_engine_answers().await
             }
         };
         if docker {
@@ -163,6 +172,7 @@ impl Throwaway {
     pub fn target(&self, dbname: &str) -> Target {
         match self {
             Throwaway::Local(server) => server.target(dbname),
+            #[cfg(feature = "docker")]
             Throwaway::Docker { host, port, .. } => {
                 let mut config = Config::new();
                 config
@@ -180,6 +190,7 @@ impl Throwaway {
     pub async fn stop(self) {
         match self {
             Throwaway::Local(server) => drop(server),
+            #[cfg(feature = "docker")]
             Throwaway::Docker { container, .. } => {
                 let _ = (*container).rm().await;
             }
@@ -201,6 +212,17 @@ async fn docker_engine_answers() -> bool {
     }
 }
 
+/// Without the `docker` feature there is no Docker provider: said, for `--server docker`.
+#[cfg(not(feature = "docker"))]
+async fn start_container() -> Result<Throwaway, DatabaseFailure> {
+    Err(DatabaseFailure(
+        "this plancheck was built without the Docker provider (cargo feature `docker`): use \
+         --server local, or build it with --features docker"
+            .into(),
+    ))
+}
+
+#[cfg(feature = "docker")]
 async fn start_container() -> Result<Throwaway, DatabaseFailure> {
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         DatabaseFailure(format!("the Docker provider could not {what}: {e}"))
