@@ -5,8 +5,11 @@
 //!
 //! `project` reads the files people write into the checks to run. `db` runs each check in its
 //! own bounded, read-only, rolled-back transaction and returns a measurement: plain data (the
-//! EXPLAIN documents, re-plans, catalog facts), no verdict. `verdict` is pure: a measurement and
-//! what the expectation requires in, the check's result out. `report` renders every kind of
+//! EXPLAIN documents, re-plans, catalog facts), no verdict; where the measured plans leave open
+//! whether an index can serve a read path, `db::scratch` re-plans it on a schema-only copy on a
+//! throwaway local server, and the measurement holds that plan too. Which re-plans a check needs
+//! is `verdict::replans`, called by both sides. `verdict` is pure: a measurement and what the
+//! expectation requires in, the check's result out. `report` renders every kind of
 //! output. `saved` writes and reads measurements, so `plancheck judge` re-judges a run with no
 //! database. `app` holds one file per command and maps failures to exit statuses; `term` is what
 //! is said on stderr along the way. `capture` runs the other way: it reads a server's statement

@@ -1,5 +1,6 @@
 //! db: everything that talks to PostgreSQL: connecting, running a check in its read-only
-//! transaction, loading the reference board, and the throwaway server of `plancheck demo`.
+//! transaction, loading the reference board, the throwaway server of `plancheck demo`, and the
+//! scratch copy that settles whether an index can serve a read path.
 
 pub mod catalog;
 pub mod check;
