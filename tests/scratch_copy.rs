@@ -469,12 +469,22 @@ fn what_the_copy_cannot_hold_is_named_and_leaves_the_check_unsettled() {
          CREATE INDEX events_account_abs ON events (account_abs(account_id)) WHERE kind <> 'x'",
     );
     sql(&db, "ANALYZE events");
-    let dir = one_read_path(NOT_USABLE, &member("events_account_abs"));
+    let not_x = member("events_account_not_x");
+    let dir = read_paths(&[
+        ("path", NOT_USABLE, &member("events_account_abs")),
+        // The same table, another index asked: the one the copy cannot hold is a rival there,
+        // dropped by the re-plan anyway, and blocks nothing.
+        ("other", NOT_USABLE, &not_x),
+    ]);
     let (tmp, cache) = (open_folder(), open_folder());
     let run = check_with(&db, dir.path(), tmp.path(), cache.path(), &[]);
     assert_eq!(run.code(), 1, "{}", run.shown());
     let report = run.report();
-    let c = the_check(&report, "path");
+    assert_eq!(report["checks"].as_array().map(Vec::len), Some(2));
+    let other = check_of(&report, "other", "member");
+    assert_eq!(other["verdict"], "not-usable", "{other:#}");
+    assert_eq!(other["settled_by"], "scratch", "{other:#}");
+    let c = check_of(&report, "path", "member");
     assert_eq!(c["verdict"], "not-chosen", "{c:#}");
     assert_eq!(c["usable"], Value::Null, "{c:#}");
     assert_eq!(c["settled_by"], Value::Null, "{c:#}");

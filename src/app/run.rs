@@ -410,7 +410,7 @@ fn scratch_mode(off: bool, major: u32) -> db::scratch::Mode {
         return db::scratch::Mode::Off("--no-scratch".into());
     }
     match db::scratch::local_binaries(major) {
-        Ok(bin) => db::scratch::Mode::On { bin, major },
+        Ok(bin) => db::scratch::Mode::On { bin },
         Err(why) => db::scratch::Mode::Off(why),
     }
 }

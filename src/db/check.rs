@@ -836,9 +836,8 @@ async fn measure(
     let lookups: Vec<&IndexLookup> = std::iter::once(&index).chain(alternatives.iter()).collect();
     let accepted = replans::accepted(&lookups);
     let custom_plans: Vec<&Explain> = custom.iter().map(|(p, _)| p).collect();
-    let owned_custom: Vec<Explain> = custom_plans.iter().map(|p| (*p).clone()).collect();
     let generic_plan = generic.as_ref().map(|(p, _)| p);
-    let open = replans::open_plan(&owned_custom, generic_plan, &accepted);
+    let open = replans::open_plan(&custom_plans, generic_plan, &accepted);
     let mut probes = Vec::new();
     let mut probed: Option<&Explain> = None;
     if let Some(kind) = open {

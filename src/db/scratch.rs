@@ -79,8 +79,12 @@ impl Definitions {
 /// What one check's scratch re-plans need.
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// The keys of every object of the copy the read path needs.
+    /// The keys of every object of the copy the read path needs: one the copy cannot take
+    /// leaves the re-plans unmade.
     pub objects: Vec<String>,
+    /// The keys of the other indexes of its tables: copied where they can be (the re-plan drops
+    /// a rival index anyway), so one that fails to copy blocks nothing.
+    pub also: Vec<String>,
     /// What the copy cannot hold, said as a reader would (`foreign table public.remote`): the
     /// re-plans are not made, and the check says why.
     pub missing: Vec<String>,
@@ -123,7 +127,7 @@ pub struct Ask {
 #[derive(Debug, Clone)]
 pub enum Mode {
     /// The binaries of the measured server's major version.
-    On { bin: std::path::PathBuf, major: u32 },
+    On { bin: std::path::PathBuf },
     /// Not, and why: `--no-scratch`, no local PostgreSQL of that major version, ….
     Off(String),
 }

@@ -639,8 +639,6 @@ fn judge_index(
             }),
             ScratchOutcome::NotMade { .. } => None,
         });
-        let unreadable = copy.is_some_and(|s| matches!(s.outcome, ScratchOutcome::Planned(_)))
-            && read_copy.is_none();
         let scratch = match (copy, &read_copy) {
             (_, Some((p, _))) => Scratch::Planned(p),
             (Some(s), None) => match &s.outcome {
@@ -649,7 +647,6 @@ fn judge_index(
             },
             (None, None) => Scratch::Absent,
         };
-        debug_assert!(!unreadable || matches!(scratch, Scratch::NotMade(_)));
         let u = judge_usability(v, plan, &ps, scratch, &rules, &measured.non_immutable);
         usable = u.usable;
         settled_by = u.settled_by;

@@ -66,7 +66,7 @@ fn all_names(accepted: &[Accepted]) -> Vec<&str> {
 /// the accepted indexes, else the generic plan when it reads none; `None` when the plans read
 /// one (or nothing is accepted that a re-plan could find).
 pub fn open_plan(
-    custom: &[Explain],
+    custom: &[&Explain],
     generic: Option<&Explain>,
     accepted: &[Accepted],
 ) -> Option<PlanKind> {
@@ -112,7 +112,11 @@ pub fn of_measured(measured: &Measured) -> Option<(PlanKind, Vec<(Accepted, bool
     let read = |doc: &serde_json::Value| Explain::from_json(doc).ok();
     let custom: Vec<Explain> = measured.custom.iter().filter_map(read).collect();
     let generic = measured.generic.as_ref().and_then(read);
-    let kind = open_plan(&custom, generic.as_ref(), &accepted)?;
+    let kind = open_plan(
+        &custom.iter().collect::<Vec<_>>(),
+        generic.as_ref(),
+        &accepted,
+    )?;
     let probes: Vec<Explain> = measured
         .probes
         .iter()
@@ -167,7 +171,10 @@ mod tests {
         // scans disabled" although no re-plan had been made.
         let accepted = accepted_of(&["existing_idx"]);
         let custom = [plan(None)];
-        assert_eq!(open_plan(&custom, None, &accepted), Some(PlanKind::Custom));
+        assert_eq!(
+            open_plan(&[&custom[0]], None, &accepted),
+            Some(PlanKind::Custom)
+        );
         let needed = scratch_needed(&accepted, PlanKind::Custom, &[&custom[0]]);
         assert_eq!(needed, vec![("existing_idx".to_string(), PlanKind::Custom)]);
     }
@@ -176,7 +183,7 @@ mod tests {
     fn a_plan_through_any_accepted_index_closes_the_question() {
         let accepted = accepted_of(&["a", "b"]);
         let custom = [plan(Some("b"))];
-        assert_eq!(open_plan(&custom, None, &accepted), None);
+        assert_eq!(open_plan(&[&custom[0]], None, &accepted), None);
     }
 
     #[test]
@@ -184,11 +191,11 @@ mod tests {
         let accepted = accepted_of(&["a"]);
         let generic = plan(None);
         assert_eq!(
-            open_plan(&[plan(Some("a"))], Some(&generic), &accepted),
+            open_plan(&[&plan(Some("a"))], Some(&generic), &accepted),
             Some(PlanKind::Generic)
         );
         assert_eq!(
-            open_plan(&[plan(None)], Some(&generic), &accepted),
+            open_plan(&[&plan(None)], Some(&generic), &accepted),
             Some(PlanKind::Custom)
         );
     }
@@ -209,6 +216,6 @@ mod tests {
 
     #[test]
     fn nothing_accepted_opens_no_question() {
-        assert_eq!(open_plan(&[plan(None)], None, &[]), None);
+        assert_eq!(open_plan(&[&plan(None)], None, &[]), None);
     }
 }

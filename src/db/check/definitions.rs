@@ -81,14 +81,16 @@ const BODY_SEEDS: &str = "\
      WHERE p.proname = ANY ($1::text[]) AND p.oid >= 16384";
 
 /// One round of the closure: what the new relations (`$1`), types (`$2`) and functions (`$3`)
-/// depend on, each with the extension it belongs to, if any.
+/// depend on, each with the extension it belongs to, if any. Of the relations' indexes, only the
+/// asked ones (`$4`, leaves included) are followed: every other index is dropped by the re-plan,
+/// and copied only where it can be.
 const CLOSURE: &str = "\
     WITH r AS (SELECT unnest($1::oid[]) AS oid), \
          t AS (SELECT unnest($2::oid[]) AS oid), \
          f AS (SELECT unnest($3::oid[]) AS oid), \
          owned(classid, objid) AS ( \
             SELECT 'pg_class'::regclass, i.indexrelid FROM pg_catalog.pg_index i \
-              JOIN r ON i.indrelid = r.oid \
+              JOIN r ON i.indrelid = r.oid WHERE i.indexrelid = ANY ($4::oid[]) \
             UNION ALL SELECT 'pg_constraint'::regclass, c.oid FROM pg_catalog.pg_constraint c \
               JOIN r ON c.conrelid = r.oid \
             UNION ALL SELECT 'pg_attrdef'::regclass, d.oid FROM pg_catalog.pg_attrdef d \
@@ -558,13 +560,37 @@ async fn read_request(
         )
         .await
         .map_err(fail("reading the search path, for the scratch copy"))?;
+    // The asked indexes and their leaves, by OID: the only indexes whose dependencies are copied.
+    let (index_schemas, index_names): (Vec<String>, Vec<String>) = indexes
+        .iter()
+        .flat_map(|f| {
+            std::iter::once((f.info.schema.clone(), f.info.name.clone())).chain(
+                f.partitions.iter().filter_map(|p| {
+                    p.leaf_index
+                        .as_ref()
+                        .map(|leaf| (p.schema.clone(), leaf.clone()))
+                }),
+            )
+        })
+        .unzip();
+    let rows = sess
+        .query(
+            "SELECT pg_catalog.to_regclass(pg_catalog.quote_ident(n.s) OPERATOR(pg_catalog.||) \
+                    '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(n.i))::pg_catalog.oid \
+             FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), \
+                             pg_catalog.unnest($2::pg_catalog.text[])) AS n(s, i)",
+            &[&index_schemas, &index_names],
+        )
+        .await
+        .map_err(fail("reading the asked indexes, for the scratch copy"))?;
+    let asked_indexes: Vec<u32> = rows.iter().filter_map(|r| r.get(0)).collect();
     let search_path: Vec<String> = path.first().map(|r| r.get(0)).unwrap_or_default();
 
     // From here on every name the definitions print is schema-qualified.
     sess.exec("SET LOCAL search_path = pg_catalog, pg_temp")
         .await
         .map_err(fail("reading definitions for the scratch copy"))?;
-    closure(sess, &mut found, &mut fresh).await?;
+    closure(sess, &mut found, &mut fresh, &asked_indexes).await?;
     let (mut objects, index_keys) = ddl(sess, &found, definitions).await?;
 
     let relations: Vec<u32> = found.relations.iter().copied().collect();
@@ -617,9 +643,9 @@ async fn read_request(
             also.push(key);
         }
     }
-    objects.extend(also);
     Ok(Request {
         objects,
+        also,
         missing: found.missing.into_iter().collect(),
         search_path,
         settings,
@@ -638,7 +664,9 @@ async fn closure(
     sess: Sess<'_>,
     found: &mut Found,
     fresh: &mut Vec<(String, u32)>,
+    asked: &[u32],
 ) -> Result<(), Failure> {
+    let asked = asked.to_vec();
     let settings = sess.settings;
     let fail = |f: Fail| f.or(|e| failure(e, "reading definitions for the scratch copy", settings));
     // Bounded: a catalog is finite, and every round adds only what was not seen.
@@ -723,7 +751,7 @@ async fn closure(
         }
         if !rels.is_empty() || !types.is_empty() || !funcs.is_empty() {
             let rows = sess
-                .query(CLOSURE, &[&rels, &types, &funcs])
+                .query(CLOSURE, &[&rels, &types, &funcs, &asked])
                 .await
                 .map_err(fail)?;
             for row in &rows {

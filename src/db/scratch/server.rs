@@ -145,7 +145,7 @@ fn replan_of(ask: &Ask, outcome: ScratchOutcome) -> ScratchReplan {
 fn units_of<'a>(definitions: &'a Definitions, requests: &[&Request]) -> Vec<&'a Unit> {
     let keys: BTreeSet<&str> = requests
         .iter()
-        .flat_map(|r| r.objects.iter().map(String::as_str))
+        .flat_map(|r| r.objects.iter().chain(&r.also).map(String::as_str))
         .collect();
     let mut units: Vec<&Unit> = keys
         .iter()
@@ -533,7 +533,8 @@ mod tests {
             },
         ]);
         let request = Request {
-            objects: vec!["a index".into(), "b table".into(), "unknown".into()],
+            objects: vec!["b table".into(), "unknown".into()],
+            also: vec!["a index".into()],
             missing: vec![],
             search_path: vec![],
             settings: vec![],
