@@ -4,7 +4,7 @@
 use super::{RunOptions, filter, run_checks, target};
 use crate::cli::CheckArgs;
 use crate::db::Target;
-use crate::errors::{BadInput, DatabaseFailure};
+use crate::errors::BadInput;
 use crate::project::{self, Source};
 use crate::term::say;
 use crate::{db, migration, sql, stop};
@@ -44,19 +44,7 @@ pub(super) async fn for_server(
     client: &tokio_postgres::Client,
     m: &migration::Migration,
 ) -> anyhow::Result<migration::Migration> {
-    let row = client
-        .query_one(
-            "SELECT pg_catalog.current_setting('standard_conforming_strings')",
-            &[],
-        )
-        .await
-        .map_err(|e| {
-            DatabaseFailure(format!(
-                "could not read the server's settings: {}",
-                db::cause(&e)
-            ))
-        })?;
-    let standard_conforming_strings = row.get::<_, String>(0) != "off";
+    let standard_conforming_strings = db::preflight::standard_conforming_strings(client).await?;
     if standard_conforming_strings {
         return Ok(m.clone());
     }

@@ -6,7 +6,7 @@ use crate::cli::{RunArgs, VerdictArgs};
 use crate::db::Target;
 use crate::db::check::Settings;
 use crate::db::check::within;
-use crate::errors::{BadInput, DatabaseFailure};
+use crate::errors::BadInput;
 use crate::project::Project;
 use crate::report::Report;
 use crate::term::{Progress, say};
@@ -74,38 +74,7 @@ async fn warn_unknown_allowed(
         .iter()
         .flat_map(|rp| rp.allow_seq_scan.iter().map(String::as_str))
         .collect();
-    if entries.is_empty() {
-        return Ok(());
-    }
-    let (schemas, names): (Vec<Option<&str>>, Vec<&str>) = entries
-        .iter()
-        .map(|entry| match entry.split_once('.') {
-            Some((s, n)) => (Some(s), n),
-            None => (None, *entry),
-        })
-        .unzip();
-    let rows = client
-        .query(
-            "SELECT u.o::pg_catalog.int4 FROM ROWS FROM (\
-                    pg_catalog.unnest($1::pg_catalog.text[]), \
-                    pg_catalog.unnest($2::pg_catalog.text[])) WITH ORDINALITY AS u(s, n, o) \
-             WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c \
-                 JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace \
-                 WHERE c.relname OPERATOR(pg_catalog.=) u.n \
-                   AND (u.s IS NULL OR ns.nspname OPERATOR(pg_catalog.=) u.s))",
-            &[&schemas, &names],
-        )
-        .await
-        .map_err(|e| DatabaseFailure(format!("could not read the catalog: {}", db::cause(&e))))?;
-    let listed: Vec<&str> = entries.into_iter().collect();
-    let unknown: std::collections::BTreeSet<&str> = rows
-        .iter()
-        .filter_map(|r| {
-            listed
-                .get(usize::try_from(r.get::<_, i32>(0)).ok()?.checked_sub(1)?)
-                .copied()
-        })
-        .collect();
+    let unknown = db::preflight::unknown_relations(client, &entries).await?;
     for rp in &project.read_paths {
         for (i, entry) in rp.allow_seq_scan.iter().enumerate() {
             if unknown.contains(entry.as_str()) {
@@ -146,37 +115,10 @@ pub(super) async fn jobs(
             .unwrap_or(1)
             .min(8)
     });
-    // Free slots: the server's, less those reserved for superusers (and, from PostgreSQL 16,
-    // for roles with pg_use_reserved_connections), less the sessions open now; and the role's
-    // own connection limit, where it has one.
-    let row = client
-        .query_one(
-            "SELECT pg_catalog.current_setting('max_connections')::int \
-                    - pg_catalog.current_setting('superuser_reserved_connections')::int \
-                    - COALESCE(pg_catalog.current_setting('reserved_connections', true)::int, 0) \
-                    - (SELECT count(*)::int FROM pg_catalog.pg_stat_activity \
-                       WHERE backend_type OPERATOR(pg_catalog.=) 'client backend'), \
-                    (SELECT CASE WHEN r.rolconnlimit OPERATOR(pg_catalog.>=) 0 \
-                                 THEN r.rolconnlimit OPERATOR(pg_catalog.-) \
-                                      (SELECT count(*)::int FROM pg_catalog.pg_stat_activity a \
-                                       WHERE a.usename OPERATOR(pg_catalog.=) r.rolname) END \
-                     FROM pg_catalog.pg_roles r \
-                     WHERE r.rolname OPERATOR(pg_catalog.=) current_user)",
-            &[],
-        )
-        .await
-        .map_err(|e| {
-            DatabaseFailure(format!(
-                "could not read the free connection slots: {}",
-                db::cause(&e)
-            ))
-        })?;
+    let slots = db::preflight::free_slots(client).await?;
     // This session ends before the checks start: its slot is theirs too.
-    let free = usize::try_from(row.get::<_, i32>(0).saturating_add(1)).unwrap_or(0);
-    let allowed = jobs_allowed(
-        free,
-        row.get::<_, Option<i32>>(1).map(|n| n.saturating_add(1)),
-    );
+    let free = usize::try_from(slots.server.saturating_add(1)).unwrap_or(0);
+    let allowed = jobs_allowed(free, slots.role.map(|n| n.saturating_add(1)));
     if wanted > allowed {
         say!(
             "note: --jobs {wanted} would take too many of the server's {free} free connection \
@@ -203,20 +145,8 @@ fn jobs_allowed(free: usize, role_free: Option<i32>) -> usize {
 /// `--replan-without-rivals` needs a server that takes DDL (rolled back after): never a standby,
 /// never a server whose transactions are read-only by default.
 async fn refuse_read_only(client: &tokio_postgres::Client) -> anyhow::Result<()> {
-    let row = client
-        .query_one(
-            "SELECT pg_catalog.pg_is_in_recovery(), \
-                    pg_catalog.current_setting('default_transaction_read_only') = 'on'",
-            &[],
-        )
-        .await
-        .map_err(|e| {
-            DatabaseFailure(format!(
-                "could not read the server's state: {}",
-                db::cause(&e)
-            ))
-        })?;
-    let (standby, read_only): (bool, bool) = (row.get(0), row.get(1));
+    let db::preflight::WriteState { standby, read_only } =
+        db::preflight::write_state(client).await?;
     if standby || read_only {
         return Err(BadInput(format!(
             "--replan-without-rivals drops indexes in a transaction it rolls back, and this \
@@ -274,24 +204,12 @@ pub async fn run_checks(
     }
     let what = "could not read the server's settings";
     settings.watched = within(limit, what, async {
-        db::guard::Watched::read(&client, &project.custom_settings())
-            .await
-            .map_err(|e| {
-                DatabaseFailure(format!(
-                    "could not read the server's settings: {}",
-                    db::cause(&e)
-                ))
-                .into()
-            })
+        Ok(db::guard::Watched::read(&client, &project.custom_settings()).await?)
     })
     .await?;
     let what = "could not read temp_file_limit";
     let (temp, temp_warning) = within(limit, what, async {
-        db::check::temp_file_limit(&client, settings.temp_file_limit)
-            .await
-            .map_err(|e| {
-                DatabaseFailure(format!("could not read temp_file_limit: {}", db::cause(&e))).into()
-            })
+        Ok(db::check::temp_file_limit(&client, settings.temp_file_limit).await?)
     })
     .await?;
     settings.temp_file_limit = temp;
@@ -371,7 +289,7 @@ pub async fn run_checks(
             &keep(false),
         )
         .await;
-        let _ = session.batch_execute("ROLLBACK").await;
+        db::migrate::roll_back(&session).await;
         let (after, after_names) = unzip_saved(after)?;
         before = Some((
             std::mem::replace(&mut checks, after),
@@ -532,13 +450,7 @@ pub(super) async fn planning_session(
     )
     .await?;
     settings.watched = within(limit, "could not read the server's settings", async {
-        db::guard::Watched::read(&client, &[]).await.map_err(|e| {
-            DatabaseFailure(format!(
-                "could not read the server's settings: {}",
-                db::cause(&e)
-            ))
-            .into()
-        })
+        Ok(db::guard::Watched::read(&client, &[]).await?)
     })
     .await?;
     Ok((client, settings))

@@ -33,6 +33,8 @@ use std::io::BufRead;
 
 use serde::Deserialize;
 
+use crate::sql::{self, TokenKind};
+
 /// The most of one log record the reader keeps (1 MiB): a statement, with its parameters, longer
 /// than this is left out and counted. A real read path is far smaller; an ORM's longest `IN`
 /// lists are some kilobytes.
@@ -1240,13 +1242,13 @@ fn parameter(text: &str) -> Option<(usize, Option<String>, &str)> {
     if !value.starts_with('\'') {
         return None;
     }
-    let close = quoted_end(value.as_bytes(), 0, b'\'', false)?;
+    let close = quoted_end(value.as_bytes(), 0)?;
     let literal = value[1..close - 1].replace("''", "'");
     Some((number, Some(literal), &value[close..]))
 }
 
-/// An `EXECUTE` argument as a parameter value: NULL, the content of a plain quoted literal
-/// (optionally cast: `'{1,2}'::int[]` gives `{1,2}`), or else the argument's text as written
+/// An `EXECUTE` argument as a parameter value: NULL, the value of a string literal (`'…'`,
+/// `E'…'`, `$$…$$`; optionally cast: `'{1,2}'::int[]` gives `{1,2}`), or else the argument's text as written
 /// (`5`, `-1.5`, `now()`).
 fn argument_value(argument: &str) -> Option<String> {
     let argument = argument.trim();
@@ -1261,11 +1263,12 @@ fn argument_value(argument: &str) -> Option<String> {
     if keyword(argument, "NULL").is_some_and(is_cast) {
         return None;
     }
-    if argument.starts_with('\'')
-        && let Some(close) = quoted_end(argument.as_bytes(), 0, b'\'', false)
-        && is_cast(&argument[close..])
+    if let Some(first) = sql::tokens(argument, DIALECT).into_iter().next()
+        && first.kind == TokenKind::String
+        && let Some(value) = first.string_value(DIALECT)
+        && is_cast(&argument[first.text.len()..])
     {
-        return Some(argument[1..close - 1].replace("''", "'"));
+        return Some(value);
     }
     Some(argument.to_owned())
 }
@@ -1365,48 +1368,43 @@ fn keyword<'a>(text: &'a str, keyword: &str) -> Option<&'a str> {
     (head.eq_ignore_ascii_case(keyword) && whole).then_some(rest)
 }
 
-/// A name, folded to lower case unless double-quoted, and what follows it.
+/// A name as PostgreSQL stores it (folded to lower case unless double-quoted, truncated to 63
+/// bytes), and what follows it.
 fn identifier(text: &str) -> Option<(String, &str)> {
-    if text.starts_with('"') {
-        let close = quoted_end(text.as_bytes(), 0, b'"', false)?;
-        return Some((text[1..close - 1].replace("\"\"", "\""), &text[close..]));
-    }
-    let first = *text.as_bytes().first()?;
-    if !(first.is_ascii_alphabetic() || first == b'_' || first >= 0x80) {
-        return None;
-    }
-    let end = text.bytes().take_while(|&b| identifier_byte(b)).count();
-    Some((text[..end].to_ascii_lowercase(), &text[end..]))
+    let first = sql::tokens(text, DIALECT).into_iter().next()?;
+    let name = first.identifier()?;
+    Some((name, &text[first.text.len()..]))
 }
 
 fn identifier_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
 }
 
+/// How capture reads SQL: as the server does with its defaults (`standard_conforming_strings`
+/// on). The one lexer of the crate, [`crate::sql`], does the reading.
+const DIALECT: sql::Dialect = sql::Dialect {
+    standard_conforming_strings: true,
+};
+
 /// `text` after leading white space and comments.
-fn skip_space(mut text: &str) -> &str {
-    loop {
-        text = text.trim_start();
-        if text.starts_with("--") {
-            text = text.split_once('\n').map_or("", |(_, rest)| rest);
-        } else if text.starts_with("/*") {
-            text = &text[block_comment_end(text.as_bytes(), 0)..];
-        } else {
-            return text;
-        }
-    }
+fn skip_space(text: &str) -> &str {
+    let start = sql::tokens(text, DIALECT)
+        .into_iter()
+        .find(|t| !t.is_trivia())
+        .map_or(text.len(), |t| t.start);
+    &text[start..]
 }
 
 /// The byte after the `)` closing the `(` that `text` starts with.
 fn close_paren(text: &str) -> Option<usize> {
     let mut depth = 0usize;
-    for (i, b) in Syntax::new(text) {
-        match b {
-            b'(' => depth += 1,
-            b')' => {
+    for t in sql::significant(text, DIALECT) {
+        match (t.kind, t.text) {
+            (TokenKind::Punct, "(") => depth += 1,
+            (TokenKind::Punct, ")") => {
                 depth = depth.checked_sub(1)?;
                 if depth == 0 {
-                    return Some(i + 1);
+                    return Some(t.start + 1);
                 }
             }
             _ => {}
@@ -1423,13 +1421,13 @@ fn split_arguments(text: &str) -> Vec<&str> {
     let mut arguments = Vec::new();
     let mut depth = 0usize;
     let mut start = 0;
-    for (i, b) in Syntax::new(text) {
-        match b {
-            b'(' | b'[' => depth += 1,
-            b')' | b']' => depth = depth.saturating_sub(1),
-            b',' if depth == 0 => {
-                arguments.push(text[start..i].trim());
-                start = i + 1;
+    for t in sql::significant(text, DIALECT) {
+        match (t.kind, t.text) {
+            (TokenKind::Punct, "(" | "[") => depth += 1,
+            (TokenKind::Punct, ")" | "]") => depth = depth.saturating_sub(1),
+            (TokenKind::Punct, ",") if depth == 0 => {
+                arguments.push(text[start..t.start].trim());
+                start = t.start + 1;
             }
             _ => {}
         }
@@ -1438,154 +1436,45 @@ fn split_arguments(text: &str) -> Vec<&str> {
     arguments
 }
 
-/// The statements of a query string, each with its `;`; empty ones left out.
+/// The statements of a query string, as the server's parser cuts them, each with its `;` and the
+/// comments and white space before it; empty ones left out.
 fn split_statements(text: &str) -> Vec<&str> {
-    let mut ends: Vec<usize> = Syntax::new(text)
-        .filter(|&(_, b)| b == b';')
-        .map(|(i, _)| i + 1)
-        .collect();
-    ends.push(text.len());
     let mut start = 0;
-    let mut statements = Vec::new();
-    for end in ends {
-        let piece = &text[start..end];
-        start = end;
-        let content = skip_space(piece);
-        if !content.is_empty() && content != ";" {
-            statements.push(piece);
-        }
-    }
-    statements
+    sql::split(text, DIALECT)
+        .into_iter()
+        .map(|s| {
+            let mut end = s.offset + s.text.len();
+            let after = &text[end..];
+            let spaces = after.len() - after.trim_start().len();
+            if after[spaces..].starts_with(';') {
+                end += spaces + 1;
+            }
+            let piece = &text[start..end];
+            start = end;
+            piece
+        })
+        .collect()
 }
 
 /// The highest `$n` in the text, outside quotes and comments.
 fn max_placeholder(text: &str) -> usize {
-    let bytes = text.as_bytes();
-    Syntax::new(text)
-        .filter(|&(i, b)| b == b'$' && (i == 0 || !identifier_byte(bytes[i - 1])))
-        .filter_map(|(i, _)| {
-            let end = digits(bytes, i + 1)?;
-            text[i + 1..end].parse::<usize>().ok()
-        })
-        .max()
-        .unwrap_or(0)
+    sql::highest_param(text, DIALECT).0
 }
 
-/// The bytes of SQL text that are syntax: outside string literals, quoted identifiers,
-/// dollar-quoted strings and comments. Enough lexing to find `;`, `,`, parentheses and `$n`.
-struct Syntax<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Syntax<'a> {
-    fn new(text: &'a str) -> Self {
-        Syntax {
-            bytes: text.as_bytes(),
-            at: 0,
-        }
-    }
-}
-
-impl Iterator for Syntax<'_> {
-    type Item = (usize, u8);
-
-    fn next(&mut self) -> Option<(usize, u8)> {
-        let bytes = self.bytes;
-        loop {
-            let i = self.at;
-            let b = *bytes.get(i)?;
-            let next = bytes.get(i + 1).copied();
-            let skip_to = match b {
-                b'\'' => {
-                    // E'…' strings take backslash escapes.
-                    let escaped = i > 0
-                        && bytes[i - 1].eq_ignore_ascii_case(&b'e')
-                        && (i < 2 || !identifier_byte(bytes[i - 2]));
-                    quoted_end(bytes, i, b'\'', escaped)
-                }
-                b'"' => quoted_end(bytes, i, b'"', false),
-                b'-' if next == Some(b'-') => {
-                    bytes[i..].iter().position(|&b| b == b'\n').map(|n| i + n)
-                }
-                b'/' if next == Some(b'*') => Some(block_comment_end(bytes, i)),
-                b'$' if i == 0 || !identifier_byte(bytes[i - 1]) => {
-                    match dollar_quote_end(bytes, i) {
-                        Some(end) => Some(end),
-                        None => {
-                            self.at = i + 1;
-                            return Some((i, b));
-                        }
-                    }
-                }
-                _ => {
-                    self.at = i + 1;
-                    return Some((i, b));
-                }
-            };
-            // Something unterminated runs to the end of the text.
-            self.at = skip_to.unwrap_or(bytes.len());
-        }
-    }
-}
-
-/// The byte after the quote closing the one at `start` (a doubled quote is part of the text).
-fn quoted_end(bytes: &[u8], start: usize, quote: u8, backslash: bool) -> Option<usize> {
+/// The byte after the quote closing the one at `start` (a doubled quote is part of the text):
+/// for the parameter values the server writes in a log line's detail, not SQL.
+fn quoted_end(bytes: &[u8], start: usize) -> Option<usize> {
     let mut i = start + 1;
     while let Some(&b) = bytes.get(i) {
-        let doubled = b == quote && bytes.get(i + 1) == Some(&quote);
-        if (backslash && b == b'\\') || doubled {
+        if b == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
             i += 2;
-        } else if b == quote {
+        } else if b == b'\'' {
             return Some(i + 1);
         } else {
             i += 1;
         }
     }
     None
-}
-
-/// The byte after the `*/` closing the (nestable) comment at `start`, or the end.
-fn block_comment_end(bytes: &[u8], start: usize) -> usize {
-    let mut depth = 0usize;
-    let mut i = start;
-    while i + 1 < bytes.len() {
-        match (bytes[i], bytes[i + 1]) {
-            (b'/', b'*') => {
-                depth += 1;
-                i += 2;
-            }
-            (b'*', b'/') => {
-                depth -= 1;
-                i += 2;
-                if depth == 0 {
-                    return i;
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    bytes.len()
-}
-
-/// For a `$tag$` (or `$$`) at `start`: the byte after its closing delimiter, or the end.
-/// `None` when the `$` does not open a dollar quote (`$1` is a parameter).
-fn dollar_quote_end(bytes: &[u8], start: usize) -> Option<usize> {
-    let tag = bytes[start + 1..]
-        .iter()
-        .enumerate()
-        .take_while(|&(n, &b)| {
-            b == b'_' || b >= 0x80 || b.is_ascii_alphabetic() || (n > 0 && b.is_ascii_digit())
-        })
-        .count();
-    let close = start + 1 + tag;
-    (bytes.get(close) == Some(&b'$')).then_some(())?;
-    let delimiter = &bytes[start..=close];
-    let body = close + 1;
-    let found = bytes[body..]
-        .windows(delimiter.len())
-        .position(|w| w == delimiter);
-    Some(found.map_or(bytes.len(), |n| body + n + delimiter.len()))
 }
 
 #[cfg(test)]
@@ -2375,6 +2264,18 @@ c', $2 = NULL, $3 = '7'",,,,,,,,"probe app","client backend",,0
             split_statements("SELECT ';'; /* ; */ SELECT 2;\n  -- done\n"),
             ["SELECT ';';", " /* ; */ SELECT 2;"]
         );
+        // Read as the server reads it: a `--` comment ends at `\r` too, so `$3` counts and the
+        // `;` after it ends a statement.
+        assert_eq!(max_placeholder("SELECT $1 -- $9\r, $3"), 3);
+        assert_eq!(
+            split_statements("PREPARE q AS SELECT 1 -- c\r; EXECUTE q"),
+            ["PREPARE q AS SELECT 1 -- c\r;", " EXECUTE q"]
+        );
+        assert_eq!(
+            identifier("\"My\"\"Q\" (1)"),
+            Some(("My\"Q".to_owned(), " (1)"))
+        );
+        assert_eq!(argument_value("E'a\\'b'::text"), Some("a'b".into()));
         assert_eq!(
             parse_prepare("/* c */ PREPARE Q (int, \"my type\") AS\n  SELECT 1"),
             Some(("q".to_owned(), "SELECT 1"))

@@ -32,7 +32,7 @@ use super::guard::{self, Span, Watched};
 mod definitions;
 mod rivals;
 use super::{cause, scratch};
-use crate::errors::located;
+use crate::errors::{DatabaseFailure, located};
 use crate::explain::Explain;
 use crate::measure::{
     Failure, IndexFacts, IndexLookup, Measured, Measurement, Outcome, PlanKind, Probe,
@@ -102,10 +102,7 @@ const CANCEL_WAIT: Duration = Duration::from_secs(2);
 
 /// Bounds a session that runs outside any check's transaction (the catalog reads before the
 /// checks): the same statement and lock timeouts, so another session's lock cannot hang a run.
-pub async fn bound_session(
-    client: &Client,
-    settings: &Settings,
-) -> Result<(), crate::errors::DatabaseFailure> {
+pub async fn bound_session(client: &Client, settings: &Settings) -> Result<(), DatabaseFailure> {
     client
         .batch_execute(&format!(
             "SET statement_timeout = {}; SET lock_timeout = {}",
@@ -114,7 +111,7 @@ pub async fn bound_session(
         ))
         .await
         .map_err(|e| {
-            crate::errors::DatabaseFailure(format!(
+            DatabaseFailure(format!(
                 "could not set the session's timeouts: {}",
                 cause(&e)
             ))
@@ -126,6 +123,18 @@ pub async fn bound_session(
 /// (a superuser may; from PostgreSQL 15, a role granted `SET` on it) and the server has none:
 /// then a read path may fill the server's disk with temporary files until its statement ends.
 pub async fn temp_file_limit(
+    client: &Client,
+    wanted: Option<u64>,
+) -> Result<(Option<u64>, Option<String>), DatabaseFailure> {
+    read_temp_file_limit(client, wanted).await.map_err(|e| {
+        DatabaseFailure(format!(
+            "could not read temp_file_limit: {}",
+            super::cause(&e)
+        ))
+    })
+}
+
+async fn read_temp_file_limit(
     client: &Client,
     wanted: Option<u64>,
 ) -> Result<(Option<u64>, Option<String>), tokio_postgres::Error> {
@@ -183,7 +192,7 @@ pub async fn within<T>(
 ) -> anyhow::Result<T> {
     match tokio::time::timeout(limit, request).await {
         Ok(answer) => answer,
-        Err(_) => Err(crate::errors::DatabaseFailure(format!(
+        Err(_) => Err(DatabaseFailure(format!(
             "{what}: the server did not answer within {} ms (--statement-timeout and a grace)",
             limit.as_millis()
         ))

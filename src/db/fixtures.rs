@@ -454,16 +454,13 @@ async fn additions(client: &Client, tables: &[u32]) -> anyhow::Result<Vec<String
 
 /// The names of the indexes a fixture file creates (`CREATE [UNIQUE] INDEX name`).
 fn index_names(sql: &str) -> Vec<String> {
-    let code: Vec<&str> = sql
-        .lines()
-        .flat_map(|l| l.split("--").next().unwrap_or("").split_whitespace())
-        .collect();
+    let code = crate::sql::significant(sql, crate::sql::Dialect::default());
     code.windows(3)
         .filter(|w| {
-            w[1].eq_ignore_ascii_case("INDEX")
-                && (w[0].eq_ignore_ascii_case("CREATE") || w[0].eq_ignore_ascii_case("UNIQUE"))
+            w[1].keyword().as_deref() == Some("INDEX")
+                && matches!(w[0].keyword().as_deref(), Some("CREATE" | "UNIQUE"))
         })
-        .map(|w| w[2].to_string())
+        .filter_map(|w| w[2].identifier())
         .collect()
 }
 

@@ -13,6 +13,8 @@ use std::sync::Arc;
 
 use tokio_postgres::Client;
 
+use crate::errors::DatabaseFailure;
+
 /// The settings the guard compares, read from the server once per run: an allow-list. Every
 /// setting a session can change (`pg_settings` of context `user` or `superuser`) is watched
 /// except the few a scope's setup is for ([`crate::safety::SESSION`]), which are watched from
@@ -86,7 +88,16 @@ impl Watched {
     /// a superuser: a setup's `SET ROLE` to such a role would make the guard's read of a
     /// restricted setting fail, so those are left out (no file may change them anyway: they
     /// are outside the allow-list, refused where written).
-    pub async fn read(
+    pub async fn read(client: &Client, custom: &[String]) -> Result<Watched, DatabaseFailure> {
+        Self::read_settings(client, custom).await.map_err(|e| {
+            DatabaseFailure(format!(
+                "could not read the server's settings: {}",
+                super::cause(&e)
+            ))
+        })
+    }
+
+    async fn read_settings(
         client: &Client,
         custom: &[String],
     ) -> Result<Watched, tokio_postgres::Error> {

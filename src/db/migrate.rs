@@ -539,6 +539,13 @@ async fn analyse(
     Ok(notes)
 }
 
+/// Ends the transaction the migration was applied in by rolling it back. A failure is not
+/// reported: the session is dropped after it, and the server rolls back what a closed session
+/// left open.
+pub async fn roll_back(client: &Client) {
+    let _ = client.batch_execute("ROLLBACK").await;
+}
+
 /// Every sequence's last value the role may read, to tell after the run which ones the
 /// migration advanced: sequences are not transactional, so the rollback does not take that back.
 pub async fn sequence_values(

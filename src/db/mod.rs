@@ -10,10 +10,13 @@ pub mod fixtures;
 pub mod guard;
 pub mod migrate;
 pub mod pool;
+pub mod preflight;
 pub mod provider;
 pub mod role;
 pub mod scratch;
 pub mod tls;
+
+pub use preflight::{server_major, server_version};
 
 use tokio_postgres::{Client, Config, config::Host as PgHost};
 
@@ -174,27 +177,4 @@ pub fn cause(e: &tokio_postgres::Error) -> String {
         source = s.source();
     }
     text
-}
-
-/// The server's major version (`server_version_num` / 10000: 15, 16, …).
-pub async fn server_major(client: &Client) -> Result<u32, DatabaseFailure> {
-    let row = client
-        .query_one(
-            "SELECT pg_catalog.current_setting('server_version_num')::pg_catalog.int4",
-            &[],
-        )
-        .await
-        .map_err(|e| {
-            DatabaseFailure(format!("could not read server_version_num: {}", cause(&e)))
-        })?;
-    Ok(u32::try_from(row.get::<_, i32>(0) / 10000).unwrap_or(0))
-}
-
-/// `server_version` as the server reports it, e.g. `15.18 (Debian 15.18-0+deb12u1)`.
-pub async fn server_version(client: &Client) -> Result<String, DatabaseFailure> {
-    let row = client
-        .query_one("SELECT current_setting('server_version')", &[])
-        .await
-        .map_err(|e| DatabaseFailure(format!("could not read server_version: {}", cause(&e))))?;
-    Ok(row.get(0))
 }

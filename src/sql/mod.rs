@@ -134,7 +134,7 @@ impl Token<'_> {
     }
 
     /// Whether the token is whitespace or a comment.
-    fn is_trivia(&self) -> bool {
+    pub fn is_trivia(&self) -> bool {
         matches!(self.kind, TokenKind::Whitespace | TokenKind::Comment)
     }
 }

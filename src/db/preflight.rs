@@ -1,0 +1,158 @@
+//! The server facts a run reads before its checks: version, settings, free connection slots,
+//! standby or read-only, which relations exist. Each is one catalog read on the run's first
+//! session; what to do with the answer is decided by the caller.
+
+use std::collections::BTreeSet;
+
+use tokio_postgres::Client;
+
+use super::cause;
+use crate::errors::DatabaseFailure;
+
+/// The server's major version (`server_version_num` / 10000: 15, 16, …).
+pub async fn server_major(client: &Client) -> Result<u32, DatabaseFailure> {
+    let row = client
+        .query_one(
+            "SELECT pg_catalog.current_setting('server_version_num')::pg_catalog.int4",
+            &[],
+        )
+        .await
+        .map_err(|e| {
+            DatabaseFailure(format!("could not read server_version_num: {}", cause(&e)))
+        })?;
+    Ok(u32::try_from(row.get::<_, i32>(0) / 10000).unwrap_or(0))
+}
+
+/// `server_version` as the server reports it, e.g. `15.18 (Debian 15.18-0+deb12u1)`.
+pub async fn server_version(client: &Client) -> Result<String, DatabaseFailure> {
+    let row = client
+        .query_one("SELECT pg_catalog.current_setting('server_version')", &[])
+        .await
+        .map_err(|e| DatabaseFailure(format!("could not read server_version: {}", cause(&e))))?;
+    Ok(row.get(0))
+}
+
+/// The session's `standard_conforming_strings`: whether a backslash in a plain `'…'` string is
+/// an ordinary character (on, the default since 9.1).
+pub async fn standard_conforming_strings(client: &Client) -> Result<bool, DatabaseFailure> {
+    let row = client
+        .query_one(
+            "SELECT pg_catalog.current_setting('standard_conforming_strings')",
+            &[],
+        )
+        .await
+        .map_err(|e| {
+            DatabaseFailure(format!(
+                "could not read the server's settings: {}",
+                cause(&e)
+            ))
+        })?;
+    Ok(row.get::<_, String>(0) != "off")
+}
+
+/// Which of `names` (`relation` or `schema.relation`) name no relation in the database, in one
+/// query.
+pub async fn unknown_relations<'a>(
+    client: &Client,
+    names: &BTreeSet<&'a str>,
+) -> Result<BTreeSet<&'a str>, DatabaseFailure> {
+    if names.is_empty() {
+        return Ok(BTreeSet::new());
+    }
+    let (schemas, relations): (Vec<Option<&str>>, Vec<&str>) = names
+        .iter()
+        .map(|entry| match entry.split_once('.') {
+            Some((s, n)) => (Some(s), n),
+            None => (None, *entry),
+        })
+        .unzip();
+    let rows = client
+        .query(
+            "SELECT u.o::pg_catalog.int4 FROM ROWS FROM (\
+                    pg_catalog.unnest($1::pg_catalog.text[]), \
+                    pg_catalog.unnest($2::pg_catalog.text[])) WITH ORDINALITY AS u(s, n, o) \
+             WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c \
+                 JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace \
+                 WHERE c.relname OPERATOR(pg_catalog.=) u.n \
+                   AND (u.s IS NULL OR ns.nspname OPERATOR(pg_catalog.=) u.s))",
+            &[&schemas, &relations],
+        )
+        .await
+        .map_err(|e| DatabaseFailure(format!("could not read the catalog: {}", cause(&e))))?;
+    let listed: Vec<&str> = names.iter().copied().collect();
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            listed
+                .get(usize::try_from(r.get::<_, i32>(0)).ok()?.checked_sub(1)?)
+                .copied()
+        })
+        .collect())
+}
+
+/// The connection slots free now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FreeSlots {
+    /// The server's, less those reserved for superusers (and, from PostgreSQL 16, for roles with
+    /// `pg_use_reserved_connections`), less the client sessions open now (this one among them).
+    pub server: i32,
+    /// The role's own connection limit less its sessions open now; None when it has no limit.
+    pub role: Option<i32>,
+}
+
+/// The connection slots free now, as the server counts them.
+pub async fn free_slots(client: &Client) -> Result<FreeSlots, DatabaseFailure> {
+    let row = client
+        .query_one(
+            "SELECT pg_catalog.current_setting('max_connections')::int \
+                    - pg_catalog.current_setting('superuser_reserved_connections')::int \
+                    - COALESCE(pg_catalog.current_setting('reserved_connections', true)::int, 0) \
+                    - (SELECT count(*)::int FROM pg_catalog.pg_stat_activity \
+                       WHERE backend_type OPERATOR(pg_catalog.=) 'client backend'), \
+                    (SELECT CASE WHEN r.rolconnlimit OPERATOR(pg_catalog.>=) 0 \
+                                 THEN r.rolconnlimit OPERATOR(pg_catalog.-) \
+                                      (SELECT count(*)::int FROM pg_catalog.pg_stat_activity a \
+                                       WHERE a.usename OPERATOR(pg_catalog.=) r.rolname) END \
+                     FROM pg_catalog.pg_roles r \
+                     WHERE r.rolname OPERATOR(pg_catalog.=) current_user)",
+            &[],
+        )
+        .await
+        .map_err(|e| {
+            DatabaseFailure(format!(
+                "could not read the free connection slots: {}",
+                cause(&e)
+            ))
+        })?;
+    Ok(FreeSlots {
+        server: row.get(0),
+        role: row.get(1),
+    })
+}
+
+/// Whether the server takes writes at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteState {
+    /// A standby, in recovery.
+    pub standby: bool,
+    /// `default_transaction_read_only = on`.
+    pub read_only: bool,
+}
+
+/// Whether the server is a standby, or read-only by default.
+pub async fn write_state(client: &Client) -> Result<WriteState, DatabaseFailure> {
+    let row = client
+        .query_one(
+            "SELECT pg_catalog.pg_is_in_recovery(), \
+                    pg_catalog.current_setting('default_transaction_read_only') = 'on'",
+            &[],
+        )
+        .await
+        .map_err(|e| {
+            DatabaseFailure(format!("could not read the server's state: {}", cause(&e)))
+        })?;
+    Ok(WriteState {
+        standby: row.get(0),
+        read_only: row.get(1),
+    })
+}
