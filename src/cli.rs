@@ -22,11 +22,14 @@ pub enum Command {
     Lint(LintArgs),
     /// Judge the measurements a run saved with --save-plans, with no database at all.
     Judge(JudgeArgs),
-    /// Record the shape of each check's plans as its baseline (baselines/NAME.SCOPE.plan)
+    /// Record the shape of each check's plans as its baseline (baselines/NAME.SCOPE.plan in the
+    /// project folder)
     Accept(AcceptArgs),
     /// Write a minimal project (plancheck.toml, one example plan and expectation) to start from
     Init(InitArgs),
-    /// Write plans and expectations from a server log of what the application sent
+    /// Write plans and expectations from a server log of what the application sent, planning
+    /// each statement on the database (read-only, rolled back) as check does; existing files in
+    /// the project folder are never overwritten
     Capture(CaptureArgs),
     /// Print a shell completion script: plancheck completions bash > /etc/bash_completion.d/plancheck
     Completions(CompletionsArgs),
@@ -37,14 +40,28 @@ pub enum Command {
     Fixtures(FixturesCommand),
 }
 
+/// Where the database is: one declaration for every command that connects.
 #[derive(Debug, Args)]
-pub struct CheckArgs {
-    /// Connection URL or key=value string
+pub struct ConnectOpts {
+    /// Connection URL or key=value string (else libpq's PG* variables)
     #[arg(long, value_name = "URL", env = "DATABASE_URL", hide_env_values = true)]
     pub database_url: Option<String>,
+}
+
+/// Where the project is: one declaration for every command that reads or writes one.
+#[derive(Debug, Args)]
+pub struct ProjectOpts {
     /// Project folder holding plans/, expectations/ and plancheck.toml
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub project: PathBuf,
+    #[arg(long = "project", value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub connect: ConnectOpts,
+    #[command(flatten)]
+    pub project: ProjectOpts,
     /// Check before and after this migration, applied in a transaction that is rolled back
     #[arg(long, value_name = "FILE.sql")]
     pub migration: Option<PathBuf>,
@@ -69,12 +86,10 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Connection URL or key=value string
-    #[arg(long, value_name = "URL", env = "DATABASE_URL", hide_env_values = true)]
-    pub database_url: Option<String>,
-    /// Project folder holding plans/, expectations/ and plancheck.toml
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub project: PathBuf,
+    #[command(flatten)]
+    pub connect: ConnectOpts,
+    #[command(flatten)]
+    pub project: ProjectOpts,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     pub format: LintFormatArg,
@@ -107,12 +122,10 @@ pub struct PlanBounds {
 
 #[derive(Debug, Args)]
 pub struct AcceptArgs {
-    /// Connection URL or key=value string
-    #[arg(long, value_name = "URL", env = "DATABASE_URL", hide_env_values = true)]
-    pub database_url: Option<String>,
-    /// Project folder holding plans/, expectations/ and plancheck.toml; baselines/ is written
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub project: PathBuf,
+    #[command(flatten)]
+    pub connect: ConnectOpts,
+    #[command(flatten)]
+    pub project: ProjectOpts,
     /// Record only this read path (repeatable)
     #[arg(long, value_name = "NAME")]
     pub only: Vec<String>,
@@ -138,13 +151,10 @@ pub struct CaptureArgs {
     /// The server's log_line_prefix, for a stderr log
     #[arg(long, value_name = "PREFIX", default_value = crate::capture::log::DEFAULT_LINE_PREFIX)]
     pub log_line_prefix: String,
-    /// The database the statements are planned on (read-only, rolled back), as `check` does
-    #[arg(long, value_name = "URL", env = "DATABASE_URL", hide_env_values = true)]
-    pub database_url: Option<String>,
-    /// Project folder to write plans/ and expectations/ into (existing files are never
-    /// overwritten)
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub project: PathBuf,
+    #[command(flatten)]
+    pub connect: ConnectOpts,
+    #[command(flatten)]
+    pub project: ProjectOpts,
     /// The scope the log was taken under (a member's run of the test suite, a moderator's)
     #[arg(long, value_name = "NAME", default_value = "captured")]
     pub scope: String,
@@ -409,9 +419,8 @@ pub enum FixturesCommand {
 
 #[derive(Debug, Args)]
 pub struct LoadArgs {
-    /// Connection URL or key=value string
-    #[arg(long, value_name = "URL", env = "DATABASE_URL", hide_env_values = true)]
-    pub database_url: Option<String>,
+    #[command(flatten)]
+    pub connect: ConnectOpts,
     /// Size of the board, as a fraction of the full one (1 = 2,343,847 posts)
     #[arg(long, default_value_t = 1.0, value_name = "S")]
     pub scale: f64,

@@ -20,8 +20,8 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> anyhow::Re
         only: args.only.clone(),
         scopes: args.scope.clone(),
     };
-    let project = project::load(&Source::Dir(args.project.clone()), &filter)?;
-    let target = target(args.database_url)?;
+    let project = project::load(&Source::Dir(args.project.dir.clone()), &filter)?;
+    let target = target(&args.connect)?;
     let (client, settings) = planning_session(&target, &args.bounds).await?;
     drop(client);
     let judging = Judging::default();
@@ -36,9 +36,9 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> anyhow::Re
         &|m, _| m,
     )
     .await;
-    let dir = args.project.join("baselines");
+    let dir = args.project.dir.join("baselines");
     // The project folder as named; baselines/ in it made when missing, never through a link.
-    let project = Folder::open(&args.project).map_err(|e| OutputFailure(e.to_string()))?;
+    let project = Folder::open(&args.project.dir).map_err(|e| OutputFailure(e.to_string()))?;
     project
         .folder(Path::new("baselines"), true)
         .map_err(|e| OutputFailure(e.to_string()))?;

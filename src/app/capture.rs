@@ -57,7 +57,7 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::
             Ok((path.clone(), format_of(path, &args)?, file))
         })
         .collect::<Result<Vec<_>, BadInput>>()?;
-    let target = target(args.database_url.clone())?;
+    let target = target(&args.connect)?;
     let (client, settings) = planning_session(&target, &args.bounds).await?;
     let read = |e: tokio_postgres::Error| {
         DatabaseFailure(format!("could not read the catalog: {}", db::cause(&e)))
@@ -83,7 +83,7 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::
     }
     let (statements, skipped) = (grouper.statements, std::mem::take(&mut grouper.skipped));
     let groups = grouper.groups();
-    let found = existing(&args.project, &grouper, &args.scope, groups)?;
+    let found = existing(&args.project.dir, &grouper, &args.scope, groups)?;
 
     // Every new read path, and every covered one the scope is new to, planned as `check` plans.
     let to_plan: Vec<&Found> = found
@@ -163,7 +163,7 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::
     if !args.dry_run && summary.files.len() / 2 > 0 {
         say!(
             "review the files, then: plancheck check --project {}",
-            args.project.display()
+            args.project.dir.display()
         );
     }
     Ok(crate::exit_codes::PASS)
@@ -353,7 +353,7 @@ fn write_all(
     let folder = if args.dry_run || !writes {
         None
     } else {
-        project_folder(&args.project, true).map_err(fail)?
+        project_folder(&args.project.dir, true).map_err(fail)?
     };
     for f in found {
         let Some(Proposal::Require {
@@ -368,6 +368,7 @@ fn write_all(
         };
         let expectation_path = args
             .project
+            .dir
             .join("expectations")
             .join(format!("{}.toml", f.name));
         if f.covered.is_some() {
@@ -416,7 +417,7 @@ fn write_all(
             ),
         ];
         for (rel, text) in texts {
-            let path = args.project.join(&rel);
+            let path = args.project.dir.join(&rel);
             if let Some(folder) = &folder {
                 // A new file, never over an existing one, never through a link.
                 folder.create_new(&rel, text.as_bytes()).map_err(fail)?;

@@ -10,7 +10,7 @@ use crate::term::say;
 use crate::{db, migration, sql, stop};
 
 pub(super) async fn check(args: CheckArgs, stop: stop::Stop) -> anyhow::Result<i32> {
-    let project = project::load(&Source::Dir(args.project.clone()), &filter(&args.run))?;
+    let project = project::load(&Source::Dir(args.project.dir.clone()), &filter(&args.run))?;
     let migration = match &args.migration {
         Some(path) => {
             let shown = path.display().to_string();
@@ -27,7 +27,7 @@ pub(super) async fn check(args: CheckArgs, stop: stop::Stop) -> anyhow::Result<i
         }
         None => None,
     };
-    let target = target(args.database_url)?;
+    let target = target(&args.connect)?;
     let options = RunOptions {
         migration: migration.as_ref(),
         analyze: args.analyze,

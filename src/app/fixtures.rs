@@ -6,7 +6,7 @@ use crate::{db, exit_codes};
 
 pub(super) async fn load(args: LoadArgs) -> anyhow::Result<i32> {
     let scale = db::fixtures::validate_scale(args.scale)?;
-    let target = target(args.database_url)?;
+    let target = target(&args.connect)?;
     let client = target.connect().await?;
     db::fixtures::load_into(&client, scale, false, args.replace).await?;
     Ok(exit_codes::PASS)

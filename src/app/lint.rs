@@ -7,8 +7,8 @@ use crate::project::{self, Filter, Source};
 use crate::{db, exit_codes, lint, report};
 
 pub(super) async fn lint(args: LintArgs) -> anyhow::Result<i32> {
-    let project = project::load(&Source::Dir(args.project.clone()), &Filter::default())?;
-    let target = target(args.database_url)?;
+    let project = project::load(&Source::Dir(args.project.dir.clone()), &Filter::default())?;
+    let target = target(&args.connect)?;
     let client = target.connect().await?;
     db::check::bound_session(&client, &Settings::default()).await?;
     let findings = lint::lint(&db::catalog::required_indexes(&client, &project).await?);

@@ -118,8 +118,8 @@ async fn run(cli: Cli, mut stop: stop::Stop) -> anyhow::Result<i32> {
 
 /// The database to check: `--database-url` (or `DATABASE_URL`), completed from the libpq
 /// environment (`PGHOST`, `PGUSER`, …) and its defaults, as every PostgreSQL tool does.
-fn target(url: Option<String>) -> anyhow::Result<Target> {
-    Ok(Target::resolve(url.as_deref())?)
+fn target(connect: &crate::cli::ConnectOpts) -> anyhow::Result<Target> {
+    Ok(Target::resolve(connect.database_url.as_deref())?)
 }
 
 fn settings(run: &RunArgs) -> Settings {
