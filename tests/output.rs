@@ -97,12 +97,12 @@ fn no_escape_codes_under_no_color_or_when_stdout_is_not_a_terminal() {
     // `--color always` is the user's word: it wins over NO_COLOR (no-color.org) and a pipe.
     let out = run(judge(dir.path(), &["--color", "always"]).env("NO_COLOR", "1"));
     assert!(
-        out.stdout.contains("┆ \x1b[32mpass\x1b[0m "),
+        out.stdout.contains("┆\x1b[38;5;2m pass "),
         "{:?}",
         out.stdout
     );
     assert!(
-        out.stdout.contains("┆ \x1b[31mnot-usable\x1b[0m "),
+        out.stdout.contains("┆\x1b[38;5;1m not-usable "),
         "{:?}",
         out.stdout
     );

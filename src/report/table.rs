@@ -10,7 +10,7 @@
 //! allow, wider than asked.
 
 use comfy_table::{
-    Cell, ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
+    Cell, Color, ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
 };
 use unicode_width::UnicodeWidthStr;
 
@@ -151,7 +151,7 @@ pub(super) fn table(report: &Report, style: Style) -> String {
     for layout in LAYOUTS {
         let columns = columns(report, layout);
         if table_width(columns.iter().map(Column::min_width)) <= style.width {
-            fitted = Some((layout, fixed(&columns, style)));
+            fitted = Some((layout, fixed(&columns, report, style)));
             break;
         }
     }
@@ -160,13 +160,21 @@ pub(super) fn table(report: &Report, style: Style) -> String {
             .into_iter()
             .min_by_key(|l| table_width(columns(report, *l).iter().map(Column::longest_word)))
             .unwrap_or(LAYOUTS[LAYOUTS.len() - 1]);
-        (narrowest, squeezed(&columns(report, narrowest), style))
+        (
+            narrowest,
+            squeezed(&columns(report, narrowest), report, style),
+        )
     });
-    t.load_preset(UTF8_FULL_CONDENSED).force_no_tty();
-    let mut out = t.to_string();
+    t.load_preset(UTF8_FULL_CONDENSED);
     if style.color {
-        out = coloured(report, &out);
+        // plancheck has decided (`--color`, NO_COLOR, the terminal): crossterm, which draws
+        // the cells' colours, must not decide again from NO_COLOR.
+        crossterm::style::Colored::set_ansi_color_disabled(false);
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
     }
+    let mut out = t.to_string();
     out.push('\n');
     out.push_str(&sections(report, layout, style));
     out
@@ -235,7 +243,7 @@ fn columns(report: &Report, layout: Layout) -> Vec<Column> {
 
 /// A table whose cells all fit on one line: each column as wide as its widest cell, what is
 /// left of the width given to headers that would otherwise wrap.
-fn fixed(columns: &[Column], style: Style) -> Table {
+fn fixed(columns: &[Column], report: &Report, style: Style) -> Table {
     let mut widths: Vec<usize> = columns.iter().map(Column::min_width).collect();
     let mut slack = style
         .width
@@ -245,7 +253,7 @@ fn fixed(columns: &[Column], style: Style) -> Table {
         *w += wanted;
         slack -= wanted;
     }
-    let mut t = build(columns);
+    let mut t = build(columns, report);
     t.set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(clamp(style.width));
     for (column, w) in t.column_iter_mut().zip(widths) {
@@ -255,8 +263,8 @@ fn fixed(columns: &[Column], style: Style) -> Table {
 }
 
 /// A table too wide for the width: cells wrapped at spaces as far as their longest words allow.
-fn squeezed(columns: &[Column], style: Style) -> Table {
-    let mut t = build(columns);
+fn squeezed(columns: &[Column], report: &Report, style: Style) -> Table {
+    let mut t = build(columns, report);
     t.set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(clamp(style.width));
     for (column, c) in t.column_iter_mut().zip(columns) {
@@ -271,15 +279,26 @@ fn clamp(n: usize) -> u16 {
     u16::try_from(n).unwrap_or(u16::MAX)
 }
 
-fn build(columns: &[Column]) -> Table {
+/// The table of these columns, each check's result cell (the fourth) in its colour
+/// ([`colour`]); the colour is drawn only when the table's styling is on.
+fn build(columns: &[Column], report: &Report) -> Table {
     let mut t = Table::new();
     t.set_header(columns.iter().map(|c| Cell::new(&c.header)));
-    let rows = columns.first().map_or(0, |c| c.cells.len());
-    for i in 0..rows {
-        t.add_row(columns.iter().map(|c| Cell::new(&c.cells[i])));
+    for (i, check) in report.checks.iter().enumerate() {
+        t.add_row(columns.iter().enumerate().map(|(n, c)| {
+            let cell = Cell::new(&c.cells[i]);
+            if n == RESULT_COLUMN {
+                cell.fg(colour(report, check))
+            } else {
+                cell
+            }
+        }));
     }
     t
 }
+
+/// Where the result is among the columns: after read path, scope and required index.
+const RESULT_COLUMN: usize = 3;
 
 /// The required index, with the others the scope accepts.
 fn required(c: &CheckResult) -> String {
@@ -309,49 +328,14 @@ fn result(report: &Report, c: &CheckResult) -> String {
     }
 }
 
-/// The drawn table with each check's result painted ([`paint`]). Painted after drawing, so
-/// that the escapes never count toward a column's width; a row's result is its fourth cell, on
-/// each of the row's lines (a row's first line is the one whose read path cell is not empty).
-fn coloured(report: &Report, table: &str) -> String {
-    let mut checks = report.checks.iter();
-    let mut current = None;
-    let mut body = false;
-    let mut out = Vec::new();
-    for line in table.lines() {
-        if line.starts_with('╞') {
-            body = true;
-        }
-        let cells: Vec<&str> = line.split('┆').collect();
-        if !body || !line.starts_with('│') || cells.len() < 4 {
-            out.push(line.to_string());
-            continue;
-        }
-        if !cells[0].trim_start_matches('│').trim().is_empty() {
-            current = checks.next();
-        }
-        let Some(c) = current else {
-            out.push(line.to_string());
-            continue;
-        };
-        let cell = cells[3];
-        // The last cell of a line ends with the border.
-        let text = cell.trim_end_matches('│').trim();
-        let painted = if text.is_empty() {
-            cell.to_string()
-        } else {
-            let at = cell.find(text).unwrap_or(0);
-            format!(
-                "{}{}{}",
-                &cell[..at],
-                paint(report, c, text, true),
-                &cell[at + text.len()..]
-            )
-        };
-        let mut cells: Vec<String> = cells.iter().map(|s| s.to_string()).collect();
-        cells[3] = painted;
-        out.push(cells.join("┆"));
+/// Green for a pass, yellow for a warning, red for what fails the run: the terminal's own
+/// palette (its colours 2, 3 and 1), as [`paint`] gives them outside the table.
+fn colour(report: &Report, c: &CheckResult) -> Color {
+    match outcome(report, c) {
+        Outcome::Pass => Color::DarkGreen,
+        Outcome::Warning => Color::DarkYellow,
+        Outcome::Failure | Outcome::Error => Color::DarkRed,
     }
-    out.join("\n")
 }
 
 /// Green for a pass, yellow for a warning, red for what fails the run, in the terminal's own
