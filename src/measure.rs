@@ -5,9 +5,10 @@
 //! `--save-plans DIR` writes one of these per check (`NAME.SCOPE.json`, versioned) and
 //! `plancheck judge DIR` reads them back, so a CI artifact can be re-judged anywhere.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::explain::{Explain, ExplainError};
 use crate::model::{Budget, IndexInfo, Partition};
 
 /// The version of the saved form. Raised when a field changes meaning or goes away; a field
@@ -98,10 +99,10 @@ pub struct Measured {
     pub alternatives: Vec<IndexLookup>,
     /// The documents of the measured `EXPLAIN (ANALYZE, BUFFERS, VERBOSE, FORMAT JSON)` runs of
     /// the custom plan, in order (warm-up runs are not kept).
-    pub custom: Vec<Value>,
+    pub custom: Vec<Document>,
     /// The generic plan's document, for a read path with parameters.
     #[serde(default)]
-    pub generic: Option<Value>,
+    pub generic: Option<Document>,
     /// Re-plans (EXPLAIN without ANALYZE) made with scan types disabled, to find a plan through
     /// an accepted index when the planner did not choose one.
     #[serde(default)]
@@ -182,7 +183,7 @@ pub struct Probe {
     /// `--replan-without-rivals`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped: Vec<String>,
-    pub document: Value,
+    pub document: Document,
 }
 
 /// A re-plan of the read path on a schema-only copy of what it touches, on a throwaway local
@@ -221,7 +222,52 @@ pub struct ScratchPlan {
     /// The settings turned off: `enable_seqscan`, `enable_tidscan`.
     pub disabled: Vec<String>,
     /// `EXPLAIN (VERBOSE, FORMAT JSON)` of the read path there.
-    pub document: Value,
+    pub document: Document,
+}
+
+/// An `EXPLAIN (FORMAT JSON)` document as the server returned it (saved as it is), read once
+/// into the plan model: a document that is no plan is refused where it is measured or loaded,
+/// never dropped later by whoever reads it.
+#[derive(Debug, Clone)]
+pub struct Document {
+    json: Value,
+    plan: Explain,
+}
+
+impl Document {
+    pub fn new(json: Value) -> Result<Document, ExplainError> {
+        let plan = Explain::from_json(&json)?;
+        Ok(Document { json, plan })
+    }
+
+    /// The plan, read.
+    pub fn plan(&self) -> &Explain {
+        &self.plan
+    }
+
+    /// The document as the server returned it.
+    pub fn json(&self) -> &Value {
+        &self.json
+    }
+}
+
+impl PartialEq for Document {
+    fn eq(&self, other: &Document) -> bool {
+        self.json == other.json
+    }
+}
+
+impl Serialize for Document {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.json.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Document {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Document, D::Error> {
+        let json = Value::deserialize(deserializer)?;
+        Document::new(json).map_err(serde::de::Error::custom)
+    }
 }
 
 /// What the planner knew of a relation.

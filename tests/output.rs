@@ -260,3 +260,29 @@ fn the_table_takes_the_width_columns_gives_it() {
     let plain = run(judge(dir.path(), &[]).env("COLUMNS", "120"));
     assert_eq!(out.stdout, plain.stdout);
 }
+
+#[test]
+fn a_saved_plan_that_is_no_plan_is_refused_whole_never_dropped() {
+    // Every document of a measurement is read as a plan when the file is loaded: a re-plan that
+    // is no plan stops `judge` (exit 2, naming the file), where it was once left out unseen and
+    // the check judged without it.
+    let dir = saved_run();
+    let path = dir.path().join("thread-page-first.moderator.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    let probes = m["outcome"]["measured"]["probes"].as_array_mut().unwrap();
+    assert!(!probes.is_empty(), "the case has re-plans to break");
+    probes[0]["document"] = serde_json::json!([{ "Planned": "nothing" }]);
+    fs::write(&path, m.to_string()).unwrap();
+    let out = run(judge(dir.path(), &[]));
+    assert_eq!(out.status, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("thread-page-first.moderator.json")
+            && out
+                .stderr
+                .contains("unreadable EXPLAIN output: no \"Plan\" key"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.is_empty(), "nothing judged: {}", out.stdout);
+}

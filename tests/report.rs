@@ -762,7 +762,7 @@ fn a_migration_shows_each_check_before_and_after() {
 // --explain.
 
 /// An EXPLAIN (FORMAT JSON) document: a Limit over one scan of posts, through `index` or not.
-fn plan_doc(index: Option<&str>, filter: &str) -> Value {
+fn plan_doc(index: Option<&str>, filter: &str) -> plancheck::measure::Document {
     let mut scan = json!({
         "Node Type": if index.is_some() { "Index Scan" } else { "Seq Scan" },
         "Parent Relationship": "Outer",
@@ -775,14 +775,15 @@ fn plan_doc(index: Option<&str>, filter: &str) -> Value {
     if let Some(index) = index {
         scan["Index Name"] = json!(index);
     }
-    json!([{
+    plancheck::measure::Document::new(json!([{
         "Plan": {
             "Node Type": "Limit",
             "Total Cost": 40.5,
             "Plan Rows": 20,
             "Plans": [scan]
         }
-    }])
+    }]))
+    .unwrap()
 }
 
 #[test]

@@ -7,7 +7,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use plancheck::explain::Explain;
 use plancheck::measure::{Measurement, Outcome};
 use plancheck::verdict::{CheckResult, Judging, Verdict, judge};
 
@@ -81,7 +80,7 @@ fn postgresql_18_marks_the_disabled_seq_scan_and_15_prices_it_out() {
         let Outcome::Measured(m) = measurement(&dir, label).outcome else {
             panic!("{label}: not measured")
         };
-        Explain::from_json(&m.custom[0]).unwrap()
+        m.custom[0].plan().clone()
     };
     let (pg15, pg18) = (first_plan("pg15"), first_plan("pg18"));
     let seq15 = pg15

@@ -102,11 +102,7 @@ pub fn propose(measurement: &Measurement, min_rows: f64, roots: &Roots) -> Propo
         Outcome::Measured(m) => m,
         Outcome::Failed(f) => return Proposal::Skip(Skip::Failed(f.message.clone())),
     };
-    let Some(plan) = measured
-        .custom
-        .last()
-        .and_then(|doc| Explain::from_json(doc).ok())
-    else {
+    let Some(plan) = measured.custom.last().map(|doc| doc.plan()) else {
         return Proposal::Skip(Skip::Failed("the server returned no plan".into()));
     };
     let rows_of = |schema: Option<&str>, name: &str| {
@@ -171,8 +167,7 @@ pub fn propose(measurement: &Measurement, min_rows: f64, roots: &Roots) -> Propo
         let generic_differs = measured
             .generic
             .as_ref()
-            .and_then(|doc| Explain::from_json(doc).ok())
-            .and_then(|generic| elsewhere(&generic, &index, &table, roots));
+            .and_then(|doc| elsewhere(doc.plan(), &index, &table, roots));
         return Proposal::Require {
             index,
             table,

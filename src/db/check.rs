@@ -22,7 +22,6 @@
 use std::future::Future;
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio_postgres::error::{ErrorPosition, SqlState};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row, Statement};
@@ -35,7 +34,7 @@ use super::{cause, scratch};
 use crate::errors::{DatabaseFailure, located};
 use crate::explain::Explain;
 use crate::measure::{
-    Failure, IndexFacts, IndexLookup, Measured, Measurement, Outcome, PlanKind, Probe,
+    Document, Failure, IndexFacts, IndexLookup, Measured, Measurement, Outcome, PlanKind, Probe,
     RelationFacts, Requirement, ScratchOutcome, ScratchReplan,
 };
 use crate::project::{ReadPath, ScopeCheck};
@@ -844,8 +843,8 @@ async fn measure(
     // its leaves): which ones is the judge's analysis ([`replans`]), for every accepted index.
     let lookups: Vec<&IndexLookup> = std::iter::once(&index).chain(alternatives.iter()).collect();
     let accepted = replans::accepted(&lookups);
-    let custom_plans: Vec<&Explain> = custom.iter().map(|(p, _)| p).collect();
-    let generic_plan = generic.as_ref().map(|(p, _)| p);
+    let custom_plans: Vec<&Explain> = custom.iter().map(Document::plan).collect();
+    let generic_plan = generic.as_ref().map(Document::plan);
     let open = replans::open_plan(&custom_plans, generic_plan, &accepted);
     let mut probes = Vec::new();
     let mut probed: Option<&Explain> = None;
@@ -871,16 +870,13 @@ async fn measure(
         (Some(facts), Some(plan)) => non_immutable_functions(sess, plan, &facts.info.table).await?,
         _ => Vec::new(),
     };
-    let probe_plans: Vec<Explain> = probes
-        .iter()
-        .filter_map(|p| Explain::from_json(&p.document).ok())
-        .collect();
+    let probe_plans: Vec<&Explain> = probes.iter().map(|p| p.document.plan()).collect();
 
     // What the measured server's plans left open goes to the scratch copy.
     let mut scratch = Vec::new();
     let mut request = None;
     if let Some(kind) = open {
-        let mut shown: Vec<&Explain> = probe_plans.iter().collect();
+        let mut shown: Vec<&Explain> = probe_plans.clone();
         match kind {
             PlanKind::Custom => shown.extend(custom_plans.iter().copied()),
             PlanKind::Generic => shown.extend(generic_plan),
@@ -964,8 +960,8 @@ async fn measure(
     for plan in custom
         .iter()
         .chain(generic.iter())
-        .map(|(p, _)| p)
-        .chain(probe_plans.iter())
+        .map(Document::plan)
+        .chain(probe_plans.iter().copied())
     {
         for scan in plan.scans() {
             if let Some(rel) = scan.relation {
@@ -983,8 +979,8 @@ async fn measure(
         Measured {
             index,
             alternatives,
-            custom: custom.into_iter().map(|(_, v)| v).collect(),
-            generic: generic.map(|(_, v)| v),
+            custom,
+            generic,
             probes,
             scratch,
             relations,
@@ -1003,7 +999,7 @@ async fn explain_read_path(
     read_path: &ReadPath,
     check: &ScopeCheck,
     before: &guard::Snapshot,
-) -> Result<(Vec<(Explain, Value)>, Option<(Explain, Value)>), Failure> {
+) -> Result<(Vec<Document>, Option<Document>), Failure> {
     let settings = sess.settings;
     if check.params.is_empty() {
         let statement = format!("{EXPLAIN}{}", check.sql.text);
@@ -1207,18 +1203,17 @@ async fn probe(
     kind: PlanKind,
     accepted: &[replans::Accepted],
 ) -> Result<Vec<Probe>, Failure> {
-    let mut probes = Vec::new();
-    let mut plans = Vec::new();
+    let mut probes: Vec<Probe> = Vec::new();
     for rung in PROBE_RUNGS {
-        let (plan, document) = replan(sess, check, plan_cache_mode, rung).await?;
+        let document = replan(sess, check, plan_cache_mode, rung).await?;
         probes.push(Probe {
             plan: kind,
             disabled: rung.iter().map(|g| g.to_string()).collect(),
             dropped: Vec::new(),
             document,
         });
-        plans.push(plan);
-        if replans::every_one_seen(accepted, &plans.iter().collect::<Vec<_>>()) {
+        let plans: Vec<&Explain> = probes.iter().map(|p| p.document.plan()).collect();
+        if replans::every_one_seen(accepted, &plans) {
             break;
         }
     }
@@ -1233,7 +1228,7 @@ async fn replan(
     check: &ScopeCheck,
     plan_cache_mode: Option<&str>,
     disabled: &[&str],
-) -> Result<(Explain, Value), Failure> {
+) -> Result<Document, Failure> {
     let settings = sess.settings;
     let fail = |f: Fail| f.or(|e| failure(e, "re-planning to test the index", settings));
     let mut sets: String = disabled
@@ -1336,7 +1331,7 @@ async fn explain_runs(
     check: &ScopeCheck,
     (runs, statement): (&Runs<'_>, &Statement),
     before: &guard::Snapshot,
-) -> Result<Vec<(Explain, Value)>, Failure> {
+) -> Result<Vec<Document>, Failure> {
     let settings = sess.settings;
     let mut plans = Vec::new();
     let (warmup, iterations) = runs.count;
@@ -1419,7 +1414,7 @@ fn run_failure(
 }
 
 /// The plan an `EXPLAIN (FORMAT JSON)` returned, and its document.
-fn read_plan(rows: &[tokio_postgres::Row]) -> Result<(Explain, Value), Failure> {
+fn read_plan(rows: &[tokio_postgres::Row]) -> Result<Document, Failure> {
     let unreadable = |message: String| Failure {
         message,
         connection_lost: false,
@@ -1437,8 +1432,7 @@ fn read_plan(rows: &[tokio_postgres::Row]) -> Result<(Explain, Value), Failure> 
         ))
     })?;
     let value = crate::explain::parse_json(&text).map_err(|e| unreadable(e.to_string()))?;
-    let plan = Explain::from_json(&value).map_err(|e| unreadable(e.to_string()))?;
-    Ok((plan, value))
+    Document::new(value).map_err(|e| unreadable(e.to_string()))
 }
 /// Looks the required index up as the session sees it (search_path, quoting), with the other
 /// indexes on its table; or, when there is none of that name, the names there are.

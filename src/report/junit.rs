@@ -102,7 +102,7 @@ fn plan_body(c: &CheckResult) -> String {
     if let Some((label, plan)) = failing_plan(c) {
         out.push_str(&format!(
             "{label} plan:\n{}",
-            crate::explain::render_tree(&plan)
+            crate::explain::render_tree(plan)
         ));
     } else if !c.used.is_empty() {
         out.push_str(&format!("used: {}\n", c.used.join("; ")));
@@ -110,7 +110,7 @@ fn plan_body(c: &CheckResult) -> String {
     if let Some((title, plan)) = probe_plan(c) {
         out.push_str(&format!(
             "\n{title}:\n{}",
-            crate::explain::render_tree(&plan)
+            crate::explain::render_tree(plan)
         ));
     }
     out

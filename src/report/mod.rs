@@ -262,20 +262,20 @@ fn why(c: &CheckResult) -> String {
 
 /// The plan a failing verdict is about (the generic one for `generic-plan`), labelled, parsed;
 /// `None` when the check has no such plan (it did not run).
-fn failing_plan(c: &CheckResult) -> Option<(&'static str, Explain)> {
+fn failing_plan(c: &CheckResult) -> Option<(&'static str, &Explain)> {
     let wanted = if c.verdict == Verdict::GenericPlan {
         "generic"
     } else {
         "custom"
     };
     let (_, doc) = c.plans.iter().find(|(l, _)| l == wanted)?;
-    Explain::from_json(doc).ok().map(|plan| (wanted, plan))
+    Some((wanted, doc.plan()))
 }
 
 /// The re-plan behind a usability verdict, parsed, with its title: the one on the measured server
 /// that found a way through the required index (the `probe`: the cost a `not-chosen` message
 /// quotes comes from it), or the one on the scratch copy.
-fn probe_plan(c: &CheckResult) -> Option<(String, Explain)> {
+fn probe_plan(c: &CheckResult) -> Option<(String, &Explain)> {
     let (label, doc) = c
         .plans
         .iter()
@@ -292,7 +292,7 @@ fn probe_plan(c: &CheckResult) -> Option<(String, Explain)> {
             c.required_index
         )
     };
-    Explain::from_json(doc).ok().map(|plan| (title, plan))
+    Some((title, doc.plan()))
 }
 
 /// The summary line: `12 checks on PostgreSQL 15.8: 11 passed, 1 failed, 0 errors`.

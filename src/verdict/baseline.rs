@@ -5,7 +5,6 @@
 //! failure with `--strict-plans`.
 
 use super::shape;
-use crate::explain::Explain;
 use crate::measure::{Measured, Measurement, Outcome};
 
 /// The first lines of every baseline file: what it is, and how to renew it.
@@ -23,12 +22,9 @@ pub use crate::model::baseline_path as path;
 /// The shapes of a measured check's plans, as the file holds them, without the header.
 fn shapes(measured: &Measured) -> Option<String> {
     let custom = measured.custom.last()?;
-    let mut out = format!("[custom]\n{}", shape::of(&Explain::from_json(custom).ok()?));
+    let mut out = format!("[custom]\n{}", shape::of(custom.plan()));
     if let Some(generic) = &measured.generic {
-        out.push_str(&format!(
-            "[generic]\n{}",
-            shape::of(&Explain::from_json(generic).ok()?)
-        ));
+        out.push_str(&format!("[generic]\n{}", shape::of(generic.plan())));
     }
     Some(out)
 }
@@ -146,7 +142,7 @@ pub fn compare(measured: &Measured, baseline: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::{IndexLookup, Requirement};
+    use crate::measure::{Document, IndexLookup, Requirement};
     use serde_json::json;
 
     fn measured(node: &str) -> Measurement {
@@ -164,10 +160,13 @@ mod tests {
                     schemas: vec![],
                 },
                 alternatives: vec![],
-                custom: vec![json!([{ "Plan": { "Node Type": "Limit", "Plans": [
-                    { "Node Type": node, "Index Name": "i", "Relation Name": "posts",
-                      "Schema": "public", "Index Cond": "(p.thread_id = 1)",
-                      "Total Cost": 3.0 }]}}])],
+                custom: vec![
+                    Document::new(json!([{ "Plan": { "Node Type": "Limit", "Plans": [
+                        { "Node Type": node, "Index Name": "i", "Relation Name": "posts",
+                          "Schema": "public", "Index Cond": "(p.thread_id = 1)",
+                          "Total Cost": 3.0 }]}}]))
+                    .unwrap(),
+                ],
                 generic: None,
                 probes: vec![],
                 scratch: vec![],

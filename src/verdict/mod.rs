@@ -194,7 +194,7 @@ pub struct CheckResult {
     pub sort_keys: Vec<String>,
     /// The plans behind the verdict, labelled (`custom`, `generic`, and `probe`: the re-plan
     /// that used the index), for `--explain`.
-    pub plans: Vec<(String, serde_json::Value)>,
+    pub plans: Vec<(String, crate::measure::Document)>,
     /// The declared planner settings the check ran with (`settings = { … }`).
     pub settings: Vec<(String, String)>,
     /// What the scope's setup changed, as the server read it back (role, search path,
@@ -356,18 +356,18 @@ fn unjudged(m: &Measurement) -> CheckResult {
 
 /// The measured figures (warm time, planning time, shared buffers), the notes on statistics,
 /// and the plans `--explain` shows.
-fn figures(r: &mut CheckResult, measured: &crate::measure::Measured, custom: &[Explain]) {
+fn figures(r: &mut CheckResult, measured: &crate::measure::Measured, custom: &[&Explain]) {
     let exec: Vec<f64> = custom.iter().filter_map(|p| p.execution_ms).collect();
     let planning: Vec<f64> = custom.iter().filter_map(|p| p.planning_ms).collect();
-    let buffers: Vec<f64> = custom.iter().map(Explain::shared_buffers).collect();
+    let buffers: Vec<f64> = custom.iter().map(|p| p.shared_buffers()).collect();
     r.warm_ms = Spread::of(&exec);
     r.planning_ms = Spread::of(&planning);
     r.shared_buffers = Spread::of(&buffers).map(|s| s.p50);
     r.notes = notes::of(&measured.relations);
-    r.plans.push((
-        PlanKind::Custom.as_str().into(),
-        measured.custom.last().cloned().unwrap_or_default(),
-    ));
+    if let Some(last) = measured.custom.last() {
+        r.plans
+            .push((PlanKind::Custom.as_str().into(), last.clone()));
+    }
     if let Some(g) = &measured.generic {
         r.plans.push((PlanKind::Generic.as_str().into(), g.clone()));
     }
@@ -384,20 +384,12 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         }
         Outcome::Measured(measured) => measured,
     };
-    let read = |doc: &serde_json::Value| Explain::from_json(doc).map_err(|e| e.to_string());
-    let custom: Result<Vec<Explain>, String> = measured.custom.iter().map(read).collect();
-    let generic = measured.generic.as_ref().map(read).transpose();
-    let (custom, generic) = match (custom, generic) {
-        (Ok(c), Ok(g)) if !c.is_empty() => (c, g),
-        (Err(e), _) | (_, Err(e)) => {
-            r.message = e;
-            return r;
-        }
-        _ => {
-            r.message = "no measured run (--iterations 0?)".into();
-            return r;
-        }
-    };
+    // Every document was read as a plan where it was measured or loaded.
+    let custom: Vec<&Explain> = measured.custom.iter().map(|d| d.plan()).collect();
+    if custom.is_empty() {
+        r.message = "no measured run (--iterations 0?)".into();
+        return r;
+    }
     figures(&mut r, measured, &custom);
     r.sort_keys = custom[0]
         .nodes()
@@ -418,16 +410,7 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         .chain(m.requires.also.iter().zip(measured.alternatives.iter()));
     let mut judged: Vec<(String, Judged)> = Vec::new();
     for (name, lookup) in accepted {
-        let j = judge_index(
-            name,
-            lookup,
-            m,
-            measured,
-            &custom,
-            generic.as_ref(),
-            &reltuples,
-            how,
-        );
+        let j = judge_index(name, lookup, m, measured, &reltuples, how);
         let passed = j.verdict.is_pass();
         judged.push((name.clone(), j));
         if passed {
@@ -519,7 +502,7 @@ struct Judged {
     large_reads: Vec<String>,
     /// The re-plan through the index (`probe`), or on the scratch copy (`scratch`), for
     /// `--explain`.
-    probe: Option<(&'static str, serde_json::Value)>,
+    probe: Option<(&'static str, crate::measure::Document)>,
 }
 
 // Long because it is the rules in their order (index, each run, usability, generic plan, large
@@ -530,11 +513,11 @@ fn judge_index(
     lookup: &IndexLookup,
     m: &Measurement,
     measured: &crate::measure::Measured,
-    custom: &[Explain],
-    generic: Option<&Explain>,
     reltuples: &HashMap<String, f64>,
     how: &Judging,
 ) -> Judged {
+    let custom: Vec<&Explain> = measured.custom.iter().map(|d| d.plan()).collect();
+    let generic = measured.generic.as_ref().map(|d| d.plan());
     let plain = |verdict: Verdict, message: String| Judged {
         verdict,
         // No index to compare with: everything the read path uses now.
@@ -578,21 +561,20 @@ fn judge_index(
         reltuples,
         large_rows: how.large_rows,
     };
-    let probes = |kind: PlanKind| -> Vec<(Probe, &serde_json::Value)> {
+    let probes = |kind: PlanKind| -> Vec<(Probe, &crate::measure::Document)> {
         measured
             .probes
             .iter()
             .filter(|p| p.plan == kind)
-            .filter_map(|p| {
-                let plan = Explain::from_json(&p.document).ok()?;
-                Some((
+            .map(|p| {
+                (
                     Probe {
                         disabled: p.disabled.clone(),
                         dropped: p.dropped.clone(),
-                        plan,
+                        plan: p.document.plan().clone(),
                     },
                     &p.document,
-                ))
+                )
             })
             .collect()
     };
@@ -627,16 +609,14 @@ fn judge_index(
             .iter()
             .find(|s| s.plan == kind && s.index == shown_name);
         let read_copy = copy.and_then(|s| match &s.outcome {
-            ScratchOutcome::Planned(p) => Explain::from_json(&p.document).ok().map(|plan| {
-                (
-                    ScratchPlan {
-                        server_version: p.server_version.clone(),
-                        dropped: p.dropped.clone(),
-                        plan,
-                    },
-                    p.document.clone(),
-                )
-            }),
+            ScratchOutcome::Planned(p) => Some((
+                ScratchPlan {
+                    server_version: p.server_version.clone(),
+                    dropped: p.dropped.clone(),
+                    plan: p.document.plan().clone(),
+                },
+                p.document.clone(),
+            )),
             ScratchOutcome::NotMade { .. } => None,
         });
         let scratch = match (copy, &read_copy) {
@@ -658,8 +638,8 @@ fn judge_index(
         };
         u.verdict
     };
-    if judged.verdict == Verdict::NotChosen && !reads_index(&custom[at]) {
-        judged = settle(judged, &custom[at], PlanKind::Custom);
+    if judged.verdict == Verdict::NotChosen && !reads_index(custom[at]) {
+        judged = settle(judged, custom[at], PlanKind::Custom);
     }
     if let Some(generic) = generic {
         let mut g = judge_plan(generic, &rules);
@@ -675,7 +655,7 @@ fn judge_index(
     // What was used instead of the index, from the plan the verdict is about.
     let about = match (judged.verdict, generic) {
         (Verdict::GenericPlan, Some(g)) => g,
-        _ => &custom[at],
+        _ => custom[at],
     };
     let instead = if judged.verdict.is_pass() {
         Vec::new()

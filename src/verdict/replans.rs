@@ -109,24 +109,18 @@ pub fn of_measured(measured: &Measured) -> Option<(PlanKind, Vec<(Accepted, bool
         .chain(measured.alternatives.iter())
         .collect();
     let accepted = accepted(&lookups);
-    let read = |doc: &serde_json::Value| Explain::from_json(doc).ok();
-    let custom: Vec<Explain> = measured.custom.iter().filter_map(read).collect();
-    let generic = measured.generic.as_ref().and_then(read);
-    let kind = open_plan(
-        &custom.iter().collect::<Vec<_>>(),
-        generic.as_ref(),
-        &accepted,
-    )?;
-    let probes: Vec<Explain> = measured
+    let custom: Vec<&Explain> = measured.custom.iter().map(|d| d.plan()).collect();
+    let generic = measured.generic.as_ref().map(|d| d.plan());
+    let kind = open_plan(&custom, generic, &accepted)?;
+    let mut shown: Vec<&Explain> = measured
         .probes
         .iter()
         .filter(|p| p.plan == kind)
-        .filter_map(|p| read(&p.document))
+        .map(|p| p.document.plan())
         .collect();
-    let mut shown: Vec<&Explain> = probes.iter().collect();
     match kind {
-        PlanKind::Custom => shown.extend(custom.iter()),
-        PlanKind::Generic => shown.extend(generic.iter()),
+        PlanKind::Custom => shown.extend(custom),
+        PlanKind::Generic => shown.extend(generic),
     }
     Some((
         kind,

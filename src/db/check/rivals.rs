@@ -51,19 +51,13 @@ pub(super) async fn settle(
     {
         return Ok(());
     }
-    let custom: Vec<Explain> = measured
-        .custom
-        .iter()
-        .filter_map(|d| Explain::from_json(d).ok())
-        .collect();
-    let probes: Vec<Explain> = measured
+    let mut plans: Vec<&Explain> = measured
         .probes
         .iter()
         .filter(|p| p.plan == kind)
-        .filter_map(|p| Explain::from_json(&p.document).ok())
+        .map(|p| p.document.plan())
         .collect();
-    let mut plans: Vec<&Explain> = probes.iter().collect();
-    plans.extend(custom.iter());
+    plans.extend(measured.custom.iter().map(|d| d.plan()));
     let rivals = rivals_in(&plans, &table, &name, &[]);
     if rivals.is_empty() {
         return Ok(());
@@ -157,17 +151,18 @@ async fn without_rivals(
         }
         let mut next = Vec::new();
         for disabled in [&[][..], &["enable_seqscan"][..]] {
-            let (plan, document) = replan(sess, check, mode, disabled).await?;
+            let document = replan(sess, check, mode, disabled).await?;
+            let read_it = document.plan().reads_any(&[name]);
+            next = rivals_in(&[document.plan()], table, name, &dropped);
             probes.push(Probe {
                 plan: kind,
                 disabled: disabled.iter().map(|d| d.to_string()).collect(),
                 dropped: dropped.clone(),
                 document,
             });
-            if plan.reads_any(&[name]) {
+            if read_it {
                 return Ok(probes);
             }
-            next = rivals_in(&[&plan], table, name, &dropped);
             if !next.is_empty() {
                 break;
             }

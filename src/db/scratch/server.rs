@@ -389,7 +389,8 @@ impl Copy {
                 "the EXPLAIN document is {size} bytes, over plancheck's cap on one plan document"
             ))
         })?;
-        let document = crate::explain::parse_json(&text).map_err(|e| Failed(e.to_string()))?;
+        let json = crate::explain::parse_json(&text).map_err(|e| Failed(e.to_string()))?;
+        let document = crate::measure::Document::new(json).map_err(|e| Failed(e.to_string()))?;
         Ok(ScratchPlan {
             server_version: self.version.clone(),
             dropped,
