@@ -40,38 +40,33 @@ impl fmt::Display for OutputFailure {
 
 impl std::error::Error for OutputFailure {}
 
-/// What went wrong, as far as the exit status is concerned: every typed error of the crate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
-    BadInput,
-    Database,
-    Output,
+/// Every error a command can end with. Each variant is one exit status; an error of another
+/// crate (I/O, the driver, serde) is turned into one of these where it arises, with a sentence
+/// saying what plancheck was doing, so nothing reaches the user as an unnamed library error.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    BadInput(#[from] BadInput),
+    #[error(transparent)]
+    Database(#[from] DatabaseFailure),
+    #[error(transparent)]
+    Output(#[from] OutputFailure),
     /// Ctrl-C or SIGTERM: the status the signal asks for.
-    Stopped(i32),
+    #[error(transparent)]
+    Stopped(#[from] crate::stop::Interrupted),
 }
 
-impl Failure {
-    /// The kind of a failure. An error of no type of the crate's (a library's, passed up with
-    /// `?`) arises talking to the database or the machine: `Database`.
-    pub fn of(e: &anyhow::Error) -> Failure {
-        if let Some(crate::stop::Interrupted(code)) = e.downcast_ref() {
-            Failure::Stopped(*code)
-        } else if e.downcast_ref::<BadInput>().is_some() {
-            Failure::BadInput
-        } else if e.downcast_ref::<OutputFailure>().is_some() {
-            Failure::Output
-        } else {
-            Failure::Database
-        }
-    }
+/// A command's result.
+pub type Result<T> = std::result::Result<T, Error>;
 
-    /// The exit status, in one exhaustive match.
-    pub fn exit_status(self) -> i32 {
+impl Error {
+    /// The exit status, in one exhaustive match onto [`crate::exit_codes`].
+    pub fn exit_status(&self) -> i32 {
         match self {
-            Failure::BadInput => crate::exit_codes::BAD_INPUT,
-            Failure::Database => crate::exit_codes::DATABASE,
-            Failure::Output => crate::exit_codes::OUTPUT,
-            Failure::Stopped(code) => code,
+            Error::BadInput(_) => crate::exit_codes::BAD_INPUT,
+            Error::Database(_) => crate::exit_codes::DATABASE,
+            Error::Output(_) => crate::exit_codes::OUTPUT,
+            Error::Stopped(crate::stop::Interrupted(code)) => *code,
         }
     }
 }

@@ -39,7 +39,7 @@ struct Covered {
 
 // Long because it is the command in order: the logs read, the project read, the statements
 // planned, the proposals written, the summary said.
-pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> anyhow::Result<i32> {
+pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::errors::Result<i32> {
     if !project::is_safe_name(&args.scope) {
         return Err(BadInput(format!(
             "--scope {}: a scope name holds letters, digits, `-`, `_` and `.` (not first)",

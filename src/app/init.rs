@@ -41,7 +41,7 @@ index = "pg_catalog.pg_class_oid_index"
 # budget = { warm_ms = 5, buffers = 50 }  # optional: p50 execution time, shared buffers
 "#;
 
-pub(super) fn init(args: InitArgs) -> anyhow::Result<i32> {
+pub(super) fn init(args: InitArgs) -> crate::errors::Result<i32> {
     let files: [(PathBuf, &str); 3] = [
         (args.dir.join("plancheck.toml"), CONFIG),
         (args.dir.join("plans/example.sql"), PLAN),

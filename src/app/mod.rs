@@ -92,15 +92,14 @@ pub fn main_with(cli: Cli) -> i32 {
     })
 }
 
-fn report_error(e: &anyhow::Error) -> i32 {
-    let failure = errors::Failure::of(e);
-    if !matches!(failure, errors::Failure::Stopped(_)) {
-        say!("error: {e:#}");
+fn report_error(e: &errors::Error) -> i32 {
+    if !matches!(e, errors::Error::Stopped(_)) {
+        say!("error: {e}");
     }
-    failure.exit_status()
+    e.exit_status()
 }
 
-async fn run(cli: Cli, mut stop: stop::Stop) -> anyhow::Result<i32> {
+async fn run(cli: Cli, mut stop: stop::Stop) -> crate::errors::Result<i32> {
     match cli.command {
         Command::Check(args) => check::check(args, stop).await,
         Command::Lint(args) => stop::unless_stopped(&mut stop, lint::lint(args)).await,
@@ -118,7 +117,7 @@ async fn run(cli: Cli, mut stop: stop::Stop) -> anyhow::Result<i32> {
 
 /// The database to check: `--database-url` (or `DATABASE_URL`), completed from the libpq
 /// environment (`PGHOST`, `PGUSER`, …) and its defaults, as every PostgreSQL tool does.
-fn target(connect: &crate::cli::ConnectOpts) -> anyhow::Result<Target> {
+fn target(connect: &crate::cli::ConnectOpts) -> crate::errors::Result<Target> {
     Ok(Target::resolve(connect.database_url.as_deref())?)
 }
 
@@ -144,7 +143,7 @@ fn filter(run: &RunArgs) -> Filter {
     }
 }
 
-fn write_stdout(text: &str) -> anyhow::Result<()> {
+fn write_stdout(text: &str) -> crate::errors::Result<()> {
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         // A closed pipe (`plancheck check | head`) is not an error.

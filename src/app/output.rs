@@ -18,7 +18,7 @@ pub const DEFAULT_WIDTH: usize = 120;
 
 /// Prints the report on stdout and writes every other output the run asked for. A file that
 /// cannot be written is an [`OutputFailure`] (exit 4), after stdout has had the report.
-pub(super) fn emit(report: &Report, args: &VerdictArgs) -> anyhow::Result<()> {
+pub(super) fn emit(report: &Report, args: &VerdictArgs) -> crate::errors::Result<()> {
     let terminal = std::io::stdout().is_terminal();
     let style = Style {
         width: width(terminal),

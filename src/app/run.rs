@@ -34,7 +34,7 @@ pub struct RunOptions<'a> {
 pub(super) async fn role_warnings(
     client: &tokio_postgres::Client,
     options: &RunOptions<'_>,
-) -> anyhow::Result<Vec<db::role::RoleRisk>> {
+) -> crate::errors::Result<Vec<db::role::RoleRisk>> {
     if options.own_server {
         return Ok(Vec::new());
     }
@@ -68,7 +68,7 @@ pub(super) async fn role_warnings(
 async fn warn_unknown_allowed(
     client: &tokio_postgres::Client,
     project: &Project,
-) -> anyhow::Result<()> {
+) -> crate::errors::Result<()> {
     let entries: std::collections::BTreeSet<&str> = project
         .read_paths
         .iter()
@@ -102,7 +102,7 @@ pub(super) async fn jobs(
     client: &tokio_postgres::Client,
     asked: Option<usize>,
     one_at_a_time: Option<&str>,
-) -> anyhow::Result<usize> {
+) -> crate::errors::Result<usize> {
     if let Some(why) = one_at_a_time {
         if asked.is_some_and(|j| j > 1) {
             say!("note: {why}: --jobs is not used");
@@ -144,7 +144,7 @@ fn jobs_allowed(free: usize, role_free: Option<i32>) -> usize {
 
 /// `--replan-without-rivals` needs a server that takes DDL (rolled back after): never a standby,
 /// never a server whose transactions are read-only by default.
-async fn refuse_read_only(client: &tokio_postgres::Client) -> anyhow::Result<()> {
+async fn refuse_read_only(client: &tokio_postgres::Client) -> crate::errors::Result<()> {
     let db::preflight::WriteState { standby, read_only } =
         db::preflight::write_state(client).await?;
     if standby || read_only {
@@ -173,7 +173,7 @@ pub async fn run_checks(
     run: &RunArgs,
     options: &RunOptions<'_>,
     mut stop: stop::Stop,
-) -> anyhow::Result<i32> {
+) -> crate::errors::Result<i32> {
     let migration = options.migration;
     let mut settings = settings(run);
     let client = target.connect().await?;
@@ -413,7 +413,7 @@ fn report_of(
 pub(super) async fn lint_findings(
     client: &tokio_postgres::Client,
     project: &Project,
-) -> anyhow::Result<Vec<lint::Finding>> {
+) -> crate::errors::Result<Vec<lint::Finding>> {
     Ok(
         lint::lint(&db::catalog::required_indexes(client, project).await?)
             .into_iter()
@@ -429,7 +429,7 @@ pub(super) async fn lint_findings(
 pub(super) async fn planning_session(
     target: &Target,
     bounds: &crate::cli::PlanBounds,
-) -> anyhow::Result<(tokio_postgres::Client, Settings)> {
+) -> crate::errors::Result<(tokio_postgres::Client, Settings)> {
     let mut settings = Settings {
         warmup: 0,
         iterations: 1,

@@ -187,8 +187,8 @@ async fn read_temp_file_limit(
 pub async fn within<T>(
     limit: Duration,
     what: &str,
-    request: impl Future<Output = anyhow::Result<T>>,
-) -> anyhow::Result<T> {
+    request: impl Future<Output = crate::errors::Result<T>>,
+) -> crate::errors::Result<T> {
     match tokio::time::timeout(limit, request).await {
         Ok(answer) => answer,
         Err(_) => Err(DatabaseFailure(format!(

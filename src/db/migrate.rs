@@ -84,10 +84,10 @@ pub async fn apply(
     migration: &Migration,
     settings: &Settings,
     analyze: bool,
-) -> anyhow::Result<Applied> {
+) -> crate::errors::Result<Applied> {
     let run =
         |sql: String| async move { clocked(client, settings, client.batch_execute(&sql)).await };
-    let db = |what: &str, f: Fail| -> anyhow::Error {
+    let db = |what: &str, f: Fail| -> crate::errors::Error {
         match f {
             Fail::Db(e) => DatabaseFailure(format!("{what}: {}", cause(&e))).into(),
             Fail::Hung(limit) => DatabaseFailure(format!("{what}: {}", hung_message(limit))).into(),
@@ -170,8 +170,8 @@ async fn restore_session(
     client: &Client,
     settings: &Settings,
     before: &guard::Snapshot,
-) -> anyhow::Result<()> {
-    let failed = |f: Fail| -> anyhow::Error {
+) -> crate::errors::Result<()> {
+    let failed = |f: Fail| -> crate::errors::Error {
         match f {
             Fail::Db(e) => DatabaseFailure(format!(
                 "could not put the session back as it was before the migration: {}",
@@ -243,9 +243,9 @@ async fn apply_statement(
     applying: &Applying<'_>,
     offset: usize,
     statement: &str,
-) -> anyhow::Result<()> {
+) -> crate::errors::Result<()> {
     let (migration, settings) = (applying.migration, applying.settings);
-    let hung = |limit| -> anyhow::Error {
+    let hung = |limit| -> crate::errors::Error {
         DatabaseFailure(format!(
             "applying {}: {}",
             migration.path,
@@ -300,7 +300,10 @@ async fn apply_statement(
 
 /// What a statement just applied did that a checked migration may not (a sequence moved back,
 /// set back at once; a setting outside what a migration may set), in words; None when nothing.
-async fn what_it_did(client: &Client, applying: &Applying<'_>) -> anyhow::Result<Option<String>> {
+async fn what_it_did(
+    client: &Client,
+    applying: &Applying<'_>,
+) -> crate::errors::Result<Option<String>> {
     let settings = applying.settings;
     let read = async {
         let (now, seqs) = futures_util::future::join(
@@ -310,7 +313,7 @@ async fn what_it_did(client: &Client, applying: &Applying<'_>) -> anyhow::Result
         .await;
         Ok((now, seqs))
     };
-    let unreadable = |e: &tokio_postgres::Error| -> anyhow::Error {
+    let unreadable = |e: &tokio_postgres::Error| -> crate::errors::Error {
         DatabaseFailure(format!(
             "could not read the session's settings and sequences: {}",
             cause(e)
@@ -480,7 +483,7 @@ async fn analyse(
     settings: &Settings,
     existing: &[u32],
     analyze: bool,
-) -> anyhow::Result<Vec<String>> {
+) -> crate::errors::Result<Vec<String>> {
     let touched = clocked(
         client,
         settings,
