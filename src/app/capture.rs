@@ -116,6 +116,7 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::e
     }
     if !read_paths.is_empty() {
         let planned = project::Project {
+            on_disk: false,
             read_paths,
             scope_names: vec![args.scope.clone()],
         };

@@ -112,17 +112,16 @@ fn append(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// Where each check's expectation is written, for annotations: the file as a path from the
 /// current folder, and the line of the scope's table in it, found in the text the project was
-/// loaded from (the file is not read again). A path that names no file (the built-in reference
-/// project's) gives no location; a scope not found in it (declared only in `plancheck.toml`)
+/// loaded from (the file is not read again). A project not read from a folder (the built-in
+/// reference project) gives no location; a scope not found in it (declared only in `plancheck.toml`)
 /// gives the file without a line.
 pub(super) fn locations(project: &Project) -> BTreeMap<(String, String), Location> {
     let mut out = BTreeMap::new();
     let here = std::env::current_dir().ok();
+    if !project.on_disk {
+        return out;
+    }
     for rp in &project.read_paths {
-        if !Path::new(&rp.expectation_path).is_file() {
-            continue;
-        }
-        let text = rp.expectation_text();
         let path = Path::new(&rp.expectation_path);
         let shown = here
             .as_deref()
@@ -135,39 +134,10 @@ pub(super) fn locations(project: &Project) -> BTreeMap<(String, String), Locatio
                 (rp.name.clone(), check.scope.clone()),
                 Location {
                     path: shown.clone(),
-                    line: scope_line(text, &check.scope),
+                    line: rp.scope_line(&check.scope),
                 },
             );
         }
     }
     out
-}
-
-/// The line (1-based) where an expectation names scope `scope`: its `[scopes.NAME]` header, or
-/// wherever the key is written (`scopes.NAME.index = …`, an inline table).
-fn scope_line(text: &str, scope: &str) -> Option<usize> {
-    let doc = toml::de::DeTable::parse(text).ok()?;
-    let toml::de::DeValue::Table(scopes) = doc.get_ref().get("scopes")?.get_ref() else {
-        return None;
-    };
-    let (key, _) = scopes.get_key_value(scope)?;
-    Some(crate::errors::line_col(text, key.span().start).0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::scope_line;
-
-    #[test]
-    fn a_scope_is_found_on_the_line_of_its_table() {
-        let text = "# why\nallow_seq_scan = [\"forums\"]\n\n[scopes.member]\nindex = \"a\"\n\n\
-                    [scopes.\"moderator\"]\nindex = \"b\"\n";
-        assert_eq!(scope_line(text, "member"), Some(4));
-        assert_eq!(scope_line(text, "moderator"), Some(7));
-        assert_eq!(scope_line(text, "admin"), None);
-        let dotted = "scopes.member.index = \"a\"\n[scopes.moderator]\n";
-        assert_eq!(scope_line(dotted, "member"), Some(1));
-        assert_eq!(scope_line(dotted, "moderator"), Some(2));
-        assert_eq!(scope_line("not toml [", "member"), None);
-    }
 }

@@ -56,6 +56,9 @@ pub enum Source {
 /// Everything to check, validated.
 #[derive(Debug, Clone)]
 pub struct Project {
+    /// Read from a folder (not the embedded reference project, not memory): its files' paths
+    /// are places a user or CI annotations can open.
+    pub on_disk: bool,
     pub read_paths: Vec<ReadPath>,
     /// Every scope name declared anywhere (project or expectation), for `--scope` validation.
     pub scope_names: Vec<String>,
@@ -82,6 +85,12 @@ impl ReadPath {
     /// The expectation file's text, as it was read when the project was loaded.
     pub fn expectation_text(&self) -> &str {
         &self.expectation_text
+    }
+
+    /// The line (1-based) where the expectation names scope `scope`: its `[scopes.NAME]` header,
+    /// or wherever the key is written (`scopes.NAME.index = …`, an inline table).
+    pub fn scope_line(&self, scope: &str) -> Option<usize> {
+        scope_line(&self.expectation_text, scope)
     }
 
     /// `message` located at `allow_seq_scan` entry `index` in the expectation file, with the
@@ -229,6 +238,16 @@ pub fn load_texts(
     load(&Source::Memory(files), &Filter::default())
 }
 
+/// The line (1-based) where an expectation's text names scope `scope`.
+fn scope_line(text: &str, scope: &str) -> Option<usize> {
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    let toml::de::DeValue::Table(scopes) = doc.get_ref().get("scopes")?.get_ref() else {
+        return None;
+    };
+    let (key, _) = scopes.get_key_value(scope)?;
+    Some(crate::errors::line_col(text, key.span().start).0)
+}
+
 /// Reads and validates the whole project, then narrows it to the filter.
 pub fn load(source: &Source, filter: &Filter) -> Result<Project, BadInput> {
     let config = resolve::read_config(source)?;
@@ -256,6 +275,7 @@ pub fn load(source: &Source, filter: &Filter) -> Result<Project, BadInput> {
     resolve::check_relatives(&read_paths, &names)?;
     let read_paths = filter::narrow(read_paths, filter);
     Ok(Project {
+        on_disk: matches!(source, Source::Dir(_)),
         read_paths,
         scope_names,
     })
@@ -398,5 +418,23 @@ mod tests {
             assert!(e.starts_with(wanted), "wanted {wanted:?}, got:\n{e}");
             assert!(e.contains("\n  |\n"), "no snippet:\n{e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod scope_line_tests {
+    use super::scope_line;
+
+    #[test]
+    fn a_scope_is_found_on_the_line_of_its_table() {
+        let text = "# why\nallow_seq_scan = [\"forums\"]\n\n[scopes.member]\nindex = \"a\"\n\n\
+                    [scopes.\"moderator\"]\nindex = \"b\"\n";
+        assert_eq!(scope_line(text, "member"), Some(4));
+        assert_eq!(scope_line(text, "moderator"), Some(7));
+        assert_eq!(scope_line(text, "admin"), None);
+        let dotted = "scopes.member.index = \"a\"\n[scopes.moderator]\n";
+        assert_eq!(scope_line(dotted, "member"), Some(1));
+        assert_eq!(scope_line(dotted, "moderator"), Some(2));
+        assert_eq!(scope_line("not toml [", "member"), None);
     }
 }
