@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
 /// Bad input: a config, expectation or plan file, or an argument. Exit status 2.
 #[derive(Debug)]
 pub struct BadInput(pub String);
@@ -67,6 +69,28 @@ impl Error {
             Error::Database(_) => crate::exit_codes::DATABASE,
             Error::Output(_) => crate::exit_codes::OUTPUT,
             Error::Stopped(crate::stop::Interrupted(code)) => *code,
+        }
+    }
+}
+
+/// A place in a file a user wrote (a plan, an expectation): its path as plancheck was given it,
+/// and the line and column (1-based, the column in characters). Errors found there carry one, so
+/// an annotation can point at the line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spot {
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl Spot {
+    /// The place of byte `offset` of `source`, the text of the file at `path`.
+    pub fn at(path: &str, source: &str, offset: usize) -> Spot {
+        let (line, column) = line_col(source, offset);
+        Spot {
+            path: path.to_string(),
+            line,
+            column,
         }
     }
 }

@@ -68,6 +68,10 @@ pub struct Failure {
     pub message: String,
     /// The database failed underneath (the connection was lost or given up): exit 3.
     pub connection_lost: bool,
+    /// Where in the project's files the error is, when the server located it there (the read
+    /// path's SQL, a parameter value, a setup statement).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<crate::errors::Spot>,
 }
 
 /// Which plan of a read path: the custom plan (its parameter values known, or no parameters at

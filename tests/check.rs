@@ -240,6 +240,35 @@ fn an_sql_error_names_the_plan_file_line_and_column() {
     let message = report["checks"][0]["message"].as_str().unwrap();
     assert!(message.contains("plans/path.sql:3:7:"), "{message}");
     assert!(message.contains("thred_id"), "{message}");
+    // The place travels as data too: JSON's `at`, and GitHub's annotation on the SQL line (not
+    // on the expectation's scope table).
+    let at = &report["checks"][0]["at"];
+    assert!(
+        at["path"].as_str().unwrap().ends_with("plans/path.sql"),
+        "{at}"
+    );
+    assert_eq!(
+        (at["line"].as_u64(), at["column"].as_u64()),
+        (Some(3), Some(7))
+    );
+    let github = run(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "github",
+    ]);
+    let line = github
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("::error "))
+        .unwrap_or_else(|| panic!("{}", github.stdout));
+    assert!(
+        line.contains("plans/path.sql,line=3,col=7,title=plancheck%3A path [member] error::"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -253,6 +282,16 @@ fn a_parameter_the_server_cannot_convert_is_an_error() {
     let (status, report) = check_json(&db, dir.path(), &[]);
     assert_eq!(status, 1);
     assert_eq!(verdict_of(&report, "path", "member"), "error", "{report:#}");
+    // Located where the value is written: line 1 of the expectation.
+    let at = &report["checks"][0]["at"];
+    assert!(
+        at["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("expectations/path.toml"),
+        "{report:#}"
+    );
+    assert_eq!(at["line"].as_u64(), Some(1), "{report:#}");
 }
 
 #[test]

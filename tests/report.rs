@@ -38,6 +38,7 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
         }),
         shared_buffers: Some(1234.0),
         connection_lost: false,
+        at: None,
         notes: vec![],
         budget: Budget::default(),
         budget_used: None,

@@ -110,6 +110,28 @@ fn append(path: &Path, text: &str) -> std::io::Result<()> {
     f.flush()
 }
 
+/// `path` as a path from the current folder `here` when it lies below it, else as it is.
+fn from_here(here: Option<&Path>, path: &str) -> String {
+    let path = Path::new(path);
+    here.and_then(|h| path.strip_prefix(h).ok())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// The places errors were located at, as paths from the current folder, as [`locations`] gives
+/// the expectations'.
+pub(super) fn relative_spots(report: &mut Report) {
+    let here = std::env::current_dir().ok();
+    let checks = report
+        .checks
+        .iter_mut()
+        .chain(report.before.iter_mut().flatten());
+    for at in checks.filter_map(|c| c.at.as_mut()) {
+        at.path = from_here(here.as_deref(), &at.path);
+    }
+}
+
 /// Where each check's expectation is written, for annotations: the file as a path from the
 /// current folder, and the line of the scope's table in it, found in the text the project was
 /// loaded from (the file is not read again). A project not read from a folder (the built-in
@@ -122,13 +144,7 @@ pub(super) fn locations(project: &Project) -> BTreeMap<(String, String), Locatio
         return out;
     }
     for rp in &project.read_paths {
-        let path = Path::new(&rp.expectation_path);
-        let shown = here
-            .as_deref()
-            .and_then(|h| path.strip_prefix(h).ok())
-            .unwrap_or(path)
-            .display()
-            .to_string();
+        let shown = from_here(here.as_deref(), &rp.expectation_path);
         for check in &rp.checks {
             out.insert(
                 (rp.name.clone(), check.scope.clone()),

@@ -317,6 +317,7 @@ pub async fn run_checks(
         &run.verdict,
     );
     report.locations = super::output::locations(project);
+    super::output::relative_spots(&mut report);
     super::output::emit(&report, &run.verdict)?;
     Ok(stop.requested().unwrap_or_else(|| status(&report)))
 }

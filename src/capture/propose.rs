@@ -332,6 +332,7 @@ mod tests {
             crate::measure::Failure {
                 message: "relation \"nope\" does not exist".into(),
                 connection_lost: false,
+                at: None,
             },
         );
         assert_eq!(

@@ -31,7 +31,7 @@ use super::guard::{self, Span, Watched};
 mod definitions;
 mod rivals;
 use super::{cause, scratch};
-use crate::errors::{DatabaseFailure, located};
+use crate::errors::{DatabaseFailure, Spot, located};
 use crate::explain::Explain;
 use crate::measure::{
     Document, Failure, IndexFacts, IndexLookup, Measured, Measurement, Outcome, PlanKind, Probe,
@@ -304,6 +304,7 @@ impl Fail {
             Fail::Hung(limit) => Failure {
                 message: hung_message(limit),
                 connection_lost: true,
+                at: None,
             },
         }
     }
@@ -605,6 +606,7 @@ pub fn not_run(read_path: &ReadPath, check: &ScopeCheck, why: &str) -> Measureme
         Failure {
             message: why.to_string(),
             connection_lost: true,
+            at: None,
         },
     )
 }
@@ -662,6 +664,7 @@ pub async fn run(
                           transaction rolled back"
                     .into(),
                 connection_lost: false,
+                at: None,
             })
         }
     };
@@ -693,6 +696,7 @@ pub async fn run(
         outcome = Outcome::Failed(Failure {
             message: "the migration's session was lost after this check".into(),
             connection_lost: true,
+            at: None,
         });
     }
     if settings.replan_without_rivals
@@ -836,6 +840,7 @@ async fn measure(
         return Err(Failure {
             message: "no measured run (--iterations 0?)".into(),
             connection_lost: false,
+            at: None,
         });
     }
 
@@ -1078,6 +1083,7 @@ async fn run_setup(
                     settings,
                 );
                 if !f.connection_lost {
+                    f.at = check.setup_spot(i);
                     f.message = here(
                         i,
                         format!(
@@ -1104,6 +1110,7 @@ async fn run_setup(
                     ),
                 ),
                 connection_lost: false,
+                at: check.setup_spot(i),
             });
         }
     }
@@ -1119,6 +1126,7 @@ async fn protocol_name(sess: Sess<'_>, text: &str) -> Result<String, Failure> {
     prepared_name(&rows, text).ok_or_else(|| Failure {
         message: "the server does not list the read path's prepared statement".into(),
         connection_lost: false,
+        at: None,
     })
 }
 
@@ -1349,6 +1357,7 @@ async fn explain_runs(
                     read_path.plan_path
                 ),
                 connection_lost: false,
+                at: None,
             });
         }
         if run < warmup {
@@ -1392,13 +1401,12 @@ fn run_failure(
             check.scope,
             describe_db_error(e, settings)
         );
-        if let Some(located) = check
-            .param_at(at)
-            .and_then(|i| check.locate_param(i, &message))
-        {
+        let param = check.param_at(at);
+        if let Some(located) = param.and_then(|i| check.locate_param(i, &message)) {
             return Failure {
                 message: located,
                 connection_lost: false,
+                at: param.and_then(|i| check.param_spot(i)),
             };
         }
         return failure(
@@ -1418,6 +1426,7 @@ fn read_plan(rows: &[tokio_postgres::Row]) -> Result<Document, Failure> {
     let unreadable = |message: String| Failure {
         message,
         connection_lost: false,
+        at: None,
     };
     let RawJson(text) = rows
         .first()
@@ -1536,6 +1545,11 @@ fn sql_failure(
     if e.code() == Some(&SqlState::READ_ONLY_SQL_TRANSACTION)
         && let Some((write, at)) = nested_write(&check.sql.text)
     {
+        f.at = Some(Spot::at(
+            &read_path.plan_path,
+            check.sql.source(),
+            check.sql.source_offset(at),
+        ));
         f.message = located(
             &read_path.plan_path,
             check.sql.source(),
@@ -1564,6 +1578,7 @@ fn sql_failure(
                 .map(|(b, _)| b)
                 .unwrap_or(check.sql.text.len());
             let src = check.sql.source_offset(byte);
+            f.at = Some(Spot::at(&read_path.plan_path, check.sql.source(), src));
             f.message = located(
                 &read_path.plan_path,
                 check.sql.source(),
@@ -1615,6 +1630,7 @@ fn failure(e: &tokio_postgres::Error, context: &str, settings: &Settings) -> Fai
     Failure {
         message,
         connection_lost: lost,
+        at: None,
     }
 }
 

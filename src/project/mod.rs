@@ -186,6 +186,18 @@ impl ScopeCheck {
         Some(located(&p.path, &p.text, p.offset, message))
     }
 
+    /// Where parameter value `index` (0 for `$1`) is written.
+    pub fn param_spot(&self, index: usize) -> Option<crate::errors::Spot> {
+        let p = self.param_places.get(index)?;
+        Some(crate::errors::Spot::at(&p.path, &p.text, p.offset))
+    }
+
+    /// Where setup statement `index` (0 for the first) is written.
+    pub fn setup_spot(&self, index: usize) -> Option<crate::errors::Spot> {
+        let p = self.setup_places.get(index)?;
+        Some(crate::errors::Spot::at(&p.path, &p.text, p.offset))
+    }
+
     /// The parameter (0 for `$1`) at byte `offset` of the parameter list as sent,
     /// `params.join(", ")`; `None` when the offset falls outside every value.
     pub fn param_at(&self, offset: usize) -> Option<usize> {

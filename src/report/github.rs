@@ -22,7 +22,13 @@ pub fn annotations(report: &Report) -> String {
             Outcome::Failure | Outcome::Error => "error",
         };
         let mut props = Vec::new();
-        if let Some(at) = report.location_of(c) {
+        // An error the server located in a plan or expectation is shown at that line; every
+        // other verdict at the scope's table in its expectation.
+        if let Some(at) = &c.at {
+            props.push(("file", at.path.clone()));
+            props.push(("line", at.line.to_string()));
+            props.push(("col", at.column.to_string()));
+        } else if let Some(at) = report.location_of(c) {
             props.push(("file", at.path.clone()));
             if let Some(line) = at.line {
                 props.push(("line", line.to_string()));

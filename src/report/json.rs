@@ -72,6 +72,9 @@ struct JsonCheck<'a> {
     budget: &'a Budget,
     budget_used: Option<&'a BudgetUsed>,
     message: &'a str,
+    /// For an `error` the server located in the project's files: path, line and column.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    at: Option<&'a crate::errors::Spot>,
 }
 
 /// The stable JSON document described in the README.
@@ -120,6 +123,7 @@ pub(super) fn json(report: &Report) -> String {
                 budget: &c.budget,
                 budget_used: c.budget_used.as_ref(),
                 message: &c.message,
+                at: c.at.as_ref(),
             })
             .collect(),
         summary: report.summary(),

@@ -166,6 +166,8 @@ pub struct CheckResult {
     pub shared_buffers: Option<f64>,
     /// The error came from losing the connection: the database failed underneath.
     pub connection_lost: bool,
+    /// For an `error` the server located in the project's files: where.
+    pub at: Option<crate::errors::Spot>,
     /// Warnings about what the planner knew: relations never analysed, or changed a lot since.
     pub notes: Vec<String>,
     /// The check's budgets, and how much of each it used once judged.
@@ -337,6 +339,7 @@ fn unjudged(m: &Measurement) -> CheckResult {
         planning_ms: None,
         shared_buffers: None,
         connection_lost: false,
+        at: None,
         notes: Vec::new(),
         budget: m.requires.budget.clone(),
         budget_used: None,
@@ -380,6 +383,7 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         Outcome::Failed(f) => {
             r.message = f.message.clone();
             r.connection_lost = f.connection_lost;
+            r.at = f.at.clone();
             return r;
         }
         Outcome::Measured(measured) => measured,
@@ -1422,6 +1426,7 @@ mod tests {
             planning_ms: None,
             shared_buffers: Some(buffers),
             connection_lost: false,
+            at: None,
             budget: Budget::default(),
             budget_used: None,
             usable: None,

@@ -600,6 +600,7 @@ async fn read_request(
     let row = row.first().ok_or_else(|| Failure {
         message: "reading the role's row-level security: no answer".into(),
         connection_lost: false,
+        at: None,
     })?;
     let owned: Vec<String> = row.get::<_, Option<Vec<String>>>(0).unwrap_or_default();
     let bypasses = row.get::<_, Option<bool>>(2).unwrap_or(false);
@@ -781,6 +782,7 @@ async fn closure(
                   rounds"
             .into(),
         connection_lost: false,
+        at: None,
     })
 }
 

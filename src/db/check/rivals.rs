@@ -202,6 +202,7 @@ async fn set_aside(sess: Sess<'_>, schema: &str, index: &str) -> Result<(), Fail
         return Err(Failure {
             message: format!("--replan-without-rivals: index {schema}.{index} is gone"),
             connection_lost: false,
+            at: None,
         });
     };
     sess.exec(&statement).await.map_err(|f| {
