@@ -27,11 +27,20 @@ pub const RUN_FORMAT: &str = "plancheck-run";
 pub struct Run {
     pub format: String,
     pub version: u32,
-    pub server_version: String,
-    pub role_warnings: Vec<crate::db::role::RoleRisk>,
-    pub lint: Vec<crate::lint::Finding>,
+    pub facts: RunFacts,
     pub checks: Vec<Measurement>,
     pub before: Option<Vec<Measurement>>,
+}
+
+/// What a run learnt of its server before the checks, saved with them and reported beside them.
+#[derive(Debug, Clone, Default)]
+pub struct RunFacts {
+    /// `server_version` as the server reports it.
+    pub server_version: String,
+    /// Rights of the connecting role that reach outside the rolled-back transaction.
+    pub role_warnings: Vec<crate::db::role::RoleRisk>,
+    /// Twin drift and invalid indexes found before the checks.
+    pub lint: Vec<crate::lint::Finding>,
 }
 
 /// `run.json`.
@@ -103,9 +112,7 @@ pub fn unnest_before(dir: &Path, names: &[String]) -> Result<(), OutputFailure> 
 /// Writes `run.json`: the run's facts and its measurement files, in the report's order.
 pub fn write_run(
     dir: &Path,
-    server_version: String,
-    role_warnings: Vec<crate::db::role::RoleRisk>,
-    lint: Vec<crate::lint::Finding>,
+    facts: &RunFacts,
     checks: Vec<String>,
     before: Option<Vec<String>>,
 ) -> Result<(), OutputFailure> {
@@ -115,9 +122,9 @@ pub fn write_run(
         &RunFile {
             format: RUN_FORMAT.into(),
             version: measure::VERSION,
-            server_version,
-            role_warnings,
-            lint,
+            server_version: facts.server_version.clone(),
+            role_warnings: facts.role_warnings.clone(),
+            lint: facts.lint.clone(),
             checks,
             before,
         },
@@ -240,9 +247,11 @@ pub fn read(dir: &Path) -> Result<Run, BadInput> {
     Ok(Run {
         format: file.format,
         version: file.version,
-        server_version: file.server_version,
-        role_warnings: file.role_warnings,
-        lint: file.lint,
+        facts: RunFacts {
+            server_version: file.server_version,
+            role_warnings: file.role_warnings,
+            lint: file.lint,
+        },
         checks,
         before,
     })

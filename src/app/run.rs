@@ -10,7 +10,7 @@ use crate::errors::BadInput;
 use crate::project::Project;
 use crate::report::Report;
 use crate::term::{Progress, say};
-use crate::verdict::{self, Verdict};
+use crate::verdict;
 use crate::{db, lint, measure, migration, saved, stop};
 
 /// How a run treats its database, beyond the flags `check` and `demo` share.
@@ -253,7 +253,10 @@ pub async fn run_checks(
             if judged.verdict.is_pass() {
                 judged.plans = Vec::new();
             }
-            (judged, save.map(|dir| saved::write_check(dir, before, &m)))
+            Kept {
+                judged,
+                saved: save.map(|dir| saved::write_check(dir, before, &m)),
+            }
         }
     };
     let pool = db::pool::Pool::new(target, !settings.session_per_check);
@@ -304,18 +307,15 @@ pub async fn run_checks(
         saved::unnest_before(dir, &names)?;
     }
     let (before, before_names) = before.unzip();
-    if let Some(dir) = save {
-        let facts = (server_version.clone(), role_warnings.clone(), lint.clone());
-        saved::write_run(dir, facts.0, facts.1, facts.2, names, before_names)?;
-    }
-    let mut report = report_of(
-        checks,
-        before,
+    let facts = saved::RunFacts {
         server_version,
         role_warnings,
         lint,
-        &run.verdict,
-    );
+    };
+    if let Some(dir) = save {
+        saved::write_run(dir, &facts, names, before_names)?;
+    }
+    let mut report = report_of(checks, before, facts, &run.verdict);
     report.locations = super::output::locations(project);
     super::output::relative_spots(&mut report);
     super::output::emit(&report, &run.verdict)?;
@@ -334,18 +334,21 @@ fn scratch_mode(off: bool, major: u32) -> db::scratch::Mode {
     }
 }
 
-/// The judged checks, and the names of their saved measurement files (none without
-/// --save-plans); the first failed write is the run's failure.
-type Saved = (
-    verdict::CheckResult,
-    Option<Result<String, crate::errors::OutputFailure>>,
-);
+/// What a run keeps of a check once it is judged: the verdict, and the name of its saved
+/// measurement file (none without --save-plans) or why it could not be written.
+struct Kept {
+    judged: verdict::CheckResult,
+    saved: Option<Result<String, crate::errors::OutputFailure>>,
+}
+
+/// The judged checks, and the names of their saved measurement files; the first failed write
+/// is the run's failure.
 fn unzip_saved(
-    all: Vec<Saved>,
+    all: Vec<Kept>,
 ) -> Result<(Vec<verdict::CheckResult>, Vec<String>), crate::errors::OutputFailure> {
     let mut checks = Vec::with_capacity(all.len());
     let mut names = Vec::new();
-    for (judged, saved) in all {
+    for Kept { judged, saved } in all {
         checks.push(judged);
         if let Some(name) = saved {
             names.push(name?);
@@ -365,48 +368,25 @@ pub(super) fn judge_run(run: saved::Run, args: &VerdictArgs) -> Report {
     };
     let checks = judge_all(&run.checks);
     let before = run.before.as_deref().map(judge_all);
-    report_of(
-        checks,
-        before,
-        run.server_version,
-        run.role_warnings,
-        run.lint,
-        args,
-    )
+    report_of(checks, before, run.facts, args)
 }
 
 /// The report of judged checks: the budgets across them, then the lint and the run's facts.
 fn report_of(
     mut checks: Vec<verdict::CheckResult>,
     mut before: Option<Vec<verdict::CheckResult>>,
-    server_version: String,
-    role_warnings: Vec<db::role::RoleRisk>,
-    lint: Vec<lint::Finding>,
+    facts: saved::RunFacts,
     args: &VerdictArgs,
 ) -> Report {
-    verdict::judge_budgets(&mut checks);
-    if let Some(before) = &mut before {
-        verdict::judge_budgets(before);
-    }
-    let lint = lint::settle_directions(lint, &lint::plan_facts(&checks));
-    // Said once: an invalid index a check requires is that check's `invalid-index`.
-    let lint = lint
-        .into_iter()
-        .filter(|f| {
-            f.kind != lint::Kind::Invalid
-                || !checks
-                    .iter()
-                    .any(|c| c.verdict == Verdict::InvalidIndex && c.required_index == f.index)
-        })
-        .collect();
+    let lint = verdict::across_checks(&mut checks, before.as_deref_mut(), facts.lint);
     Report {
-        server_version,
+        server_version: facts.server_version,
         checks,
         require: args.require.into(),
         lint,
         explain: args.explain,
         before,
-        role_warnings,
+        role_warnings: facts.role_warnings,
         locations: Default::default(),
     }
 }
@@ -415,14 +395,9 @@ pub(super) async fn lint_findings(
     client: &tokio_postgres::Client,
     project: &Project,
 ) -> crate::errors::Result<Vec<lint::Finding>> {
-    Ok(
-        lint::lint(&db::catalog::required_indexes(client, project).await?)
-            .into_iter()
-            // A missing index is the checks' `missing-index`; a read path the lint could not
-            // read for a lock is the checks' timeout `error`.
-            .filter(|f| !matches!(f.kind, lint::Kind::Missing | lint::Kind::Unchecked))
-            .collect(),
-    )
+    Ok(verdict::lint_of_run(lint::lint(
+        &db::catalog::required_indexes(client, project).await?,
+    )))
 }
 
 /// A session for a command that plans each read path once (`accept`, `capture`): bounded, its

@@ -9,6 +9,7 @@
 //! [`generic`] (the generic plan), [`notes`] (what the planner knew); [`budgets`] once every
 //! check is judged.
 
+mod across;
 pub mod baseline;
 mod budgets;
 mod generic;
@@ -28,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::explain::Explain;
 use crate::measure::{IndexLookup, Measurement, Outcome, PlanKind, ScratchOutcome};
 pub use crate::model::{Budget, IndexInfo, Partition, Relation, Relative};
+pub use across::{across_checks, lint_of_run};
 pub use budgets::{BudgetUsed, judge_budget, judge_budgets};
 pub use generic::judge_generic;
 pub use keys::{KEY_UNUSED_MIN_REMOVED, KEY_UNUSED_RATIO};
