@@ -78,11 +78,9 @@ fn width(terminal: bool) -> usize {
 
 /// The width of the terminal stdout is, as the kernel knows it.
 fn terminal_width() -> Option<usize> {
-    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct passed, which lives across the
-    // call; on any error it writes nothing and the zeroed struct is not read.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    let status = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) };
-    (status == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
+    let (terminal_size::Width(columns), _) =
+        terminal_size::terminal_size_of(std::io::stdout())?;
+    (columns > 0).then_some(usize::from(columns))
 }
 
 /// Whether stdout gets colour: `--color always|never` as said; `auto` only on a terminal that

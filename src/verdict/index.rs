@@ -67,20 +67,7 @@ fn split_qualified(name: &str) -> (Option<String>, String) {
 
 /// Levenshtein distance, in characters.
 fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let here = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(here + 1);
-            prev = here;
-        }
-    }
-    row[b.len()]
+    strsim::levenshtein(a, b)
 }
 
 /// The `invalid-index` message: what state the index is in, how it gets there, how to rebuild.
