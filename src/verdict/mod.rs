@@ -34,7 +34,7 @@ pub use budgets::{BudgetUsed, judge_budget, judge_budgets};
 pub use generic::judge_generic;
 pub use keys::{KEY_UNUSED_MIN_REMOVED, KEY_UNUSED_RATIO};
 pub use plan::{PlanVerdict, Rules, judge_plan};
-pub use usability::{Probe, Scratch, ScratchPlan, Shown, Usability, judge_usability};
+pub use usability::{ProbePlan, Scratch, ScratchPlan, Shown, Usability, judge_usability};
 
 /// The verdict of one check. Kebab-case everywhere: TOML, flags, JSON and the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -315,8 +315,6 @@ impl RequiredIndex {
     }
 }
 
-/// Judges one measurement: the check's verdict, its reasons and figures. Budgets are judged
-/// afterwards over every check ([`judge_budgets`]).
 /// A check's result before any rule: an `error` with no message, the check's identity, budget
 /// and settings.
 fn unjudged(m: &Measurement) -> CheckResult {
@@ -378,6 +376,8 @@ fn figures(r: &mut CheckResult, measured: &crate::measure::Measured, custom: &[&
     }
 }
 
+/// Judges one measurement: the check's verdict, its reasons and figures. Budgets are judged
+/// afterwards over every check ([`across_checks`]).
 // Long because it is the whole judgement in order: failure, documents, figures, then each accepted index.
 pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
     let mut r = unjudged(m);
@@ -567,14 +567,14 @@ fn judge_index(
         reltuples,
         large_rows: how.large_rows,
     };
-    let probes = |kind: PlanKind| -> Vec<(Probe, &crate::measure::Document)> {
+    let probes = |kind: PlanKind| -> Vec<(ProbePlan, &crate::measure::Document)> {
         measured
             .probes
             .iter()
             .filter(|p| p.plan == kind)
             .map(|p| {
                 (
-                    Probe {
+                    ProbePlan {
                         disabled: p.disabled.clone(),
                         dropped: p.dropped.clone(),
                         plan: p.document.plan().clone(),
@@ -609,7 +609,7 @@ fn judge_index(
     let shown_name = Relation::new(Some(&required.schema), &required.name).to_string();
     let mut settle = |v: PlanVerdict, plan: &Explain, kind: PlanKind| -> PlanVerdict {
         let found = probes(kind);
-        let ps: Vec<Probe> = found.iter().map(|(p, _)| p.clone()).collect();
+        let ps: Vec<ProbePlan> = found.iter().map(|(p, _)| p.clone()).collect();
         let copy = measured
             .scratch
             .iter()
@@ -1290,15 +1290,15 @@ mod tests {
         assert_eq!(v.verdict, Verdict::Pass);
     }
 
-    fn probe(doc: Value) -> Probe {
-        Probe {
+    fn probe(doc: Value) -> ProbePlan {
+        ProbePlan {
             disabled: vec!["enable_seqscan".into()],
             dropped: vec![],
             plan: Explain::from_json(&doc).unwrap(),
         }
     }
 
-    fn judge_with_probes(doc: Value, probes: Vec<Probe>) -> PlanVerdict {
+    fn judge_with_probes(doc: Value, probes: Vec<ProbePlan>) -> PlanVerdict {
         let plan = Explain::from_json(&doc).unwrap();
         let index = required();
         let reltuples = HashMap::new();

@@ -35,9 +35,9 @@ use crate::explain::{Explain, ScanKind};
 
 /// A plan made while probing whether the required index can serve the statement at all: the
 /// same statement re-planned (without running it) on the measured server with sequential scans
-/// and, rung by rung, competing scan types disabled.
+/// and, rung by rung, competing scan types disabled: [`crate::measure::Probe`], read.
 #[derive(Debug, Clone)]
-pub struct Probe {
+pub struct ProbePlan {
     /// The settings turned off: `enable_seqscan`, ….
     pub disabled: Vec<String>,
     /// The rival indexes set aside (`--replan-without-rivals`), if any.
@@ -97,7 +97,7 @@ fn off(disabled: &[String]) -> String {
 pub fn judge_usability(
     verdict: PlanVerdict,
     chosen: &Explain,
-    probes: &[Probe],
+    probes: &[ProbePlan],
     scratch: Scratch<'_>,
     rules: &Rules<'_>,
     non_immutable: &[String],
@@ -181,7 +181,7 @@ struct Evidence<'a> {
 }
 
 impl<'a> Evidence<'a> {
-    fn gather(chosen: &Explain, probes: &[Probe], index: &'a RequiredIndex) -> Evidence<'a> {
+    fn gather(chosen: &Explain, probes: &[ProbePlan], index: &'a RequiredIndex) -> Evidence<'a> {
         // A partitioned table is read through its partitions: their scans hold the conditions.
         let tables: Vec<&str> = std::iter::once(index.table.as_str())
             .chain(index.partitions.iter().map(|p| p.table.as_str()))
@@ -616,7 +616,7 @@ fn few(names: &[String]) -> String {
 }
 
 /// What a re-plan changed, as a reader would write it.
-fn how_found(probe: &Probe) -> String {
+fn how_found(probe: &ProbePlan) -> String {
     let mut parts = Vec::new();
     if !probe.dropped.is_empty() {
         parts.push(format!("{} set aside", probe.dropped.join(", ")));
@@ -682,7 +682,7 @@ fn not_settled(verdict: PlanVerdict, why_not_copied: &str, what: String) -> Usab
 /// The two costs, and what the second one is worth: the cheapest plan through the index the
 /// planner could be made to show is an upper bound when whole scan types were disabled to find
 /// it (they may include the index's own cheapest path).
-fn costs(chosen: &Explain, probe: &Probe, name: &str) -> String {
+fn costs(chosen: &Explain, probe: &ProbePlan, name: &str) -> String {
     let chosen_cost = chosen.root.total_cost;
     let index_cost = probe.plan.root.total_cost;
     if !probe.dropped.is_empty() {
@@ -787,8 +787,8 @@ mod tests {
         }
     }
 
-    fn probe(doc: Value) -> Probe {
-        Probe {
+    fn probe(doc: Value) -> ProbePlan {
+        ProbePlan {
             disabled: vec!["enable_seqscan".into()],
             dropped: vec![],
             plan: plan(doc),
@@ -796,7 +796,7 @@ mod tests {
     }
 
     /// The usability of `index` for a chosen plan through the rival `events_account`.
-    fn judge(index: &RequiredIndex, probes: &[Probe], scratch: Scratch<'_>) -> Usability {
+    fn judge(index: &RequiredIndex, probes: &[ProbePlan], scratch: Scratch<'_>) -> Usability {
         let chosen = plan(scan(
             Some("events_account"),
             Some("(events.account_id = 42)"),
