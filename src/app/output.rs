@@ -78,8 +78,7 @@ fn width(terminal: bool) -> usize {
 
 /// The width of the terminal stdout is, as the kernel knows it.
 fn terminal_width() -> Option<usize> {
-    let (terminal_size::Width(columns), _) =
-        terminal_size::terminal_size_of(std::io::stdout())?;
+    let (terminal_size::Width(columns), _) = terminal_size::terminal_size_of(std::io::stdout())?;
     (columns > 0).then_some(usize::from(columns))
 }
 

@@ -511,9 +511,8 @@ struct Judged {
     probe: Option<(&'static str, crate::measure::Document)>,
 }
 
-// Long because it is the rules in their order (index, each run, usability, generic plan, large
-// reads); each rule is a function of its own file.
-#[allow(clippy::too_many_arguments)]
+/// One accepted index judged against the measurement: the rules in their order (the index,
+/// each run, usability, the generic plan, large reads); each rule is a function of its own file.
 fn judge_index(
     name: &str,
     lookup: &IndexLookup,
@@ -524,42 +523,10 @@ fn judge_index(
 ) -> Judged {
     let custom: Vec<&Explain> = measured.custom.iter().map(|d| d.plan()).collect();
     let generic = measured.generic.as_ref().map(|d| d.plan());
-    let plain = |verdict: Verdict, message: String| Judged {
-        verdict,
-        // No index to compare with: everything the read path uses now.
-        instead: plan::describe_access_paths(&custom[0].scans()),
-        used: plan::describe_access_paths(&custom[0].scans()),
-        seq_scans: Vec::new(),
-        message,
-        usable: None,
-        settled_by: None,
-        unsettled: None,
-        large_reads: Vec::new(),
-        probe: None,
+    let facts = match index_problem(name, lookup, custom[0]) {
+        Ok(facts) => facts,
+        Err(judged) => return *judged,
     };
-    let facts = match lookup {
-        IndexLookup::Missing { nearest, schemas } => {
-            let scans = custom[0].scans();
-            let tables: Vec<&str> = scans.iter().filter_map(|s| s.relation).collect();
-            let used = plan::describe_access_paths(&scans);
-            let message = format!(
-                "{}; the read path uses now: {}",
-                index::missing(name, nearest, schemas, &tables),
-                if used.is_empty() {
-                    "no scan at all".to_string()
-                } else {
-                    used.join("; ")
-                }
-            );
-            return plain(Verdict::MissingIndex, message);
-        }
-        IndexLookup::Found(facts) => facts,
-    };
-    // A partitioned index is invalid while a partition lacks its leaf: the partition rule
-    // names that partition, which says more.
-    if (!facts.info.valid || !facts.info.ready) && facts.partitions.is_empty() {
-        return plain(Verdict::InvalidIndex, index::invalid(&facts.info));
-    }
     let required = RequiredIndex::of(facts);
     let rules = Rules {
         index: &required,
@@ -567,24 +534,6 @@ fn judge_index(
         reltuples,
         large_rows: how.large_rows,
     };
-    let probes = |kind: PlanKind| -> Vec<(ProbePlan, &crate::measure::Document)> {
-        measured
-            .probes
-            .iter()
-            .filter(|p| p.plan == kind)
-            .map(|p| {
-                (
-                    ProbePlan {
-                        disabled: p.disabled.clone(),
-                        dropped: p.dropped.clone(),
-                        plan: p.document.plan().clone(),
-                    },
-                    &p.document,
-                )
-            })
-            .collect()
-    };
-
     // Every measured run is judged; the worst one stands. A plan does not change between runs
     // of one statement in one transaction, but nothing is assumed.
     let mut worst: Option<(PlanVerdict, usize)> = None;
@@ -595,68 +544,30 @@ fn judge_index(
         }
     }
     let Some((mut judged, at)) = worst else {
-        return plain(Verdict::Error, "no measured run".into());
+        return plain(Verdict::Error, "no measured run".into(), custom[0]);
     };
     // Whether a plan reads the index at all (a partitioned one through any leaf): usability is
     // the question only when it does not. A partitioned index used on some partitions only is
     // judged by the partition rule, whose message names the partition read another way.
     let names = required.names();
     let reads_index = |plan: &Explain| plan.reads_any(&names);
-    let mut usable = None;
-    let mut settled_by = None;
-    let mut unsettled = None;
-    let mut probe_doc = None;
-    let shown_name = Relation::new(Some(&required.schema), &required.name).to_string();
-    let mut settle = |v: PlanVerdict, plan: &Explain, kind: PlanKind| -> PlanVerdict {
-        let found = probes(kind);
-        let ps: Vec<ProbePlan> = found.iter().map(|(p, _)| p.clone()).collect();
-        let copy = measured
-            .scratch
-            .iter()
-            .find(|s| s.plan == kind && s.index == shown_name);
-        let read_copy = copy.and_then(|s| match &s.outcome {
-            ScratchOutcome::Planned(p) => Some((
-                ScratchPlan {
-                    server_version: p.server_version.clone(),
-                    dropped: p.dropped.clone(),
-                    plan: p.document.plan().clone(),
-                },
-                p.document.clone(),
-            )),
-            ScratchOutcome::NotMade { .. } => None,
-        });
-        let scratch = match (copy, &read_copy) {
-            (_, Some((p, _))) => Scratch::Planned(p),
-            (Some(s), None) => match &s.outcome {
-                ScratchOutcome::NotMade { why } => Scratch::NotMade(why),
-                ScratchOutcome::Planned(_) => Scratch::NotMade("its plan could not be read"),
-            },
-            (None, None) => Scratch::Absent,
-        };
-        let u = judge_usability(v, plan, &ps, scratch, &rules, &measured.non_immutable);
-        usable = u.usable;
-        settled_by = u.settled_by;
-        unsettled = u.unsettled;
-        probe_doc = match u.shown {
-            Some(Shown::Probe(i)) => found.get(i).map(|(_, d)| ("probe", (*d).clone())),
-            Some(Shown::Scratch) => read_copy.map(|(_, d)| ("scratch", d)),
-            None => None,
-        };
-        u.verdict
-    };
+    let mut settlement = Settlement::default();
     if judged.verdict == Verdict::NotChosen && !reads_index(custom[at]) {
-        judged = settle(judged, custom[at], PlanKind::Custom);
+        (judged, settlement) = settle(judged, custom[at], PlanKind::Custom, measured, &rules);
     }
     if let Some(generic) = generic {
         let mut g = judge_plan(generic, &rules);
         if judged.verdict.is_pass() && g.verdict == Verdict::NotChosen && !reads_index(generic) {
-            g = settle(g, generic, PlanKind::Generic);
+            (g, settlement) = settle(g, generic, PlanKind::Generic, measured, &rules);
         }
         judged = judge_generic(judged, g, &required.name);
     }
     // The plan itself settled it when no re-plan was needed to: the index is in it.
-    if settled_by.is_none() && unsettled.is_none() && judged.verdict != Verdict::NotChosen {
-        settled_by = Some(Settled::Plan);
+    if settlement.settled_by.is_none()
+        && settlement.unsettled.is_none()
+        && judged.verdict != Verdict::NotChosen
+    {
+        settlement.settled_by = Some(Settled::Plan);
     }
     // What was used instead of the index, from the plan the verdict is about.
     let about = match (judged.verdict, generic) {
@@ -668,33 +579,162 @@ fn judge_index(
     } else {
         plan::other_access_paths(about, &required)
     };
-    let large_reads = judged.large_reads.clone();
-    let mut message = judged.message;
-    if judged.verdict == Verdict::NotChosen
-        && usable.is_none()
-        && let Some(why) = &measured.replan_skipped
-    {
-        message.push_str(&format!(" ({why})"));
-    }
-    if !large_reads.is_empty() && usable == Some(true) {
-        message.push_str(&format!(
-            " It reads {} whole (at least --large-rows {} rows): no --require forgives that.",
-            large_reads.join(", "),
-            group(how.large_rows)
-        ));
-    }
+    let message = with_afterwords(&judged, &settlement, measured, how);
     Judged {
         verdict: judged.verdict,
         instead,
         used: judged.used,
         seq_scans: judged.seq_scans,
         message,
-        usable,
-        settled_by,
-        unsettled,
-        large_reads,
-        probe: probe_doc,
+        usable: settlement.usable,
+        settled_by: settlement.settled_by,
+        unsettled: settlement.unsettled,
+        large_reads: judged.large_reads,
+        probe: settlement.shown,
     }
+}
+
+/// A verdict with no index to compare with: everything the read path uses now is listed.
+fn plain(verdict: Verdict, message: String, plan: &Explain) -> Judged {
+    Judged {
+        verdict,
+        instead: plan::describe_access_paths(&plan.scans()),
+        used: plan::describe_access_paths(&plan.scans()),
+        seq_scans: Vec::new(),
+        message,
+        usable: None,
+        settled_by: None,
+        unsettled: None,
+        large_reads: Vec::new(),
+        probe: None,
+    }
+}
+
+/// The index as the catalog found it, or the verdict when it is missing or not valid.
+fn index_problem<'a>(
+    name: &str,
+    lookup: &'a IndexLookup,
+    plan: &Explain,
+) -> Result<&'a crate::measure::IndexFacts, Box<Judged>> {
+    let facts = match lookup {
+        IndexLookup::Missing { nearest, schemas } => {
+            let scans = plan.scans();
+            let tables: Vec<&str> = scans.iter().filter_map(|s| s.relation).collect();
+            let used = plan::describe_access_paths(&scans);
+            let message = format!(
+                "{}; the read path uses now: {}",
+                index::missing(name, nearest, schemas, &tables),
+                if used.is_empty() {
+                    "no scan at all".to_string()
+                } else {
+                    used.join("; ")
+                }
+            );
+            return Err(Box::new(plain(Verdict::MissingIndex, message, plan)));
+        }
+        IndexLookup::Found(facts) => facts,
+    };
+    // A partitioned index is invalid while a partition lacks its leaf: the partition rule
+    // names that partition, which says more.
+    if (!facts.info.valid || !facts.info.ready) && facts.partitions.is_empty() {
+        return Err(Box::new(plain(
+            Verdict::InvalidIndex,
+            index::invalid(&facts.info),
+            plan,
+        )));
+    }
+    Ok(facts)
+}
+
+/// How usability was settled for the plan the verdict is about, and the re-plan that shows it.
+#[derive(Default)]
+struct Settlement {
+    usable: Option<bool>,
+    settled_by: Option<Settled>,
+    unsettled: Option<String>,
+    /// The re-plan through the index (`probe`), or on the scratch copy (`scratch`).
+    shown: Option<(&'static str, crate::measure::Document)>,
+}
+
+/// Settles whether the required index can serve a plan that did not read it: from the
+/// measured server's re-plans of that plan kind, the scratch copy's, or the proof rules
+/// ([`judge_usability`]).
+fn settle(
+    v: PlanVerdict,
+    plan: &Explain,
+    kind: PlanKind,
+    measured: &crate::measure::Measured,
+    rules: &Rules<'_>,
+) -> (PlanVerdict, Settlement) {
+    let found: Vec<&crate::measure::Probe> =
+        measured.probes.iter().filter(|p| p.plan == kind).collect();
+    let probes: Vec<ProbePlan> = found
+        .iter()
+        .map(|p| ProbePlan {
+            disabled: p.disabled.clone(),
+            dropped: p.dropped.clone(),
+            plan: p.document.plan().clone(),
+        })
+        .collect();
+    let shown_name = Relation::new(Some(&rules.index.schema), &rules.index.name).to_string();
+    let copy = measured
+        .scratch
+        .iter()
+        .find(|s| s.plan == kind && s.index == shown_name);
+    let (scratch, copy_plan) = match copy.map(|s| &s.outcome) {
+        Some(ScratchOutcome::Planned(p)) => (
+            Some(ScratchPlan {
+                server_version: p.server_version.clone(),
+                dropped: p.dropped.clone(),
+                plan: p.document.plan().clone(),
+            }),
+            Some(&p.document),
+        ),
+        _ => (None, None),
+    };
+    let asked = match (copy.map(|s| &s.outcome), &scratch) {
+        (_, Some(p)) => Scratch::Planned(p),
+        (Some(ScratchOutcome::NotMade { why }), None) => Scratch::NotMade(why),
+        _ => Scratch::Absent,
+    };
+    let u = judge_usability(v, plan, &probes, asked, rules, &measured.non_immutable);
+    let shown = match u.shown {
+        Some(Shown::Probe(i)) => found.get(i).map(|p| ("probe", p.document.clone())),
+        Some(Shown::Scratch) => copy_plan.map(|d| ("scratch", d.clone())),
+        None => None,
+    };
+    let settlement = Settlement {
+        usable: u.usable,
+        settled_by: u.settled_by,
+        unsettled: u.unsettled,
+        shown,
+    };
+    (u.verdict, settlement)
+}
+
+/// The verdict's message with what follows it: why `--replan-without-rivals` did not re-plan
+/// an unsettled `not-chosen`, and the large reads no `--require` forgives.
+fn with_afterwords(
+    judged: &PlanVerdict,
+    settlement: &Settlement,
+    measured: &crate::measure::Measured,
+    how: &Judging,
+) -> String {
+    let mut message = judged.message.clone();
+    if judged.verdict == Verdict::NotChosen
+        && settlement.usable.is_none()
+        && let Some(why) = &measured.replan_skipped
+    {
+        message.push_str(&format!(" ({why})"));
+    }
+    if !judged.large_reads.is_empty() && settlement.usable == Some(true) {
+        message.push_str(&format!(
+            " It reads {} whole (at least --large-rows {} rows): no --require forgives that.",
+            judged.large_reads.join(", "),
+            group(how.large_rows)
+        ));
+    }
+    message
 }
 
 #[cfg(test)]
