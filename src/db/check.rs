@@ -771,8 +771,9 @@ async fn roll_back(
     }
 }
 
-// Long because it is the whole check in order (begin, settings, setup, index, runs, probes,
-// catalog facts); each step is a function of its own, and nothing here decides a verdict.
+/// The whole check in order: begin, settings, setup, the accepted indexes, the runs, the
+/// re-plans the judge's analysis asks for, what the scratch copy is to settle, catalog facts.
+/// Nothing here decides a verdict.
 async fn measure(
     sess: Sess<'_>,
     shared: bool,
@@ -780,6 +781,105 @@ async fn measure(
     check: &ScopeCheck,
     catalog: &Catalog,
 ) -> Result<(Measured, Option<scratch::Request>), Failure> {
+    let (before, session) = begin_check(sess, shared, read_path, check).await?;
+    let index = catalog.index(sess, check, &check.index).await?;
+    let mut alternatives = Vec::new();
+    for name in &check.also {
+        alternatives.push(catalog.index(sess, check, name).await?);
+    }
+    let (custom, generic) = explain_read_path(sess, read_path, check, &before).await?;
+    if !shared && !sess.settings.session_per_check {
+        catalog.read_builtins(sess, &check.sql.text).await?;
+    }
+    if custom.is_empty() {
+        return Err(Failure {
+            message: "no measured run (--iterations 0?)".into(),
+            connection_lost: false,
+            at: None,
+        });
+    }
+
+    // Re-plans, when the plans read none of the accepted indexes (for a partitioned one, any of
+    // its leaves): which ones is the judge's analysis ([`replans`]), for every accepted index.
+    let lookups: Vec<&IndexLookup> = std::iter::once(&index).chain(alternatives.iter()).collect();
+    let accepted = replans::accepted(&lookups);
+    let custom_plans: Vec<&Explain> = custom.iter().map(Document::plan).collect();
+    let generic_plan = generic.as_ref().map(Document::plan);
+    let open = replans::open_plan(&custom_plans, generic_plan, &accepted);
+    let mut probes = Vec::new();
+    let mut probed: Option<&Explain> = None;
+    if let Some(kind) = open {
+        let (mode, first) = match kind {
+            PlanKind::Custom => (
+                (!check.params.is_empty()).then_some("force_custom_plan"),
+                custom_plans.first().copied(),
+            ),
+            PlanKind::Generic => (Some("force_generic_plan"), generic_plan),
+        };
+        probes = probe(sess, check, mode, kind, &accepted).await?;
+        probed = first;
+    }
+    let non_immutable = match (&index, probed) {
+        (IndexLookup::Found(facts), Some(plan)) => {
+            non_immutable_functions(sess, plan, &facts.info.table).await?
+        }
+        _ => Vec::new(),
+    };
+    let probe_plans: Vec<&Explain> = probes.iter().map(|p| p.document.plan()).collect();
+    let mut plans: Vec<&Explain> = custom_plans.clone();
+    plans.extend(generic_plan);
+    plans.extend(probe_plans.iter().copied());
+
+    // What the measured server's plans left open goes to the scratch copy.
+    let (scratch, request) = match open {
+        Some(kind) => {
+            let mut shown: Vec<&Explain> = probe_plans.clone();
+            match kind {
+                PlanKind::Custom => shown.extend(custom_plans.iter().copied()),
+                PlanKind::Generic => shown.extend(generic_plan),
+            }
+            let needed = replans::scratch_needed(&accepted, kind, &shown);
+            let open = Open {
+                check,
+                lookups: &lookups,
+                plans: &plans,
+                session: &session,
+            };
+            ask_scratch(sess, catalog, &open, &needed).await?
+        }
+        None => (Vec::new(), None),
+    };
+
+    // What the planner knew of every relation the plans read, and of the index's table.
+    let wanted = relations_of(&index, &plans);
+    let relations = catalog.relations(sess, &wanted).await?;
+
+    Ok((
+        Measured {
+            index,
+            alternatives,
+            custom,
+            generic,
+            probes,
+            scratch,
+            relations,
+            non_immutable,
+            replan_skipped: None,
+            session,
+        },
+        request,
+    ))
+}
+
+/// Begins the check's transaction (read-only, or a savepoint of the migration's), applies the
+/// scope's declared settings and runs its setup. Returns the guard's snapshot to hold the runs
+/// to, and what the setup changed (name and value).
+async fn begin_check(
+    sess: Sess<'_>,
+    shared: bool,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+) -> Result<(guard::Snapshot, Vec<(String, String)>), Failure> {
     let settings = sess.settings;
     let begin = if shared {
         Begin::Savepoint
@@ -826,148 +926,102 @@ async fn measure(
         session = settings.watched.session_changes(&before, &after);
         before = after;
     }
+    Ok((before, session))
+}
 
-    let index = catalog.index(sess, check, &check.index).await?;
-    let mut alternatives = Vec::new();
-    for name in &check.also {
-        alternatives.push(catalog.index(sess, check, name).await?);
-    }
-    let (custom, generic) = explain_read_path(sess, read_path, check, &before).await?;
-    if !shared && !sess.settings.session_per_check {
-        catalog.read_builtins(sess, &check.sql.text).await?;
-    }
-    if custom.is_empty() {
-        return Err(Failure {
-            message: "no measured run (--iterations 0?)".into(),
-            connection_lost: false,
-            at: None,
-        });
-    }
+/// What a check that left a question open shows the scratch copy.
+struct Open<'a> {
+    check: &'a ScopeCheck,
+    lookups: &'a [&'a IndexLookup],
+    /// Every plan of the check: the runs', the generic, the re-plans.
+    plans: &'a [&'a Explain],
+    /// What the scope's setup changed.
+    session: &'a [(String, String)],
+}
 
-    // Re-plans, when the plans read none of the accepted indexes (for a partitioned one, any of
-    // its leaves): which ones is the judge's analysis ([`replans`]), for every accepted index.
-    let lookups: Vec<&IndexLookup> = std::iter::once(&index).chain(alternatives.iter()).collect();
-    let accepted = replans::accepted(&lookups);
-    let custom_plans: Vec<&Explain> = custom.iter().map(Document::plan).collect();
-    let generic_plan = generic.as_ref().map(Document::plan);
-    let open = replans::open_plan(&custom_plans, generic_plan, &accepted);
-    let mut probes = Vec::new();
-    let mut probed: Option<&Explain> = None;
-    if let Some(kind) = open {
-        let (mode, plans): (Option<&str>, Vec<&Explain>) = match kind {
-            PlanKind::Custom => (
-                (!check.params.is_empty()).then_some("force_custom_plan"),
-                custom_plans.clone(),
-            ),
-            PlanKind::Generic => (
-                Some("force_generic_plan"),
-                generic_plan.into_iter().collect(),
-            ),
-        };
-        probes = probe(sess, check, mode, kind, &accepted).await?;
-        probed = plans.into_iter().next();
-    }
-    let facts_of = |lookup: &IndexLookup| match lookup {
-        IndexLookup::Found(facts) => Some((**facts).clone()),
-        IndexLookup::Missing { .. } => None,
+/// For each accepted index and plan kind the measured server's plans left open (`needed`,
+/// from the judge's analysis): the definitions the scratch copy needs, read from the catalog,
+/// or why no scratch re-plan is made (`--no-scratch`, no local server, a read that failed).
+async fn ask_scratch(
+    sess: Sess<'_>,
+    catalog: &Catalog,
+    open: &Open<'_>,
+    needed: &[(String, PlanKind)],
+) -> Result<(Vec<ScratchReplan>, Option<scratch::Request>), Failure> {
+    let not_made = |asks: &mut dyn Iterator<Item = (String, PlanKind)>, why: &str| {
+        asks.map(|(index, plan)| ScratchReplan {
+            index,
+            plan,
+            outcome: ScratchOutcome::NotMade { why: why.into() },
+        })
+        .collect()
     };
-    let non_immutable = match (facts_of(&index), probed) {
-        (Some(facts), Some(plan)) => non_immutable_functions(sess, plan, &facts.info.table).await?,
-        _ => Vec::new(),
-    };
-    let probe_plans: Vec<&Explain> = probes.iter().map(|p| p.document.plan()).collect();
-
-    // What the measured server's plans left open goes to the scratch copy.
-    let mut scratch = Vec::new();
-    let mut request = None;
-    if let Some(kind) = open {
-        let mut shown: Vec<&Explain> = probe_plans.clone();
-        match kind {
-            PlanKind::Custom => shown.extend(custom_plans.iter().copied()),
-            PlanKind::Generic => shown.extend(generic_plan),
-        }
-        let needed = replans::scratch_needed(&accepted, kind, &shown);
-        match (&settings.scratch, needed.is_empty()) {
-            (_, true) => {}
-            (scratch::Mode::Off(why), false) => {
-                scratch = needed
-                    .iter()
-                    .map(|(index, plan)| ScratchReplan {
-                        index: index.clone(),
-                        plan: *plan,
-                        outcome: ScratchOutcome::NotMade { why: why.clone() },
-                    })
-                    .collect();
-            }
-            (scratch::Mode::On { .. }, false) => {
-                let found: Vec<IndexFacts> = lookups.iter().filter_map(|l| facts_of(l)).collect();
-                let asks: Vec<scratch::Ask> = needed
-                    .iter()
-                    .filter_map(|(shown, plan)| {
-                        let facts = found.iter().find(|f| {
-                            crate::model::Relation::new(Some(&f.info.schema), &f.info.name)
-                                .to_string()
-                                == *shown
-                        })?;
-                        Some(scratch::Ask {
-                            shown: shown.clone(),
-                            schema: facts.info.schema.clone(),
-                            index: facts.info.name.clone(),
-                            plan: *plan,
-                        })
-                    })
-                    .collect();
-                let asked: Vec<&IndexFacts> = found
-                    .iter()
-                    .filter(|f| {
-                        asks.iter()
-                            .any(|a| a.index == f.info.name && a.schema == f.info.schema)
-                    })
-                    .collect();
-                let mut plans: Vec<&Explain> = custom_plans.clone();
-                plans.extend(generic_plan);
-                plans.extend(probe_plans.iter());
-                let what = definitions::Asked {
-                    check,
-                    plans: &plans,
-                    indexes: &asked,
-                    asks: asks.clone(),
-                    session: &session,
-                };
-                let read = definitions::request(sess, what, &catalog.definitions).await;
-                match read {
-                    Ok(r) => request = Some(r),
-                    // A read that failed for a lock or a timeout leaves the question open,
-                    // saying why; a lost session is the check's failure.
-                    Err(f) if f.connection_lost => return Err(f),
-                    Err(f) => {
-                        scratch = asks
-                            .iter()
-                            .map(|a| ScratchReplan {
-                                index: a.shown.clone(),
-                                plan: a.plan,
-                                outcome: ScratchOutcome::NotMade {
-                                    why: f.message.clone(),
-                                },
-                            })
-                            .collect();
-                    }
-                }
-            }
-        }
+    if needed.is_empty() {
+        return Ok((Vec::new(), None));
     }
+    if let scratch::Mode::Off(why) = &sess.settings.scratch {
+        return Ok((not_made(&mut needed.iter().cloned(), why), None));
+    }
+    let found: Vec<&IndexFacts> = open
+        .lookups
+        .iter()
+        .filter_map(|l| match l {
+            IndexLookup::Found(facts) => Some(&**facts),
+            IndexLookup::Missing { .. } => None,
+        })
+        .collect();
+    let shown_name = |f: &IndexFacts| {
+        crate::model::Relation::new(Some(&f.info.schema), &f.info.name).to_string()
+    };
+    let asks: Vec<scratch::Ask> = needed
+        .iter()
+        .filter_map(|(shown, plan)| {
+            let facts = found.iter().find(|f| shown_name(f) == *shown)?;
+            Some(scratch::Ask {
+                shown: shown.clone(),
+                schema: facts.info.schema.clone(),
+                index: facts.info.name.clone(),
+                plan: *plan,
+            })
+        })
+        .collect();
+    let asked: Vec<&IndexFacts> = found
+        .into_iter()
+        .filter(|f| {
+            asks.iter()
+                .any(|a| a.index == f.info.name && a.schema == f.info.schema)
+        })
+        .collect();
+    let what = definitions::Asked {
+        check: open.check,
+        plans: open.plans,
+        indexes: &asked,
+        asks: asks.clone(),
+        session: open.session,
+    };
+    match definitions::request(sess, what, &catalog.definitions).await {
+        Ok(r) => Ok((Vec::new(), Some(r))),
+        // A read that failed for a lock or a timeout leaves the question open, saying why; a
+        // lost session is the check's failure.
+        Err(f) if f.connection_lost => Err(f),
+        Err(f) => Ok((
+            not_made(
+                &mut asks.iter().map(|a| (a.shown.clone(), a.plan)),
+                &f.message,
+            ),
+            None,
+        )),
+    }
+}
 
-    // What the planner knew of every relation the plans read, and of the index's table.
+/// Every relation the plans read, and the required index's table: (schema, name), once each,
+/// in the order first met.
+fn relations_of(index: &IndexLookup, plans: &[&Explain]) -> Vec<(String, String)> {
     let mut wanted: Vec<(String, String)> = Vec::new();
-    if let IndexLookup::Found(facts) = &index {
+    if let IndexLookup::Found(facts) = index {
         wanted.push((facts.info.schema.clone(), facts.info.table.clone()));
     }
-    for plan in custom
-        .iter()
-        .chain(generic.iter())
-        .map(Document::plan)
-        .chain(probe_plans.iter().copied())
-    {
+    for plan in plans {
         for scan in plan.scans() {
             if let Some(rel) = scan.relation {
                 let r = crate::model::Relation::new(scan.schema, rel);
@@ -978,23 +1032,7 @@ async fn measure(
             }
         }
     }
-    let relations = catalog.relations(sess, &wanted).await?;
-
-    Ok((
-        Measured {
-            index,
-            alternatives,
-            custom,
-            generic,
-            probes,
-            scratch,
-            relations,
-            non_immutable,
-            replan_skipped: None,
-            session,
-        },
-        request,
-    ))
+    wanted
 }
 
 /// The read path's measured runs: without parameters, `EXPLAIN` of its text as it is; with
