@@ -162,23 +162,29 @@ async fn refuse_read_only(client: &tokio_postgres::Client) -> crate::errors::Res
     Ok(())
 }
 
-/// Runs every check of the project, prints the report, returns the exit status. With a
-/// migration, every check runs twice: as the database is, then inside one transaction that has
-/// applied the migration and is rolled back at the end; the report puts the two side by side.
-// Long because it is the run in order: the session's facts (version, role, planner settings,
-// jobs, lint), the checks, the migration and the checks after it, the saved run, the report.
-pub async fn run_checks(
+/// What the run learnt on its first session, before any check.
+struct Ready {
+    settings: Settings,
+    server_version: String,
+    role_warnings: Vec<db::role::RoleRisk>,
+    jobs: usize,
+    lint: Vec<lint::Finding>,
+}
+
+/// The first session's reads, each on the client's clock (a server that stops answering after
+/// the connection cannot hang the run here): the session's bounds, the server's version, the
+/// role's rights, the relations allowed a seq scan, whether it takes writes (for
+/// `--replan-without-rivals`), the settings the guard watches, `temp_file_limit`, how many
+/// checks run side by side, and the lint (twin drift and invalid indexes, cheaply, before any
+/// check; a missing index is left to the checks, whose `missing-index` says it).
+async fn before_checks(
     target: &Target,
     project: &Project,
     run: &RunArgs,
     options: &RunOptions<'_>,
-    mut stop: stop::Stop,
-) -> crate::errors::Result<i32> {
-    let migration = options.migration;
+) -> crate::errors::Result<Ready> {
     let mut settings = settings(run);
     let client = target.connect().await?;
-    // Every read before the checks is on the client's clock too: a server that stops answering
-    // after the connection cannot hang the run here.
     let limit = settings.client_limit();
     let what = "could not set the session's timeouts";
     within(limit, what, async {
@@ -216,7 +222,7 @@ pub async fn run_checks(
     if let Some(warning) = temp_warning {
         say!("warning: {warning}");
     }
-    let one_session = if migration.is_some() {
+    let one_session = if options.migration.is_some() {
         Some(
             "with --migration the checks run one at a time, in one session (its locks would \
              collide across sessions)",
@@ -236,11 +242,37 @@ pub async fn run_checks(
         jobs(&client, run.jobs.map(usize::from), one_session),
     )
     .await?;
-    // Twin drift and invalid indexes, cheaply, before any check. A missing index is left to the
-    // checks, whose `missing-index` verdict says it.
     let what = "could not read the indexes' definitions";
-    let mut lint = within(limit, what, lint_findings(&client, project)).await?;
-    drop(client);
+    let lint = within(limit, what, lint_findings(&client, project)).await?;
+    Ok(Ready {
+        settings,
+        server_version,
+        role_warnings,
+        jobs,
+        lint,
+    })
+}
+
+/// Runs every check of the project, prints the report, returns the exit status. With a
+/// migration, every check runs twice: as the database is, then inside one transaction that has
+/// applied the migration and is rolled back at the end; the report puts the two side by side.
+// Long because it is the run in order: the first session's reads, the checks, the migration
+// and the checks after it, the saved run, the report.
+pub async fn run_checks(
+    target: &Target,
+    project: &Project,
+    run: &RunArgs,
+    options: &RunOptions<'_>,
+    mut stop: stop::Stop,
+) -> crate::errors::Result<i32> {
+    let migration = options.migration;
+    let Ready {
+        settings,
+        server_version,
+        role_warnings,
+        jobs,
+        mut lint,
+    } = before_checks(target, project, run, options).await?;
 
     let judging = judging(&run.verdict);
     // Each measurement is saved (--save-plans) and judged as it comes, then dropped: memory
