@@ -8,8 +8,8 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::explain::{Explain, ExplainError};
 use crate::model::{Budget, IndexInfo, Partition};
+use crate::plan::explain::{Explain, ExplainError};
 
 /// The version of the saved form. Raised when a field changes meaning or goes away; a field
 /// added with a default does not raise it.

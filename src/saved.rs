@@ -156,7 +156,8 @@ fn parse_saved<T: serde::de::DeserializeOwned>(path: &Path, bytes: Vec<u8>) -> R
             e.column()
         )));
     }
-    let value = crate::explain::parse_json(&text).map_err(|e| BadInput(format!("{shown}: {e}")))?;
+    let value =
+        crate::plan::explain::parse_json(&text).map_err(|e| BadInput(format!("{shown}: {e}")))?;
     check_version(path, &value)?;
     serde_json::from_value(value).map_err(|e| BadInput(format!("{shown}: {e}")))
 }

@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::*;
-use plancheck::db::ephemeral::Server;
+use plancheck::server::Server;
 
 /// The member's thread page as an application sends it: the thread bound, the visibility a
 /// literal (so the planner can prove the partial index's predicate).
@@ -45,7 +45,7 @@ impl LoggingServer {
     fn start() -> LoggingServer {
         let runtime = runtime();
         let server = runtime.block_on(async {
-            let bin = plancheck::db::ephemeral::find_bin_dir().expect("server binaries");
+            let bin = plancheck::server::find_bin_dir().expect("server binaries");
             // jsonlog from PostgreSQL 15.
             let destinations = if major_of(&bin) >= 15 {
                 "stderr,csvlog,jsonlog"

@@ -237,7 +237,7 @@ fn free_port() -> u16 {
 
 /// initdb, certificates, pg_hba.conf; starts the server on 127.0.0.1 and sets the passwords.
 fn start_server(pki: &Pki, ssl: bool) -> Result<u16, String> {
-    let bin = plancheck::db::ephemeral::find_bin_dir().map_err(|e| e.0)?;
+    let bin = plancheck::server::find_bin_dir().map_err(|e| e.0)?;
     let owner = server_user();
     let dir = tempfile::Builder::new()
         .prefix("plancheck-connect-")

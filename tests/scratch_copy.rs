@@ -156,7 +156,7 @@ fn a_scratch_server_that_cannot_start_leaves_nothing_and_the_check_says_why() {
     // The local binaries of the right major whose `postgres` fails to start: the copy cannot be
     // made, the check stays unsettled and says so, and no folder stays behind.
     let db = events_db("scratch_no_start");
-    let real = plancheck::db::ephemeral::find_bin_dir().unwrap();
+    let real = plancheck::server::find_bin_dir().unwrap();
     let fake = open_folder();
     for tool in ["initdb", "pg_ctl"] {
         std::os::unix::fs::symlink(real.join(tool), fake.path().join(tool)).unwrap();

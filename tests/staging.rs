@@ -150,9 +150,7 @@ fn ctrl_c_rolls_back_the_running_check_reports_what_finished_and_exits_130() {
 fn a_server_killed_mid_run_gives_errors_a_report_and_exit_3() {
     // A server of the test's own, since it is killed.
     let rt = runtime();
-    let mut server = rt
-        .block_on(plancheck::db::ephemeral::Server::start())
-        .unwrap();
+    let mut server = rt.block_on(plancheck::server::Server::start()).unwrap();
     let conn = server.connection_string("postgres");
     sql(
         &conn,

@@ -2,8 +2,8 @@
 
 use super::{RunOptions, filter, run_checks};
 use crate::cli::DemoArgs;
-use crate::db::provider::Board;
 use crate::project::{self, Source};
+use crate::server::provider::Board;
 use crate::term::say;
 use crate::{db, stop};
 
@@ -15,7 +15,10 @@ pub(super) async fn demo(args: DemoArgs, mut stop: stop::Stop) -> crate::errors:
     let scale = db::fixtures::validate_scale(args.scale)?;
     let project = project::load(&Source::Embedded, &filter(&args.run))?;
     let (mut server, origin, board) = stop::unless_stopped(&mut stop, async {
-        Ok(db::provider::Throwaway::start(args.server.into(), scale, args.fresh).await?)
+        Ok(
+            crate::server::provider::Throwaway::start(args.server.into(), scale, args.fresh)
+                .await?,
+        )
     })
     .await?;
     say!("started {origin} (removed when done)");

@@ -15,15 +15,14 @@ mod run;
 
 use std::io::Write;
 
-use crate::cli::{Cli, Command, FixturesCommand, RunArgs, VerdictArgs};
+use crate::cli::settings::{check_settings as settings, filter, judging};
+use crate::cli::{Cli, Command, FixturesCommand};
 use crate::db::Target;
-use crate::db::check::Settings;
 use crate::errors::{self, OutputFailure};
-use crate::project::Filter;
 use crate::report::Report;
 use crate::term::say;
-use crate::verdict::{self, Verdict};
-use crate::{db, exit_codes, stop};
+use crate::verdict::Verdict;
+use crate::{exit_codes, stop};
 
 pub use demo::DEMO_SCALE;
 pub use run::{RunOptions, run_checks};
@@ -121,28 +120,6 @@ fn target(connect: &crate::cli::ConnectOpts) -> crate::errors::Result<Target> {
     Ok(Target::resolve(connect.database_url.as_deref())?)
 }
 
-fn settings(run: &RunArgs) -> Settings {
-    Settings {
-        warmup: run.warmup,
-        iterations: run.iterations,
-        statement_timeout: run.statement_timeout,
-        lock_timeout: run.lock_timeout,
-        idle_in_transaction_timeout: run.idle_in_transaction_timeout,
-        temp_file_limit: Some(run.temp_file_limit),
-        watched: db::guard::Watched::default(),
-        replan_without_rivals: false,
-        session_per_check: run.session_per_check,
-        scratch: db::scratch::Mode::default(),
-    }
-}
-
-fn filter(run: &RunArgs) -> Filter {
-    Filter {
-        only: run.only.clone(),
-        scopes: run.scope.clone(),
-    }
-}
-
 fn write_stdout(text: &str) -> crate::errors::Result<()> {
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
@@ -152,13 +129,6 @@ fn write_stdout(text: &str) -> crate::errors::Result<()> {
         }
     }
     Ok(())
-}
-
-fn judging(args: &VerdictArgs) -> verdict::Judging {
-    verdict::Judging {
-        large_rows: args.large_rows,
-        strict_plans: args.strict_plans,
-    }
 }
 
 /// The exit status a report stands for.

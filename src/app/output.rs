@@ -4,40 +4,34 @@
 //! appended to the job summary. Decided here, once, so that `report` stays pure rendering.
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
 
 use super::write_stdout;
-use crate::cli::{ColorArg, FormatArg, VerdictArgs};
+use crate::cli::settings::Output;
+use crate::cli::{FormatArg, VerdictArgs};
 use crate::errors::OutputFailure;
 use crate::project::Project;
 use crate::report::{self, Format, Location, Report, Style};
 
-/// Columns the table takes where stdout is no terminal (a CI log, a file, a pipe).
-pub const DEFAULT_WIDTH: usize = 120;
-
 /// Prints the report on stdout and writes every other output the run asked for. A file that
 /// cannot be written is an [`OutputFailure`] (exit 4), after stdout has had the report.
 pub(super) fn emit(report: &Report, args: &VerdictArgs) -> crate::errors::Result<()> {
-    let terminal = std::io::stdout().is_terminal();
-    let style = Style {
-        width: width(terminal),
-        color: colour(args.color, terminal),
-    };
+    let output = Output::of_process(args);
     let format: Format = args.format.into();
-    let mut text = report::render(report, format, style);
+    let mut text = report::render(report, format, output.style);
     // In GitHub Actions the table is for people reading the log; the annotations put each
     // failure on the expectation file in the pull request.
-    if format == Format::Table && std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
+    if format == Format::Table && output.github_actions {
         text.push_str(&report::annotations(report));
     }
     write_stdout(&text)?;
-    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+    if let Some(summary) = &output.step_summary {
         let markdown = report::render(report, Format::Markdown, Style::PLAIN);
-        append(Path::new(&summary), &markdown).map_err(|e| {
+        append(summary, &markdown).map_err(|e| {
             OutputFailure(format!(
                 "cannot append the summary to $GITHUB_STEP_SUMMARY ({}): {e}",
-                Path::new(&summary).display()
+                summary.display()
             ))
         })?;
     }
@@ -62,39 +56,6 @@ fn format_name(f: FormatArg) -> String {
     f.to_possible_value()
         .map(|v| v.get_name().to_owned())
         .unwrap_or_default()
-}
-
-/// The table's width: `COLUMNS` when set (as most tools read it; tests set it), else the
-/// terminal's when stdout is one, else [`DEFAULT_WIDTH`].
-fn width(terminal: bool) -> usize {
-    let columns = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|n| *n > 0);
-    columns
-        .or_else(|| terminal.then(terminal_width).flatten())
-        .unwrap_or(DEFAULT_WIDTH)
-}
-
-/// The width of the terminal stdout is, as the kernel knows it.
-fn terminal_width() -> Option<usize> {
-    let (terminal_size::Width(columns), _) = terminal_size::terminal_size_of(std::io::stdout())?;
-    (columns > 0).then_some(usize::from(columns))
-}
-
-/// Whether stdout gets colour: `--color always|never` as said; `auto` only on a terminal that
-/// is not `TERM=dumb`, and never when `NO_COLOR` is set to anything but the empty string
-/// (<https://no-color.org>: a command-line flag overrides it, so `always` still colours).
-fn colour(choice: ColorArg, terminal: bool) -> bool {
-    match choice {
-        ColorArg::Always => true,
-        ColorArg::Never => false,
-        ColorArg::Auto => {
-            terminal
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
-        }
-    }
 }
 
 /// Appends to a file, as GitHub asks of every step writing its summary.

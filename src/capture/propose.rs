@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 
-use crate::explain::{Explain, ScanKind};
 use crate::measure::{Measurement, Outcome};
+use crate::plan::explain::{Explain, ScanKind};
 
 /// The database's partitions (tables and indexes), each with the root of its partition tree.
 #[derive(Debug, Default)]

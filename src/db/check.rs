@@ -32,14 +32,14 @@ mod definitions;
 mod rivals;
 use super::{cause, scratch};
 use crate::errors::{DatabaseFailure, Spot, located};
-use crate::explain::Explain;
 use crate::measure::{
     Document, Failure, IndexFacts, IndexLookup, Measured, Measurement, Outcome, PlanKind, Probe,
     RelationFacts, Requirement, ScratchOutcome, ScratchReplan,
 };
+use crate::plan::explain::Explain;
+use crate::plan::replans;
 use crate::project::{ReadPath, ScopeCheck};
 use crate::stop::Stop;
-use crate::verdict::replans;
 
 /// How each check runs.
 #[derive(Debug, Clone)]
@@ -241,7 +241,7 @@ pub fn local_bounds(settings: &Settings) -> String {
     )
 }
 
-/// A `json` column as text: EXPLAIN documents are parsed by [`crate::explain::parse_json`],
+/// A `json` column as text: EXPLAIN documents are parsed by [`crate::plan::explain::parse_json`],
 /// whose depth limit fits plans, where the driver's serde_json would stop at 128 levels. A
 /// document over [`MAX_PLAN_DOCUMENT`] is not copied: only its size is kept (`Err`).
 pub(crate) struct RawJson(pub(crate) Result<String, usize>);
@@ -1478,7 +1478,7 @@ fn read_plan(rows: &[tokio_postgres::Row]) -> Result<Document, Failure> {
             MAX_PLAN_DOCUMENT >> 20
         ))
     })?;
-    let value = crate::explain::parse_json(&text).map_err(|e| unreadable(e.to_string()))?;
+    let value = crate::plan::explain::parse_json(&text).map_err(|e| unreadable(e.to_string()))?;
     Document::new(value).map_err(|e| unreadable(e.to_string()))
 }
 /// Looks the required index up as the session sees it (search_path, quoting), with the other

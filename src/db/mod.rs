@@ -5,13 +5,11 @@
 pub mod catalog;
 pub mod check;
 pub mod conninfo;
-pub mod ephemeral;
 pub mod fixtures;
 pub mod guard;
 pub mod migrate;
 pub mod pool;
 pub mod preflight;
-pub mod provider;
 pub mod role;
 pub mod scratch;
 pub mod tls;

@@ -19,7 +19,7 @@
 //!   the read path needs, whose definitions go into the run's [`Definitions`], read once.
 //! - Here ([`settle`]): one local server for the run, from the binaries of that major version
 //!   ([`local_binaries`]); the copy made once (every definition any request needs), or taken
-//!   from the cache when the same definitions were copied before ([`super::ephemeral::cache`]);
+//!   from the cache when the same definitions were copied before ([`crate::server::cache`]);
 //!   then, per request and accepted index, one transaction rolled back: the rival indexes
 //!   dropped, the measured session's role and settings, `enable_seqscan` and `enable_tidscan`
 //!   off, `EXPLAIN (VERBOSE, FORMAT JSON)` of the read path (its custom plan, or its generic plan

@@ -102,16 +102,13 @@ fn plan_body(c: &CheckResult) -> String {
     if let Some((label, plan)) = failing_plan(c) {
         out.push_str(&format!(
             "{label} plan:\n{}",
-            crate::explain::render_tree(plan)
+            super::tree::render_tree(plan)
         ));
     } else if !c.used.is_empty() {
         out.push_str(&format!("used: {}\n", c.used.join("; ")));
     }
     if let Some((title, plan)) = probe_plan(c) {
-        out.push_str(&format!(
-            "\n{title}:\n{}",
-            crate::explain::render_tree(plan)
-        ));
+        out.push_str(&format!("\n{title}:\n{}", super::tree::render_tree(plan)));
     }
     out
 }

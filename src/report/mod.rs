@@ -19,12 +19,13 @@ mod junit;
 mod lint;
 mod markdown;
 mod table;
+mod tree;
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::explain::Explain;
+use crate::plan::explain::Explain;
 use crate::verdict::{Budget, BudgetUsed, CheckResult, Require, Spread, Verdict, group};
 
 pub use github::annotations;

@@ -532,14 +532,14 @@ fn plans(report: &Report) -> String {
                 "\n{} {}, {label} plan:\n{}",
                 check_name(c),
                 c.verdict,
-                crate::explain::render_tree(plan)
+                super::tree::render_tree(plan)
             ));
         }
         if let Some((title, plan)) = probe_plan(c) {
             out.push_str(&format!(
                 "\n{} {title}:\n{}",
                 check_name(c),
-                crate::explain::render_tree(plan)
+                super::tree::render_tree(plan)
             ));
         }
     }

@@ -4,8 +4,8 @@
 use super::group;
 use super::plan::{Rules, WHOLE_RELATION_SHARE, is_required_index};
 use super::predicate::{Conjunct, Form, conjuncts, mentions};
-use crate::explain::{Explain, PlanNode, ScanKind};
 use crate::model::Relation;
+use crate::plan::explain::{Explain, PlanNode, ScanKind};
 
 /// A scan whose leading key is not in its Index Cond is `key-unused` when its Filter removed at
 /// least this many rows …

@@ -18,7 +18,6 @@ mod keys;
 mod notes;
 mod plan;
 pub mod predicate;
-pub mod replans;
 pub mod shape;
 mod usability;
 
@@ -26,9 +25,9 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::explain::Explain;
 use crate::measure::{IndexLookup, Measurement, Outcome, PlanKind, ScratchOutcome};
 pub use crate::model::{Budget, IndexInfo, Partition, Relation, Relative};
+use crate::plan::explain::Explain;
 pub use across::{across_checks, lint_of_run};
 pub use budgets::{BudgetUsed, judge_budget, judge_budgets};
 pub use generic::judge_generic;

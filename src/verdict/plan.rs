@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 
 use super::{RequiredIndex, Verdict, group, keys};
-use crate::explain::{Explain, PlanNode, Scan, ScanKind};
 use crate::model::Relation;
+use crate::plan::explain::{Explain, PlanNode, Scan, ScanKind};
 
 /// What a plan must satisfy.
 #[derive(Debug, Clone)]
@@ -403,11 +403,11 @@ fn catalog_rows(scan: &Scan<'_>, rules: &Rules<'_>) -> f64 {
 ///    Cond that read at least half of it is the seq scan it is in all but name.
 ///
 /// Rows read are (Actual Rows + Rows Removed by Filter + Rows Removed by Index Recheck) ×
-/// Actual Loops ([`crate::explain::PlanNode::rows_visited`]): every loop of a nested loop's
+/// Actual Loops ([`crate::plan::explain::PlanNode::rows_visited`]): every loop of a nested loop's
 /// inner side, every participant of a parallel scan, every row a Bitmap Heap Scan fetched.
 /// EXPLAIN prints a loop's figures rounded (whole numbers, and `Actual Rows` to two decimals on
 /// 18), so over several loops the most they can stand for is what is held to the rule
-/// ([`crate::explain::PlanNode::rows_visited_at_most`]). The relation's size is its
+/// ([`crate::plan::explain::PlanNode::rows_visited_at_most`]). The relation's size is its
 /// `reltuples`, or the rows one pass of the node read where that is more (a table never
 /// analysed, or grown since): a pass cannot read more rows than there are.
 fn whole_read(scan: &Scan<'_>, rules: &Rules<'_>) -> Option<WholeRead> {

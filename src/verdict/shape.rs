@@ -12,8 +12,8 @@
 //! PostgreSQL 17); aliases are not kept (a renamed alias is no plan change).
 
 use super::predicate::conjuncts;
-use crate::explain::{Explain, PlanNode};
 use crate::model::Relation;
+use crate::plan::explain::{Explain, PlanNode};
 
 /// The shape of a plan: one node per line, children indented by two spaces.
 pub fn of(plan: &Explain) -> String {

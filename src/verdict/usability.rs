@@ -31,7 +31,7 @@
 use super::plan::{DISABLED_COST, PlanVerdict, Rules, describe_scan, is_required_index};
 use super::predicate::{Conjunct, cannot_imply, implies, mentions};
 use super::{RequiredIndex, Settled, Verdict};
-use crate::explain::{Explain, ScanKind};
+use crate::plan::explain::{Explain, ScanKind};
 
 /// A plan made while probing whether the required index can serve the statement at all: the
 /// same statement re-planned (without running it) on the measured server with sequential scans

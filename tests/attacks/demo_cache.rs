@@ -310,7 +310,7 @@ fn a_library_set_in_the_catalog_is_not_loaded_by_plancheck_s_sessions() {
     // the server's command line does not outrank: every session plancheck opens pins it empty.
     let rt = runtime();
     rt.block_on(async {
-        let server = plancheck::db::ephemeral::Server::start()
+        let server = plancheck::server::Server::start()
             .await
             .expect("a throwaway server");
         let admin = server.target("postgres").connect().await.unwrap();

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::sync::{Mutex, OnceLock, mpsc};
 
-use plancheck::db::ephemeral::Server;
+use plancheck::server::Server;
 
 /// The board size the tests load: small enough to load in seconds, large enough that every
 /// expectation of the reference project passes for the reason it passes on the full board.
@@ -45,7 +45,7 @@ fn shared() -> &'static Shared {
                 // Prepared transactions allowed, as on many servers: an attack that prepares
                 // one (tests/attacks.rs) must be stopped by plancheck, not by this setting.
                 let server = Server::start_with_settings(
-                    plancheck::db::ephemeral::find_bin_dir()?,
+                    plancheck::server::find_bin_dir()?,
                     None,
                     &[("max_prepared_transactions", "4")],
                 )

@@ -22,8 +22,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Fail, Sess, failure};
 use crate::db::scratch::{Ask, Definitions, Request, RoleFacts, Unit};
-use crate::explain::Explain;
 use crate::measure::{Failure, IndexFacts};
+use crate::plan::explain::Explain;
 use crate::project::ScopeCheck;
 use crate::sql::{Dialect, TokenKind, significant};
 

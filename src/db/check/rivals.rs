@@ -11,11 +11,11 @@
 //! SELECT in a read-only transaction, never in this one.
 
 use super::{Begin, Fail, Sess, begin_bounded, failure, replan, run_setup, set_plan_cache_mode};
-use crate::explain::Explain;
 use crate::measure::{Failure, IndexLookup, Measured, PlanKind, Probe};
+use crate::plan::explain::Explain;
+use crate::plan::replans;
 use crate::project::{ReadPath, ScopeCheck};
 use crate::sql::{Dialect, Kind, classify};
-use crate::verdict::replans;
 
 /// At most this many rounds of setting rivals aside: a plan that names yet another index on the
 /// table after that many is left unsettled.

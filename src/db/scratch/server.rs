@@ -8,8 +8,8 @@ use std::time::Duration;
 use tokio_postgres::Client;
 
 use super::{Ask, Definitions, Request, Unit};
-use crate::db::ephemeral::{self, Server, cache};
 use crate::measure::{PlanKind, ScratchOutcome, ScratchPlan, ScratchReplan};
+use crate::server::{Server, cache};
 use crate::stop::Stop;
 
 /// The role that owns every object of the copy: no superuser, so a `SECURITY DEFINER` function
@@ -56,7 +56,7 @@ pub fn local_binaries(major: u32) -> Result<PathBuf, String> {
     for dir in candidates {
         if dir.join("initdb").is_file()
             && dir.join("postgres").is_file()
-            && ephemeral::binaries_major(&dir) == Some(major)
+            && crate::server::binaries_major(&dir) == Some(major)
         {
             return Ok(dir);
         }
@@ -389,7 +389,7 @@ impl Copy {
                 "the EXPLAIN document is {size} bytes, over plancheck's cap on one plan document"
             ))
         })?;
-        let json = crate::explain::parse_json(&text).map_err(|e| Failed(e.to_string()))?;
+        let json = crate::plan::explain::parse_json(&text).map_err(|e| Failed(e.to_string()))?;
         let document = crate::measure::Document::new(json).map_err(|e| Failed(e.to_string()))?;
         Ok(ScratchPlan {
             server_version: self.version.clone(),
@@ -511,7 +511,7 @@ fn entry(bin: &Path, units: &[&Unit]) -> Option<cache::Entry> {
     for u in units {
         text.push_str(&format!("{}\t{}\t{}\n", u.rank, u.key, u.sql));
     }
-    cache::Entry::for_copy(&folder, bin, &ephemeral::INITDB_ARGS, &text).ok()
+    cache::Entry::for_copy(&folder, bin, &crate::server::INITDB_ARGS, &text).ok()
 }
 
 #[cfg(test)]

@@ -1,4 +1,9 @@
-//! The throwaway PostgreSQL of `plancheck demo` (and of the tests): `initdb` into a private
+//! Throwaway PostgreSQL servers: the one of `plancheck demo` (and of the tests), and the local
+//! binaries the scratch copy starts its own from ([`crate::db::scratch`]); where the demo's comes
+//! from ([`provider`]: local binaries, or Docker behind the `docker` feature) and the cache of
+//! loaded boards and copies ([`cache`]).
+//!
+//! A server is `initdb` into a private
 //! temporary folder, `postgres` listening only on a Unix socket inside it, everything removed
 //! when the [`Server`] is dropped (on success, on error, and on Ctrl-C, because `main` drops the
 //! running future when the signal wins the race).
@@ -31,10 +36,11 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::Config;
 
-use super::Target;
+use crate::db::Target;
 use crate::errors::DatabaseFailure;
 
 pub mod cache;
+pub mod provider;
 
 /// A running throwaway server. Dropping it stops the server and removes its files.
 pub struct Server {

@@ -9,9 +9,9 @@
 //! disabled (the rungs, cheap, EXPLAIN only), and, for each index no plan of that kind read, a
 //! re-plan on a schema-only copy where that index is alone on its table ([`scratch_needed`]).
 
-use crate::explain::Explain;
 use crate::measure::{IndexLookup, Measured, PlanKind};
 use crate::model::{Relation, index_and_leaves};
+use crate::plan::explain::Explain;
 
 /// An accepted index the catalog found: its name as reports show it, and every name a plan may
 /// read it by (a partitioned index's leaves too).

@@ -2,11 +2,11 @@
 //! feature, where a Docker engine answers, testcontainers serves it (the official image, major
 //! version pinned); where none does, and in a build without the feature (the default: the
 //! Docker client is a hundred crates no machine here can use), the local server binaries do
-//! ([`super::ephemeral`]), without a word about Docker.
+//! ([`super`]), without a word about Docker.
 //!
 //! `PLANCHECK_PG_BIN` set means "these binaries", so it chooses the local provider.
 //!
-//! The local provider keeps the loaded board between demos ([`super::ephemeral::cache`]): a
+//! The local provider keeps the loaded board between demos ([`super::cache`]): a
 //! hit starts the server on a copy of it, a miss asks the caller to load the board and save it.
 //! A cached board that cannot be used is never the demo's failure: it is said, and the board is
 //! built again and replaces it. A cache folder writable by others than its owner, or owned by
@@ -24,8 +24,8 @@ use testcontainers_modules::testcontainers::{ContainerAsync, ImageExt};
 #[cfg(feature = "docker")]
 use tokio_postgres::Config;
 
-use super::Target;
-use super::ephemeral::{self, Server, cache};
+use super::{self as ephemeral, Server, cache};
+use crate::db::Target;
 use crate::errors::DatabaseFailure;
 
 /// The image the Docker provider runs: pinned, never the module's end-of-life default.

@@ -1,10 +1,12 @@
-//! cli: the command line, parsed into plain data. Validation and the merge with the environment
-//! happen in [`crate::run`].
+//! cli: the command line, parsed into plain data; [`settings`] merges it with the environment,
+//! once, in the precedence written there.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+
+pub mod settings;
 
 /// Checks that PostgreSQL still chooses the index each read path needs, in every scope.
 #[derive(Debug, Parser)]
@@ -314,12 +316,12 @@ pub enum ProviderArg {
     Docker,
 }
 
-impl From<ProviderArg> for crate::db::provider::Provider {
+impl From<ProviderArg> for crate::server::provider::Provider {
     fn from(p: ProviderArg) -> Self {
         match p {
-            ProviderArg::Auto => crate::db::provider::Provider::Auto,
-            ProviderArg::Local => crate::db::provider::Provider::Local,
-            ProviderArg::Docker => crate::db::provider::Provider::Docker,
+            ProviderArg::Auto => crate::server::provider::Provider::Auto,
+            ProviderArg::Local => crate::server::provider::Provider::Local,
+            ProviderArg::Docker => crate::server::provider::Provider::Docker,
         }
     }
 }
