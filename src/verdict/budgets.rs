@@ -120,3 +120,63 @@ pub fn judge_budget(c: &mut CheckResult, buffers_of: &dyn Fn(&str, &str) -> Opti
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Relative;
+    use crate::verdict::Verdict;
+    use crate::verdict::test_support::*;
+
+    #[test]
+    fn budgets_pass_under_and_fail_over_each_limit() {
+        let mut first = measured("first", Verdict::Pass, 2.0, 100.0);
+        first.budget.warm_ms = Some(50.0);
+        first.budget.buffers = Some(400.0);
+        let mut deep = measured("deep", Verdict::Pass, 3.0, 250.0);
+        deep.budget.relative = Some(Relative {
+            scope: None,
+            to: "first".into(),
+            max_ratio: 2.0,
+        });
+        let mut slow = measured("slow", Verdict::Pass, 51.0, 10.0);
+        slow.budget.warm_ms = Some(50.0);
+        let mut checks = vec![first, deep, slow];
+        judge_budgets(&mut checks);
+        assert_eq!(checks[0].verdict, Verdict::Pass);
+        assert_eq!(checks[0].budget_used.as_ref().unwrap().buffers, Some(0.25));
+        assert_eq!(
+            checks[1].verdict,
+            Verdict::OverBudget,
+            "{}",
+            checks[1].message
+        );
+        assert!(checks[1].message.contains("2.5×"), "{}", checks[1].message);
+        assert_eq!(checks[2].verdict, Verdict::OverBudget);
+        assert!(checks[2].message.contains("102%"), "{}", checks[2].message);
+    }
+
+    #[test]
+    fn a_budget_that_cannot_be_measured_is_an_error_not_a_pass() {
+        let mut deep = measured("deep", Verdict::Pass, 3.0, 250.0);
+        deep.budget.relative = Some(Relative {
+            scope: None,
+            to: "first".into(),
+            max_ratio: 2.0,
+        });
+        let mut first = measured("first", Verdict::Error, 0.0, 0.0);
+        first.shared_buffers = None;
+        let mut checks = vec![deep, first];
+        judge_budgets(&mut checks);
+        assert_eq!(checks[0].verdict, Verdict::Error, "{}", checks[0].message);
+    }
+
+    #[test]
+    fn a_failing_index_verdict_is_not_hidden_by_a_budget() {
+        let mut c = measured("x", Verdict::NotUsable, 500.0, 1e6);
+        c.budget.buffers = Some(1.0);
+        let mut checks = vec![c];
+        judge_budgets(&mut checks);
+        assert_eq!(checks[0].verdict, Verdict::NotUsable);
+    }
+}

@@ -33,3 +33,35 @@ pub fn judge_generic(custom: PlanVerdict, generic: PlanVerdict, index: &str) -> 
         large_reads: generic.large_reads,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::verdict::Verdict;
+    use crate::verdict::test_support::*;
+
+    #[test]
+    fn generic_plan_failing_after_custom_pass_is_generic_plan() {
+        let pass = judge(
+            json!([{ "Plan": index_scan("posts_thread_visible_idx", "posts") }]),
+            &[],
+            &[],
+        );
+        let seq = judge(
+            json!([{ "Plan": { "Node Type": "Seq Scan", "Relation Name": "posts",
+                "Schema": "public" }}]),
+            &[],
+            &[],
+        );
+        let v = judge_generic(pass.clone(), seq.clone(), "posts_thread_visible_idx");
+        assert_eq!(v.verdict, Verdict::GenericPlan);
+        assert_eq!(v.seq_scans, vec!["posts".to_string()]);
+        // The custom plan's failure wins over the generic plan's.
+        let v = judge_generic(seq.clone(), pass.clone(), "posts_thread_visible_idx");
+        assert_eq!(v.verdict, Verdict::NotChosen);
+        let v = judge_generic(pass.clone(), pass, "posts_thread_visible_idx");
+        assert_eq!(v.verdict, Verdict::Pass);
+    }
+}

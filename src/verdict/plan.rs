@@ -599,3 +599,598 @@ pub(super) fn describe_access_paths(scans: &[Scan<'_>]) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::model::Partition;
+    use crate::plan::explain::Explain;
+    use crate::verdict::test_support::*;
+    use crate::verdict::{Judging, RequiredIndex, Verdict};
+
+    #[test]
+    fn required_index_under_limit_passes() {
+        passes(
+            json!([{ "Plan": { "Node Type": "Limit",
+                "Plans": [index_scan("posts_thread_visible_idx", "posts")] } }]),
+            &[],
+            &[("public.posts", 1e6)],
+        );
+    }
+
+    #[test]
+    fn the_twin_is_not_the_required_index() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Limit",
+                "Plans": [index_scan("posts_thread_all_idx", "posts")] } }]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+        assert!(v.message.contains("posts_thread_all_idx"), "{}", v.message);
+    }
+
+    #[test]
+    fn required_index_in_a_node_that_never_ran_is_not_a_pass() {
+        // A skipped branch uses the index; the page itself was served by another one.
+        let mut never = index_scan("posts_thread_visible_idx", "posts");
+        never["Actual Loops"] = json!(0);
+        never["Actual Rows"] = json!(0);
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Append", "Plans": [
+                never, index_scan("posts_thread_all_idx", "posts")]}}]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+    }
+
+    #[test]
+    fn same_index_name_on_another_relation_is_not_a_pass() {
+        let v = fails(
+            json!([{ "Plan": index_scan("posts_thread_visible_idx", "archived_posts") }]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+    }
+
+    #[test]
+    fn same_index_name_in_another_schema_is_not_a_pass() {
+        let mut scan = index_scan("posts_thread_visible_idx", "posts");
+        scan["Schema"] = json!("archive");
+        let v = fails(json!([{ "Plan": scan }]), &[], &[]);
+        assert_eq!(v.verdict, Verdict::NotChosen);
+    }
+
+    #[test]
+    fn parallel_seq_scan_instead_of_the_index_is_not_chosen() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Gather", "Plans": [
+                { "Node Type": "Seq Scan", "Parallel Aware": true, "Relation Name": "posts",
+                  "Schema": "public", "Actual Rows": 7, "Actual Loops": 3,
+                  "Rows Removed by Filter": 700000 }]}}]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+        assert_eq!(v.seq_scans, vec!["posts".to_string()]);
+        assert!(
+            v.message.contains("Parallel Seq Scan on posts"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn seq_scan_of_another_relation_beside_the_index_fails() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Hash Join", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Hash", "Plans": [{ "Node Type": "Seq Scan",
+                  "Relation Name": "members", "Schema": "public", "Actual Rows": 10,
+                  "Actual Loops": 1, "Rows Removed by Filter": 5000 }]}]}}]),
+            &["forums"],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan);
+        assert_eq!(v.seq_scans, vec!["members".to_string()]);
+        assert!(v.message.contains("5,000 rows removed"), "{}", v.message);
+    }
+
+    #[test]
+    fn tablesample_and_tid_range_scans_beside_the_index_are_seq_scans() {
+        // Regression: a whole-table read through TABLESAMPLE or a ctid range passed.
+        for node in ["Sample Scan", "Tid Range Scan"] {
+            let v = fails(
+                json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                    index_scan("posts_thread_visible_idx", "posts"),
+                    { "Node Type": node, "Relation Name": "members", "Schema": "public",
+                      "Actual Rows": 5000, "Actual Loops": 1 }]}}]),
+                &[],
+                &[],
+            );
+            assert_eq!(v.verdict, Verdict::SeqScan, "{node}");
+            assert_eq!(v.seq_scans, vec!["members".to_string()], "{node}");
+            assert!(v.message.contains(node), "{}", v.message);
+        }
+    }
+
+    #[test]
+    fn allowed_seq_scan_passes_by_plain_or_qualified_name() {
+        let doc = json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+            { "Node Type": "Seq Scan", "Relation Name": "forums", "Schema": "public",
+              "Actual Rows": 30, "Actual Loops": 1 },
+            index_scan("posts_thread_visible_idx", "posts")]}}]);
+        passes(doc.clone(), &["forums"], &[]);
+        passes(doc.clone(), &["public.forums"], &[]);
+        let v = fails(doc, &["archive.forums"], &[]);
+        assert_eq!(v.verdict, Verdict::SeqScan);
+    }
+
+    #[test]
+    fn seq_scan_inside_an_initplan_is_found() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Limit", "Plans": [
+                { "Node Type": "Result", "Parent Relationship": "InitPlan",
+                  "Subplan Name": "InitPlan 1", "Plans": [{ "Node Type": "Seq Scan",
+                  "Relation Name": "threads", "Schema": "public" }]},
+                index_scan("posts_thread_visible_idx", "posts")]}}]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan);
+        assert_eq!(v.seq_scans, vec!["threads".to_string()]);
+    }
+
+    #[test]
+    fn required_index_in_an_append_member_passes() {
+        passes(
+            json!([{ "Plan": { "Node Type": "Append", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Result" }]}}]),
+            &[],
+            &[],
+        );
+    }
+
+    #[test]
+    fn required_index_through_bitmap_and_passes() {
+        passes(
+            json!([{ "Plan": { "Node Type": "Bitmap Heap Scan", "Relation Name": "posts",
+                "Schema": "public", "Plans": [{ "Node Type": "BitmapAnd", "Plans": [
+                    { "Node Type": "Bitmap Index Scan", "Index Name": "posts_thread_visible_idx",
+                      "Index Cond": "(thread_id = 1)" },
+                    { "Node Type": "Bitmap Index Scan", "Index Name": "other_idx",
+                      "Index Cond": "(x = 1)" }]}]}}]),
+            &[],
+            &[],
+        );
+    }
+
+    #[test]
+    fn bitmap_index_scan_without_a_heap_scan_is_not_a_pass() {
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Bitmap Index Scan",
+                "Index Name": "posts_thread_visible_idx", "Index Cond": "(thread_id = 1)" }}]),
+            &[],
+            &[],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+    }
+
+    #[test]
+    fn whole_relation_scan_of_another_index_counts_as_a_seq_scan() {
+        // Seen with enable_seqscan = off: posts_pkey read end to end with a Filter.
+        let v = fails(
+            json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Index Scan", "Index Name": "members_pkey",
+                  "Relation Name": "members", "Schema": "public", "Actual Rows": 900,
+                  "Actual Loops": 1, "Rows Removed by Filter": 100 }]}}]),
+            &[],
+            &[("public.members", 1000.0), ("public.posts", 1e6)],
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan);
+        assert!(v.message.contains("no Index Cond"), "{}", v.message);
+    }
+
+    #[test]
+    fn limit_stopped_scan_of_another_index_without_cond_is_not_a_seq_scan() {
+        passes(
+            json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Index Scan", "Index Name": "members_pkey",
+                  "Relation Name": "members", "Schema": "public", "Actual Rows": 20,
+                  "Actual Loops": 1 }]}}]),
+            &[],
+            &[("public.members", 50000.0)],
+        );
+    }
+
+    /// [`judge`] with `--large-rows` set.
+    fn judge_large(doc: Value, tuples: &[(&str, f64)], large_rows: f64) -> PlanVerdict {
+        let plan = Explain::from_json(&doc).unwrap();
+        let reltuples: HashMap<String, f64> =
+            tuples.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let index = required();
+        judge_plan(
+            &plan,
+            &Rules {
+                index: &index,
+                allow_seq_scan: &[],
+                reltuples: &reltuples,
+                large_rows,
+            },
+        )
+    }
+
+    /// The required index read through `cond`, having returned `rows` and filtered `removed`.
+    fn required_read(cond: &str, rows: f64, removed: f64) -> Value {
+        json!({ "Node Type": "Index Scan", "Index Name": "posts_thread_visible_idx",
+                "Relation Name": "posts", "Schema": "public", "Index Cond": cond,
+                "Filter": "(length(body) < 0)", "Actual Rows": rows, "Actual Loops": 1,
+                "Rows Removed by Filter": removed })
+    }
+
+    #[test]
+    fn a_trivially_true_index_cond_reading_most_of_a_large_relation_is_a_whole_read() {
+        // Regression: `thread_id >= 0` walked the whole of the required index and passed.
+        let doc = json!([{ "Plan": { "Node Type": "Limit", "Plans": [
+            required_read("(thread_id >= 0)", 0.0, 96_000.0)]}}]);
+        let v = fails(doc, &[], &[("public.posts", 100_000.0)]);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        assert_eq!(v.seq_scans, vec!["posts".to_string()]);
+        assert_eq!(v.large_reads, vec!["posts".to_string()]);
+        for part in [
+            "Index Scan using posts_thread_visible_idx on posts",
+            "read 96,000 of the 100,000 rows of posts",
+            "Index Cond: (thread_id >= 0)",
+            "at least half of a relation of at least --large-rows 10,000 rows",
+            "but it reads a whole relation",
+        ] {
+            assert!(v.message.contains(part), "no {part:?} in: {}", v.message);
+        }
+    }
+
+    #[test]
+    fn the_required_index_reading_less_than_half_of_a_large_relation_passes() {
+        // Half is the line: 49,999 rows of 100,000 pass, 50,000 do not.
+        let tuples = [("public.posts", 100_000.0)];
+        passes(
+            json!([{ "Plan": required_read("(thread_id >= 0)", 20.0, 49_979.0) }]),
+            &[],
+            &tuples,
+        );
+        let v = fails(
+            json!([{ "Plan": required_read("(thread_id >= 0)", 20.0, 49_980.0) }]),
+            &[],
+            &tuples,
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+    }
+
+    #[test]
+    fn most_of_a_relation_below_large_rows_through_the_required_index_passes() {
+        // A small relation is no whole read through an index with a condition; the same read
+        // fails once --large-rows says the relation is large.
+        let doc = json!([{ "Plan": required_read("(thread_id >= 0)", 900.0, 0.0) }]);
+        let tuples = [("public.posts", 1_000.0)];
+        assert_eq!(
+            judge_large(doc.clone(), &tuples, 10_000.0).verdict,
+            Verdict::Pass
+        );
+        let v = judge_large(doc, &tuples, 1_000.0);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        assert!(v.message.contains("--large-rows 1,000"), "{}", v.message);
+    }
+
+    fn pkey_walk(rows: f64, removed: f64) -> Value {
+        json!([{ "Plan": { "Node Type": "Limit", "Plans": [
+            { "Node Type": "Limit", "Parent Relationship": "InitPlan",
+              "Subplan Name": "InitPlan 1", "Plans": [
+                { "Node Type": "Index Scan", "Index Name": "posts_pkey",
+                  "Relation Name": "posts", "Schema": "public", "Index Cond": "(id > 0)",
+                  "Filter": "(length(body) < 0)", "Actual Rows": rows, "Actual Loops": 1,
+                  "Rows Removed by Filter": removed }]},
+            index_scan("posts_thread_visible_idx", "posts")]}}])
+    }
+
+    #[test]
+    fn a_limit_walk_of_another_index_that_reads_everything_is_a_whole_read() {
+        // Regression: `LIMIT 1` from `id > 0` in an InitPlan read all of posts and passed.
+        let v = fails(
+            pkey_walk(0.0, 100_000.0),
+            &[],
+            &[("public.posts", 100_000.0)],
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        assert!(
+            v.message.contains(
+                "Index Scan using posts_pkey on posts read 100,000 of the 100,000 rows of posts \
+                 (Index Cond: (id > 0)"
+            ),
+            "{}",
+            v.message
+        );
+        assert!(
+            v.message.contains("also reads a whole relation"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn a_limit_walk_of_another_index_that_stops_early_passes() {
+        passes(pkey_walk(1.0, 3.0), &[], &[("public.posts", 100_000.0)]);
+    }
+
+    #[test]
+    fn scans_of_one_relation_that_read_it_all_between_them_are_a_whole_read() {
+        // Regression: three InitPlans each read a third of posts through posts_pkey and passed.
+        let thirds = |removed: f64| {
+            let third = |cond: &str| {
+                json!({ "Node Type": "Index Scan", "Index Name": "posts_pkey",
+                        "Parent Relationship": "InitPlan", "Relation Name": "posts",
+                        "Schema": "public", "Index Cond": cond, "Filter": "(length(body) < 0)",
+                        "Actual Rows": 0, "Actual Loops": 1, "Rows Removed by Filter": removed })
+            };
+            json!([{ "Plan": { "Node Type": "Limit", "Plans": [
+                third("(id < 40000)"), third("((id >= 40000) AND (id < 80000))"),
+                third("(id >= 80000)"), index_scan("posts_thread_visible_idx", "posts")]}}])
+        };
+        let tuples = [("public.posts", 120_000.0)];
+        let v = fails(thirds(40_000.0), &[], &tuples);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        assert_eq!(v.large_reads, vec!["posts".to_string()]);
+        assert!(
+            v.message.contains(
+                "4 scans of posts read 120,020 of its 120,000 rows between them: Index Scan \
+                 using posts_pkey on posts (40,000)"
+            ),
+            "{}",
+            v.message
+        );
+        // A few hundred rows each, with the page's 20: far from half.
+        passes(thirds(300.0), &[], &tuples);
+    }
+
+    #[test]
+    fn rows_read_count_every_loop_of_a_nested_loop() {
+        // One row a lookup, looped over every post: the whole of posts, a row at a time.
+        let lookups = |loops: f64| {
+            json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Index Scan", "Index Name": "posts_pkey",
+                  "Relation Name": "posts", "Schema": "public", "Index Cond": "(id = g.g)",
+                  "Actual Rows": 1, "Actual Loops": loops }]}}])
+        };
+        let tuples = [("public.posts", 100_000.0)];
+        let v = fails(lookups(100_000.0), &[], &tuples);
+        assert!(v.message.contains("in 100,000 loops"), "{}", v.message);
+        passes(lookups(20.0), &[], &tuples);
+    }
+
+    #[test]
+    fn rows_rounded_to_nothing_a_loop_cannot_hide_a_whole_read() {
+        // Up to 17: a lookup by every id up to 300,000 finds 0.39 rows a loop, printed `0`;
+        // 117,192 posts were read. 0 a loop over 300,000 loops is anything under 150,000.
+        let lookups = |rows: Value, loops: f64| {
+            json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Index Scan", "Index Name": "posts_pkey",
+                  "Relation Name": "posts", "Schema": "public", "Index Cond": "(id = g.g)",
+                  "Actual Rows": rows, "Actual Loops": loops }]}}])
+        };
+        let tuples = [("public.posts", 117_192.0)];
+        let v = fails(lookups(json!(0), 300_000.0), &[], &tuples);
+        assert!(
+            v.message
+                .contains("read up to 150,000 (0 as printed; EXPLAIN rounds each loop's figures)"),
+            "{}",
+            v.message
+        );
+        // Twenty lookups: rounding cannot make them most of posts.
+        passes(lookups(json!(0), 20.0), &[], &tuples);
+        // 18 prints two decimals: 0.01 a loop over 300,000 loops is about 3,000 rows, a pass.
+        passes(lookups(json!(0.01), 300_000.0), &[], &tuples);
+    }
+
+    #[test]
+    fn fractional_rows_of_postgresql_18_are_multiplied_by_their_loops() {
+        // 18 prints 0.5 rows a loop where 17 printed 0 or 1.
+        let doc = json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+            index_scan("posts_thread_visible_idx", "posts"),
+            { "Node Type": "Index Only Scan", "Index Name": "posts_pkey",
+              "Relation Name": "posts", "Schema": "public", "Index Cond": "(id = g.g)",
+              "Actual Rows": 0.5, "Actual Loops": 120_000 }]}}]);
+        let v = fails(doc, &[], &[("public.posts", 100_000.0)]);
+        assert!(
+            v.message
+                .contains("read up to 60,600 (60,000 as printed; EXPLAIN rounds each loop's"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn a_parallel_index_scan_is_read_by_all_its_participants_together() {
+        let parallel = |rows: f64| {
+            json!([{ "Plan": { "Node Type": "Gather", "Plans": [
+                { "Node Type": "Index Scan", "Parallel Aware": true,
+                  "Index Name": "posts_thread_visible_idx", "Relation Name": "posts",
+                  "Schema": "public", "Index Cond": "(thread_id >= 0)",
+                  "Actual Rows": rows, "Actual Loops": 3 }]}}])
+        };
+        let tuples = [("public.posts", 100_000.0)];
+        // 3 × 20,000: more than half, though each participant read a fifth.
+        let v = fails(parallel(20_000.0), &[], &tuples);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        passes(parallel(10_000.0), &[], &tuples);
+    }
+
+    #[test]
+    fn a_bitmap_heap_scan_is_judged_by_every_row_it_fetched() {
+        // Lossy pages: the recheck threw most of what the heap scan fetched away.
+        let bitmap = |recheck: f64| {
+            json!([{ "Plan": { "Node Type": "Bitmap Heap Scan", "Relation Name": "posts",
+                "Schema": "public", "Recheck Cond": "(thread_id >= 0)", "Actual Rows": 20,
+                "Actual Loops": 1, "Rows Removed by Index Recheck": recheck, "Plans": [
+                { "Node Type": "Bitmap Index Scan", "Index Name": "posts_thread_visible_idx",
+                  "Index Cond": "(thread_id >= 0)", "Actual Rows": 20, "Actual Loops": 1 }]}}])
+        };
+        let tuples = [("public.posts", 100_000.0)];
+        let v = fails(bitmap(60_000.0), &[], &tuples);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        assert!(
+            v.message
+                .contains("Bitmap Heap Scan on posts read 60,020 of the 100,000 rows of posts"),
+            "{}",
+            v.message
+        );
+        assert!(
+            v.message.contains("but it reads a whole relation"),
+            "{}",
+            v.message
+        );
+        passes(bitmap(100.0), &[], &tuples);
+    }
+
+    #[test]
+    fn a_bitmap_index_scan_that_returned_most_of_a_relation_is_a_whole_read() {
+        // In a BitmapAnd the required index returned every visible post; another index chose
+        // the 20 rows the heap scan fetched.
+        let doc = json!([{ "Plan": { "Node Type": "Bitmap Heap Scan", "Relation Name": "posts",
+            "Schema": "public", "Actual Rows": 20, "Actual Loops": 1, "Plans": [
+            { "Node Type": "BitmapAnd", "Plans": [
+                { "Node Type": "Bitmap Index Scan", "Index Name": "posts_thread_visible_idx",
+                  "Index Cond": "(thread_id >= 0)", "Actual Rows": 96_000, "Actual Loops": 1 },
+                { "Node Type": "Bitmap Index Scan", "Index Name": "posts_author_visible_idx",
+                  "Index Cond": "(author_id = 7)", "Actual Rows": 20, "Actual Loops": 1 }]}]}}]);
+        let v = fails(doc, &[], &[("public.posts", 100_000.0)]);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        assert!(
+            v.message
+                .contains("Bitmap Index Scan using posts_thread_visible_idx"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn a_tid_scan_of_every_row_is_a_whole_read() {
+        let tid = |rows: f64| {
+            json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+                index_scan("posts_thread_visible_idx", "posts"),
+                { "Node Type": "Tid Scan", "Relation Name": "posts", "Schema": "public",
+                  "TID Cond": "(ctid = ANY ($0))", "Actual Rows": rows, "Actual Loops": 1 }]}}])
+        };
+        let tuples = [("public.posts", 100_000.0)];
+        let v = fails(tid(100_000.0), &[], &tuples);
+        assert!(
+            v.message.contains("Tid Scan on posts read 100,000"),
+            "{}",
+            v.message
+        );
+        passes(tid(1.0), &[], &tuples);
+    }
+
+    #[test]
+    fn a_relation_never_analysed_is_as_large_as_one_pass_read() {
+        // reltuples -1: the rows one pass read are all the catalog can be sure of.
+        let tuples = [("public.posts", -1.0)];
+        let v = fails(
+            json!([{ "Plan": required_read("(thread_id >= 0)", 0.0, 50_000.0) }]),
+            &[],
+            &tuples,
+        );
+        assert_eq!(v.large_reads, vec!["posts".to_string()], "{}", v.message);
+        passes(
+            json!([{ "Plan": required_read("(thread_id = 1)", 20.0, 0.0) }]),
+            &[],
+            &tuples,
+        );
+    }
+
+    #[test]
+    fn a_relation_allowed_a_seq_scan_may_be_read_whole_through_an_index() {
+        let doc = json!([{ "Plan": required_read("(thread_id >= 0)", 0.0, 96_000.0) }]);
+        passes(doc, &["posts"], &[("public.posts", 100_000.0)]);
+    }
+
+    fn partitioned_judge(doc: Value) -> PlanVerdict {
+        let plan = Explain::from_json(&doc).unwrap();
+        let index = RequiredIndex {
+            schema: "public".into(),
+            name: "pp_visible".into(),
+            table: "pp".into(),
+            predicate: None,
+            keys: vec![],
+            orders: vec![],
+            siblings: vec![],
+            columns: vec![],
+            partitions: vec![
+                Partition {
+                    schema: "public".into(),
+                    table: "pp_a".into(),
+                    leaf_index: Some("pp_a_visible".into()),
+                },
+                Partition {
+                    schema: "public".into(),
+                    table: "pp_b".into(),
+                    leaf_index: None,
+                },
+                Partition {
+                    schema: "public".into(),
+                    table: "pp_c".into(),
+                    leaf_index: Some("pp_c_visible".into()),
+                },
+            ],
+        };
+        let reltuples = HashMap::new();
+        judge_plan(
+            &plan,
+            &Rules {
+                index: &index,
+                allow_seq_scan: &[],
+                reltuples: &reltuples,
+                large_rows: Judging::default().large_rows,
+            },
+        )
+    }
+
+    #[test]
+    fn partitioned_index_passes_when_every_scanned_partition_uses_its_leaf() {
+        // pp_b (no leaf) was pruned: it is not in the plan and does not count.
+        let v = partitioned_judge(json!([{ "Plan": { "Node Type": "Append", "Plans": [
+            index_scan("pp_a_visible", "pp_a"), index_scan("pp_c_visible", "pp_c")]}}]));
+        assert_eq!(v.verdict, Verdict::Pass, "{v:?}");
+    }
+
+    #[test]
+    fn partitioned_index_names_the_partition_seq_scanned() {
+        let v = partitioned_judge(json!([{ "Plan": { "Node Type": "Append", "Plans": [
+            index_scan("pp_a_visible", "pp_a"),
+            { "Node Type": "Seq Scan", "Relation Name": "pp_b", "Schema": "public",
+              "Actual Rows": 5, "Actual Loops": 1 }]}}]));
+        assert_eq!(v.verdict, Verdict::SeqScan, "{v:?}");
+        assert_eq!(v.seq_scans, vec!["pp_b".to_string()]);
+        assert!(
+            v.message
+                .contains("partition pp_b has no leaf of pp_visible"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn partitioned_index_with_no_leaf_used_is_not_chosen() {
+        let v = partitioned_judge(json!([{ "Plan": { "Node Type": "Append", "Plans": [
+            { "Node Type": "Seq Scan", "Relation Name": "pp_a", "Schema": "public" }]}}]));
+        assert_eq!(v.verdict, Verdict::NotChosen, "{v:?}");
+    }
+}

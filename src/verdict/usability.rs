@@ -986,3 +986,104 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod through_the_judge {
+    use serde_json::json;
+
+    use super::*;
+    use std::collections::HashMap;
+
+    use crate::verdict::Judging;
+    use crate::verdict::plan::judge_plan;
+    use crate::verdict::test_support::*;
+
+    #[test]
+    fn no_probe_plan_with_the_index_is_not_usable() {
+        let v = judge_with_probes(
+            seq_scan_plan(100.0),
+            vec![probe(json!([{ "Plan": { "Node Type": "Index Scan",
+                "Index Name": "posts_thread_all_idx", "Relation Name": "posts",
+                "Schema": "public", "Total Cost": 300.0 }}]))],
+        );
+        assert_eq!(v.verdict, Verdict::NotUsable, "{v:?}");
+    }
+
+    #[test]
+    fn a_disabled_seq_scan_that_still_won_is_not_a_usable_index() {
+        // PostgreSQL 18 shape: the probe's seq scan is marked Disabled and is all there is.
+        let mut pg18 = seq_scan_plan(100.0);
+        pg18[0]["Plan"]["Disabled"] = json!(true);
+        let v = judge_with_probes(seq_scan_plan(100.0), vec![probe(pg18)]);
+        assert_eq!(v.verdict, Verdict::NotUsable);
+        // PostgreSQL 15 shape: the same, priced at 1e10.
+        let v = judge_with_probes(
+            seq_scan_plan(100.0),
+            vec![probe(seq_scan_plan(1.0e10 + 100.0))],
+        );
+        assert_eq!(v.verdict, Verdict::NotUsable);
+    }
+
+    #[test]
+    fn a_probe_plan_with_the_index_is_not_chosen_with_both_costs() {
+        let v = judge_with_probes(
+            seq_scan_plan(1.5),
+            vec![probe(json!([{ "Plan": { "Node Type": "Index Scan",
+                "Index Name": "posts_thread_visible_idx", "Relation Name": "posts",
+                "Schema": "public", "Total Cost": 8.27 }}]))],
+        );
+        assert_eq!(v.verdict, Verdict::NotChosen);
+        assert!(v.message.contains("costs 1.50"), "{}", v.message);
+        assert!(v.message.contains("costs 8.27"), "{}", v.message);
+    }
+
+    #[test]
+    fn a_full_index_beaten_by_a_rival_in_every_probe_stays_not_chosen() {
+        let doc = seq_scan_plan(100.0);
+        let plan = Explain::from_json(&doc).unwrap();
+        let mut index = required();
+        index.name = "posts_thread_all_idx".into();
+        index.predicate = None;
+        let reltuples = HashMap::new();
+        let rules = Rules {
+            index: &index,
+            allow_seq_scan: &[],
+            reltuples: &reltuples,
+            large_rows: Judging::default().large_rows,
+        };
+        let probes = vec![probe(json!([{ "Plan": { "Node Type": "Index Scan",
+            "Index Name": "posts_thread_visible_idx", "Relation Name": "posts",
+            "Schema": "public", "Total Cost": 8.0 }}]))];
+        let v = judge_usability(
+            judge_plan(&plan, &rules),
+            &plan,
+            &probes,
+            Scratch::Absent,
+            &rules,
+            &[],
+        )
+        .verdict;
+        assert_eq!(v.verdict, Verdict::NotChosen, "{v:?}");
+        assert!(v.message.contains("not settled"), "{}", v.message);
+    }
+
+    #[test]
+    fn an_implied_predicate_with_no_plan_through_the_index_is_not_called_usable() {
+        let chosen = json!([{ "Plan": { "Node Type": "Seq Scan", "Relation Name": "posts",
+            "Schema": "public", "Total Cost": 100.0,
+            "Filter": "((visibility = 'visible'::text) AND (thread_id = 1))" }}]);
+        let mut probe_doc = seq_scan_plan(1.0e10 + 100.0);
+        probe_doc[0]["Plan"]["Filter"] = json!("((visibility = 'visible'::text))");
+        let v = judge_with_probes(chosen, vec![probe(probe_doc)]);
+        assert_eq!(v.verdict, Verdict::NotChosen, "{v:?}");
+        assert!(v.message.contains("is not settled"), "{}", v.message);
+        assert!(!v.message.contains("is usable"), "{}", v.message);
+    }
+
+    #[test]
+    fn usability_leaves_other_verdicts_alone() {
+        let doc = json!([{ "Plan": index_scan("posts_thread_visible_idx", "posts") }]);
+        let v = judge_with_probes(doc, vec![]);
+        assert_eq!(v.verdict, Verdict::Pass);
+    }
+}
