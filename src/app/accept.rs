@@ -11,6 +11,7 @@ use crate::errors::OutputFailure;
 use crate::files::Folder;
 use crate::measure::Outcome;
 use crate::project::{self, Filter, Source};
+use crate::report::stderr;
 use crate::term::say;
 use crate::verdict::{self, Judging, baseline};
 use crate::{exit_codes, stop};
@@ -46,7 +47,10 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> crate::err
     for m in &measured {
         let Some(text) = baseline::record(m) else {
             if let Outcome::Failed(f) = &m.outcome {
-                say!("{} [{}]: not recorded: {}", m.read_path, m.scope, f.message);
+                say!(
+                    "{}",
+                    stderr::not_recorded(&m.read_path, &m.scope, &f.message)
+                );
                 lost |= f.connection_lost;
             }
             missed += 1;
@@ -63,18 +67,12 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> crate::err
         let v = verdict::judge(m, &judging);
         if !v.verdict.is_pass() {
             say!(
-                "warning: {} [{}] is {} today; its plan is recorded all the same",
-                m.read_path,
-                m.scope,
-                v.verdict
+                "{}",
+                stderr::recorded_anyway(&m.read_path, &m.scope, v.verdict)
             );
         }
     }
-    say!(
-        "recorded {recorded} plan baseline{} in {}",
-        if recorded == 1 { "" } else { "s" },
-        dir.display()
-    );
+    say!("{}", stderr::recorded(recorded, &dir));
     if let Some(code) = stop.requested() {
         return Ok(code);
     }

@@ -6,6 +6,7 @@ use crate::cli::CheckArgs;
 use crate::db::Target;
 use crate::errors::BadInput;
 use crate::project::{self, Source};
+use crate::report::stderr;
 use crate::term::say;
 use crate::{db, migration, sql, stop};
 
@@ -70,13 +71,7 @@ pub(super) async fn warn_advanced_sequences(target: &Target, was: &[(String, Opt
         if let Some((_, before)) = was.iter().find(|(n, _)| *n == name)
             && *before != value
         {
-            let show = |v: Option<i64>| v.map_or("unused".to_string(), |v| v.to_string());
-            say!(
-                "warning: sequence {name} moved from {} to {} during the run (a migration's \
-                 INSERT or nextval takes values a rollback does not give back)",
-                show(*before),
-                show(value)
-            );
+            say!("{}", stderr::sequence_moved(&name, *before, value));
         }
     }
 }

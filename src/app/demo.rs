@@ -3,6 +3,7 @@
 use super::{RunOptions, filter, run_checks};
 use crate::cli::DemoArgs;
 use crate::project::{self, Source};
+use crate::report::stderr;
 use crate::server::provider::Board;
 use crate::term::say;
 use crate::{db, stop};
@@ -21,21 +22,16 @@ pub(super) async fn demo(args: DemoArgs, mut stop: stop::Stop) -> crate::errors:
         )
     })
     .await?;
-    say!("started {origin} (removed when done)");
+    say!("{}", stderr::demo_started(&origin.to_string()));
     let target = server.target("postgres");
     let status = async {
         match &board {
             Board::Cached(path) => {
-                say!(
-                    "using the cached board (scale {scale}, {}; --fresh rebuilds it)",
-                    path.display()
-                );
+                say!("{}", stderr::demo_cached_board(scale, path));
             }
             Board::Load { save, not_cached } => {
-                match (save, not_cached) {
-                    (Some(_), _) => say!("building the board (cached for next time)"),
-                    (None, Some(why)) => say!("building the board (not cached: {why})"),
-                    (None, None) => {}
+                if let Some(line) = stderr::demo_building(save.is_some(), not_cached.as_deref()) {
+                    say!("{line}");
                 }
                 stop::unless_stopped(&mut stop, async {
                     let client = target.connect().await?;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::cli::InitArgs;
 use crate::errors::{BadInput, OutputFailure};
 use crate::exit_codes;
+use crate::report::stderr;
 use crate::term::say;
 
 const CONFIG: &str = r#"# plancheck.toml: the scopes every expectation may be checked in, and what each shares.
@@ -57,13 +58,9 @@ pub(super) fn init(args: InitArgs) -> crate::errors::Result<i32> {
     }
     for (path, text) in &files {
         write(path, text)?;
-        say!("wrote {}", path.display());
+        say!("{}", stderr::wrote(path));
     }
-    say!(
-        "next: plancheck check --project {} --database-url URL (the example passes on any \
-         database), then replace the example with your read paths",
-        shown(&args.dir)
-    );
+    say!("{}", stderr::init_next(&shown(&args.dir)));
     Ok(exit_codes::PASS)
 }
 

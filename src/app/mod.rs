@@ -20,6 +20,7 @@ use crate::cli::{Cli, Command, FixturesCommand};
 use crate::db::Target;
 use crate::errors::{self, OutputFailure};
 use crate::report::Report;
+use crate::report::stderr;
 use crate::term::say;
 use crate::verdict::Verdict;
 use crate::{exit_codes, stop};
@@ -71,10 +72,10 @@ pub fn main_with(cli: Cli) -> i32 {
                 }
                 _ = interrupt.recv() => {
                     if asked.is_some() {
-                        say!("interrupted again: stopping now");
+                        say!("{}", stderr::STOPPING_NOW);
                         return exit_codes::INTERRUPTED;
                     }
-                    say!("interrupted: stopping after the running check (Ctrl-C again to stop now)");
+                    say!("{}", stderr::stopping(false));
                     asked = Some(exit_codes::INTERRUPTED);
                     stopper.send(exit_codes::INTERRUPTED);
                 }
@@ -82,7 +83,7 @@ pub fn main_with(cli: Cli) -> i32 {
                     if asked.is_some() {
                         return exit_codes::TERMINATED;
                     }
-                    say!("terminated: stopping after the running check");
+                    say!("{}", stderr::stopping(true));
                     asked = Some(exit_codes::TERMINATED);
                     stopper.send(exit_codes::TERMINATED);
                 }
@@ -93,7 +94,7 @@ pub fn main_with(cli: Cli) -> i32 {
 
 fn report_error(e: &errors::Error) -> i32 {
     if !matches!(e, errors::Error::Stopped(_)) {
-        say!("error: {e}");
+        say!("{}", stderr::error(e));
     }
     e.exit_status()
 }

@@ -8,7 +8,7 @@ use crate::db::check::Settings;
 use crate::db::check::within;
 use crate::errors::BadInput;
 use crate::project::Project;
-use crate::report::Report;
+use crate::report::{Report, stderr};
 use crate::term::{Progress, say};
 use crate::verdict;
 use crate::{db, lint, measure, migration, saved, stop};
@@ -42,22 +42,12 @@ pub(super) async fn role_warnings(
     if risks.is_empty() {
         return Ok(risks);
     }
-    let rights: Vec<&str> = risks.iter().map(|r| r.right.as_str()).collect();
     if options.strict_role {
-        return Err(BadInput(format!(
-            "--strict-role: role {role} has rights that reach outside the rolled-back \
-             transaction ({}); connect as a least-privilege role (see the README)",
-            rights.join(", ")
-        ))
-        .into());
+        return Err(BadInput(stderr::strict_role_refusal(&role, &risks)).into());
     }
-    for r in &risks {
-        say!("warning: role {role} has {}: {}", r.right, r.what);
+    for line in stderr::role_rights(&role, &risks) {
+        say!("{line}");
     }
-    say!(
-        "warning: the project's files run with these rights; connect as a least-privilege role \
-         (see the README), or --strict-role to refuse"
-    );
     Ok(risks)
 }
 
@@ -80,13 +70,7 @@ async fn warn_unknown_allowed(
             if unknown.contains(entry.as_str()) {
                 say!(
                     "warning: {}",
-                    rp.locate_allowed(
-                        i,
-                        &format!(
-                            "allow_seq_scan names `{entry}`, which is no relation in the \
-                             database: it allows nothing (a typo?)"
-                        )
-                    )
+                    rp.locate_allowed(i, &stderr::unknown_allowed(entry))
                 );
             }
         }
@@ -105,7 +89,7 @@ pub(super) async fn jobs(
 ) -> crate::errors::Result<usize> {
     if let Some(why) = one_at_a_time {
         if asked.is_some_and(|j| j > 1) {
-            say!("note: {why}: --jobs is not used");
+            say!("{}", stderr::jobs_not_used(why));
         }
         return Ok(1);
     }
@@ -120,11 +104,7 @@ pub(super) async fn jobs(
     let free = usize::try_from(slots.server.saturating_add(1)).unwrap_or(0);
     let allowed = jobs_allowed(free, slots.role.map(|n| n.saturating_add(1)));
     if wanted > allowed {
-        say!(
-            "note: --jobs {wanted} would take too many of the server's {free} free connection \
-             slots: running {allowed} at a time, leaving {} to the application",
-            free.saturating_sub(allowed)
-        );
+        say!("{}", stderr::jobs_capped(wanted, free, allowed));
     }
     Ok(wanted.min(allowed))
 }
@@ -148,16 +128,7 @@ async fn refuse_read_only(client: &tokio_postgres::Client) -> crate::errors::Res
     let db::preflight::WriteState { standby, read_only } =
         db::preflight::write_state(client).await?;
     if standby || read_only {
-        return Err(BadInput(format!(
-            "--replan-without-rivals drops indexes in a transaction it rolls back, and this \
-             server is {}: run without it, or against a database that is yours",
-            if standby {
-                "a standby (in recovery)"
-            } else {
-                "read-only by default (default_transaction_read_only = on)"
-            }
-        ))
-        .into());
+        return Err(BadInput(stderr::no_replan_without_rivals(standby)).into());
     }
     Ok(())
 }
@@ -222,19 +193,8 @@ async fn before_checks(
     if let Some(warning) = temp_warning {
         say!("warning: {warning}");
     }
-    let one_session = if options.migration.is_some() {
-        Some(
-            "with --migration the checks run one at a time, in one session (its locks would \
-             collide across sessions)",
-        )
-    } else if options.replan_without_rivals {
-        Some(
-            "with --replan-without-rivals the checks run one at a time (its DROP would wait for \
-             the other checks' locks)",
-        )
-    } else {
-        None
-    };
+    let one_session = (options.migration.is_some() || options.replan_without_rivals)
+        .then(|| stderr::one_at_a_time(options.migration.is_some()));
     let what = "could not read the free connection slots";
     let jobs = within(
         limit,

@@ -3,9 +3,11 @@
 //! `log` reads PostgreSQL server logs (csvlog, jsonlog, stderr with its `log_line_prefix`) into
 //! the statements the application sent, with any bound parameters; `shape` decides which of them
 //! are read paths, reads their shape and names them; `group` gathers them into read paths;
-//! `propose` reads a measured plan into the expectation to propose; `write` renders the files.
-//! All of it is pure: the command (`app::capture`) reads the files and the database.
+//! `propose` reads a measured plan into the expectation to propose; `write` renders the files;
+//! `files` opens the logs, reads the project folder and writes the proposals there. All of it
+//! but `files` is pure; the command (`app::capture`) orders the steps and asks the database.
 
+pub mod files;
 pub mod group;
 pub mod log;
 pub mod propose;

@@ -13,11 +13,13 @@
 //! - `markdown.rs`: the evidence table and the budgets table, for a job summary;
 //! - `lint.rs`: what `plancheck lint` prints.
 
+pub mod capture;
 mod github;
 mod json;
 mod junit;
 mod lint;
 mod markdown;
+pub mod stderr;
 mod table;
 mod tree;
 

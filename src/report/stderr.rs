@@ -1,0 +1,180 @@
+//! Every sentence plancheck says on stderr along the way (warnings, notes, what a command did),
+//! worded here so that the commands only decide when to say them.
+
+use std::path::Path;
+
+use crate::db::role::RoleRisk;
+use crate::verdict::Verdict;
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The role's rights that reach outside the rolled-back transaction: a line each, then what to
+/// do about them.
+pub fn role_rights(role: &str, risks: &[RoleRisk]) -> Vec<String> {
+    let mut lines: Vec<String> = risks
+        .iter()
+        .map(|r| format!("warning: role {role} has {}: {}", r.right, r.what))
+        .collect();
+    lines.push(
+        "warning: the project's files run with these rights; connect as a least-privilege role \
+         (see the README), or --strict-role to refuse"
+            .into(),
+    );
+    lines
+}
+
+/// `--strict-role`'s refusal.
+pub fn strict_role_refusal(role: &str, risks: &[RoleRisk]) -> String {
+    let rights: Vec<&str> = risks.iter().map(|r| r.right.as_str()).collect();
+    format!(
+        "--strict-role: role {role} has rights that reach outside the rolled-back transaction \
+         ({}); connect as a least-privilege role (see the README)",
+        rights.join(", ")
+    )
+}
+
+/// An `allow_seq_scan` entry that names no relation in the database (located by the caller).
+pub fn unknown_allowed(entry: &str) -> String {
+    format!(
+        "allow_seq_scan names `{entry}`, which is no relation in the database: it allows nothing (a typo?)"
+    )
+}
+
+/// Why the checks run one at a time.
+pub fn one_at_a_time(migration: bool) -> &'static str {
+    if migration {
+        "with --migration the checks run one at a time, in one session (its locks would collide \
+         across sessions)"
+    } else {
+        "with --replan-without-rivals the checks run one at a time (its DROP would wait for the \
+         other checks' locks)"
+    }
+}
+
+/// `--jobs` given where the checks run one at a time.
+pub fn jobs_not_used(why: &str) -> String {
+    format!("note: {why}: --jobs is not used")
+}
+
+/// `--jobs` lowered to what the server's free connection slots allow.
+pub fn jobs_capped(wanted: usize, free: usize, allowed: usize) -> String {
+    format!(
+        "note: --jobs {wanted} would take too many of the server's {free} free connection slots: \
+         running {allowed} at a time, leaving {} to the application",
+        free.saturating_sub(allowed)
+    )
+}
+
+/// `--replan-without-rivals` on a server that takes no DDL.
+pub fn no_replan_without_rivals(standby: bool) -> String {
+    format!(
+        "--replan-without-rivals drops indexes in a transaction it rolls back, and this server is \
+         {}: run without it, or against a database that is yours",
+        if standby {
+            "a standby (in recovery)"
+        } else {
+            "read-only by default (default_transaction_read_only = on)"
+        }
+    )
+}
+
+/// A sequence that moved while the migration was applied.
+pub fn sequence_moved(name: &str, before: Option<i64>, now: Option<i64>) -> String {
+    let show = |v: Option<i64>| v.map_or("unused".to_string(), |v| v.to_string());
+    format!(
+        "warning: sequence {name} moved from {} to {} during the run (a migration's INSERT or \
+         nextval takes values a rollback does not give back)",
+        show(before),
+        show(now)
+    )
+}
+
+/// `accept`: a check whose plan could not be recorded.
+pub fn not_recorded(read_path: &str, scope: &str, why: &str) -> String {
+    format!("{read_path} [{scope}]: not recorded: {why}")
+}
+
+/// `accept`: a check recorded although it does not pass today.
+pub fn recorded_anyway(read_path: &str, scope: &str, verdict: Verdict) -> String {
+    format!("warning: {read_path} [{scope}] is {verdict} today; its plan is recorded all the same")
+}
+
+/// `accept`: what it recorded, where.
+pub fn recorded(count: usize, dir: &Path) -> String {
+    format!(
+        "recorded {count} plan baseline{} in {}",
+        plural(count),
+        dir.display()
+    )
+}
+
+/// `capture`: statements left out for their size.
+pub fn left_out_oversized(count: usize, cap_mib: usize) -> String {
+    format!(
+        "warning: left out {count} logged statement{} over {cap_mib} MiB (text and parameters of \
+         one log record), plancheck's cap on one statement",
+        plural(count)
+    )
+}
+
+/// `capture`: what to do with what it wrote.
+pub fn review_captured(project: &Path) -> String {
+    format!(
+        "review the files, then: plancheck check --project {}",
+        project.display()
+    )
+}
+
+/// `demo`: the throwaway server is up.
+pub fn demo_started(origin: &str) -> String {
+    format!("started {origin} (removed when done)")
+}
+
+/// `demo`: the board comes from the cache.
+pub fn demo_cached_board(scale: f64, path: &Path) -> String {
+    format!(
+        "using the cached board (scale {scale}, {}; --fresh rebuilds it)",
+        path.display()
+    )
+}
+
+/// `demo`: the board is built, kept for next time or not (and why).
+pub fn demo_building(cached: bool, not_cached: Option<&str>) -> Option<String> {
+    match (cached, not_cached) {
+        (true, _) => Some("building the board (cached for next time)".into()),
+        (false, Some(why)) => Some(format!("building the board (not cached: {why})")),
+        (false, None) => None,
+    }
+}
+
+/// `init`: a file written.
+pub fn wrote(path: &Path) -> String {
+    format!("wrote {}", path.display())
+}
+
+/// `init`: what to do next.
+pub fn init_next(dir: &str) -> String {
+    format!(
+        "next: plancheck check --project {dir} --database-url URL (the example passes on any \
+         database), then replace the example with your read paths"
+    )
+}
+
+/// The first Ctrl-C or SIGTERM, and a second one.
+pub fn stopping(terminated: bool) -> &'static str {
+    if terminated {
+        "terminated: stopping after the running check"
+    } else {
+        "interrupted: stopping after the running check (Ctrl-C again to stop now)"
+    }
+}
+
+/// A second Ctrl-C.
+pub const STOPPING_NOW: &str = "interrupted again: stopping now";
+
+/// The error a command ended with.
+pub fn error(e: &dyn std::fmt::Display) -> String {
+    format!("error: {e}")
+}
