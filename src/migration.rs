@@ -42,6 +42,21 @@ pub struct Migration {
     pub statements: Vec<(usize, String)>,
 }
 
+/// Reads the migration file `--migration` names (a regular file, not read through a link, at
+/// most [`crate::files::MIGRATION`] bytes, UTF-8 text) and vets it ([`vet`]).
+pub fn read(path: &std::path::Path) -> Result<Migration, BadInput> {
+    let shown = path.display().to_string();
+    let bytes = crate::files::read_given(path, crate::files::MIGRATION)
+        .map_err(|e| BadInput(format!("--migration {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        BadInput(format!(
+            "--migration {shown}: not UTF-8 text: {}",
+            e.utf8_error()
+        ))
+    })?;
+    vet(&shown, &text)
+}
+
 /// Reads and vets a migration's text, as a server with `standard_conforming_strings` on (the
 /// default since PostgreSQL 9.1) reads it.
 pub fn vet(path: &str, sql: &str) -> Result<Migration, BadInput> {

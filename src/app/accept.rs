@@ -1,14 +1,10 @@
 //! `plancheck accept`: records the shape of each check's plans as its baseline
 //! (`baselines/NAME.SCOPE.plan`), for `check` to compare with.
 
-use std::path::Path;
-
 use super::run::{planning_session, run_all};
 use super::target;
 use crate::cli::AcceptArgs;
 use crate::db::check::Session;
-use crate::errors::OutputFailure;
-use crate::files::Folder;
 use crate::measure::Outcome;
 use crate::project::{self, Filter, Source};
 use crate::report::stderr;
@@ -37,12 +33,7 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> crate::err
         &|m, _| m,
     )
     .await;
-    let dir = args.project.dir.join("baselines");
-    // The project folder as named; baselines/ in it made when missing, never through a link.
-    let project = Folder::open(&args.project.dir).map_err(|e| OutputFailure(e.to_string()))?;
-    project
-        .folder(Path::new("baselines"), true)
-        .map_err(|e| OutputFailure(e.to_string()))?;
+    let baselines = project::Baselines::open(&args.project.dir)?;
     let (mut recorded, mut missed, mut lost) = (0, 0, false);
     for m in &measured {
         let Some(text) = baseline::record(m) else {
@@ -56,13 +47,7 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> crate::err
             missed += 1;
             continue;
         };
-        // Replaced, never written through: a link where the baseline goes is not followed.
-        project
-            .replace(
-                Path::new(&baseline::path(&m.read_path, &m.scope)),
-                text.as_bytes(),
-            )
-            .map_err(|e| OutputFailure(e.to_string()))?;
+        baselines.write(&m.read_path, &m.scope, &text)?;
         recorded += 1;
         let v = verdict::judge(m, &judging);
         if !v.verdict.is_pass() {
@@ -72,7 +57,7 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> crate::err
             );
         }
     }
-    say!("{}", stderr::recorded(recorded, &dir));
+    say!("{}", stderr::recorded(recorded, &baselines.shown));
     if let Some(code) = stop.requested() {
         return Ok(code);
     }

@@ -4,7 +4,6 @@
 use super::{RunOptions, filter, run_checks, target};
 use crate::cli::CheckArgs;
 use crate::db::Target;
-use crate::errors::BadInput;
 use crate::project::{self, Source};
 use crate::report::stderr;
 use crate::term::say;
@@ -12,22 +11,7 @@ use crate::{db, migration, sql, stop};
 
 pub(super) async fn check(args: CheckArgs, stop: stop::Stop) -> crate::errors::Result<i32> {
     let project = project::load(&Source::Dir(args.project.dir.clone()), &filter(&args.run))?;
-    let migration = match &args.migration {
-        Some(path) => {
-            let shown = path.display().to_string();
-            // A regular file, not read through a link, at most files::MIGRATION bytes.
-            let bytes = crate::files::read_given(path, crate::files::MIGRATION)
-                .map_err(|e| BadInput(format!("--migration {e}")))?;
-            let text = String::from_utf8(bytes).map_err(|e| {
-                BadInput(format!(
-                    "--migration {shown}: not UTF-8 text: {}",
-                    e.utf8_error()
-                ))
-            })?;
-            Some(migration::vet(&shown, &text)?)
-        }
-        None => None,
-    };
+    let migration = args.migration.as_deref().map(migration::read).transpose()?;
     let target = target(&args.connect)?;
     let options = RunOptions {
         migration: migration.as_ref(),

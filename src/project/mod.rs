@@ -22,6 +22,7 @@
 //! - `place.rs`: where a value is written, and how a message quotes it;
 //! - `filter.rs`: `--only`/`--scope`, keeping the checks relative budgets compare with.
 
+mod baselines;
 mod filter;
 mod names;
 mod place;
@@ -29,8 +30,11 @@ mod plan;
 mod resolve;
 mod schema;
 mod source;
+pub mod starter;
 mod template;
 mod values;
+
+pub use baselines::Baselines;
 
 use std::path::PathBuf;
 
