@@ -23,7 +23,7 @@ pub mod app;
 pub mod capture;
 pub mod cli;
 pub mod db;
-pub mod errors;
+pub mod error;
 pub mod exit_codes;
 pub mod files;
 pub mod lint;

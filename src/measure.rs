@@ -71,7 +71,7 @@ pub struct Failure {
     /// Where in the project's files the error is, when the server located it there (the read
     /// path's SQL, a parameter value, a setup statement).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at: Option<crate::errors::Spot>,
+    pub at: Option<crate::error::Spot>,
 }
 
 /// Which plan of a read path: the custom plan (its parameter values known, or no parameters at

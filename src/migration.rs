@@ -3,7 +3,7 @@
 //! statement that cannot run in a transaction, or that would end it, is refused before anything
 //! runs, with the form to use for the check. Pure: text in, a verdict on the text out.
 
-use crate::errors::{BadInput, located};
+use crate::error::{BadInput, located};
 use crate::safety::Place;
 use crate::sql::{Dialect, Kind};
 

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::errors::{BadInput, OutputFailure};
+use crate::error::{BadInput, OutputFailure};
 use crate::files::{self, FileError, Folder};
 use crate::measure::{self, Measurement};
 

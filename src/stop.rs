@@ -67,8 +67,8 @@ impl std::error::Error for Interrupted {}
 /// Runs `work` unless a stop comes first; then returns [`Interrupted`].
 pub async fn unless_stopped<T>(
     stop: &mut Stop,
-    work: impl std::future::Future<Output = crate::errors::Result<T>>,
-) -> crate::errors::Result<T> {
+    work: impl std::future::Future<Output = crate::error::Result<T>>,
+) -> crate::error::Result<T> {
     tokio::select! {
         r = work => r,
         code = stop.wait() => Err(Interrupted(code).into()),

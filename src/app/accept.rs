@@ -12,7 +12,7 @@ use crate::term::say;
 use crate::verdict::{self, Judging, baseline};
 use crate::{exit_codes, stop};
 
-pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> crate::errors::Result<i32> {
+pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> crate::error::Result<i32> {
     let filter = Filter {
         only: args.only.clone(),
         scopes: args.scope.clone(),

@@ -13,7 +13,7 @@ use crate::capture::propose::{Proposal, Roots, Skip, propose};
 use crate::capture::{self, write};
 use crate::cli::{CaptureArgs, LogFormatArg};
 use crate::db::check::Session;
-use crate::errors::{BadInput, DatabaseFailure};
+use crate::error::{BadInput, DatabaseFailure};
 use crate::project::{self, Filter, Source};
 use crate::report::{self, stderr};
 use crate::term::say;
@@ -25,7 +25,7 @@ const NO_INDEX_YET: &str = "plancheck_capture_no_index_yet";
 
 // Long because it is the command in order: the logs read, the project read, the statements
 // planned, the proposals written, the summary said.
-pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::errors::Result<i32> {
+pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::error::Result<i32> {
     if !project::is_safe_name(&args.scope) {
         return Err(BadInput(format!(
             "--scope {}: a scope name holds letters, digits, `-`, `_` and `.` (not first)",

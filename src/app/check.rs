@@ -9,7 +9,7 @@ use crate::report::stderr;
 use crate::term::say;
 use crate::{db, migration, sql, stop};
 
-pub(super) async fn check(args: CheckArgs, stop: stop::Stop) -> crate::errors::Result<i32> {
+pub(super) async fn check(args: CheckArgs, stop: stop::Stop) -> crate::error::Result<i32> {
     let project = project::load(&Source::Dir(args.project.dir.clone()), &filter(&args.run))?;
     let migration = args.migration.as_deref().map(migration::read).transpose()?;
     let target = target(&args.connect)?;
@@ -28,7 +28,7 @@ pub(super) async fn check(args: CheckArgs, stop: stop::Stop) -> crate::errors::R
 pub(super) async fn for_server(
     client: &tokio_postgres::Client,
     m: &migration::Migration,
-) -> crate::errors::Result<migration::Migration> {
+) -> crate::error::Result<migration::Migration> {
     let standard_conforming_strings = db::preflight::standard_conforming_strings(client).await?;
     if standard_conforming_strings {
         return Ok(m.clone());

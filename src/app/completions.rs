@@ -6,7 +6,7 @@ use super::write_stdout;
 use crate::cli::{Cli, CompletionsArgs};
 use crate::exit_codes;
 
-pub(super) fn completions(args: CompletionsArgs) -> crate::errors::Result<i32> {
+pub(super) fn completions(args: CompletionsArgs) -> crate::error::Result<i32> {
     let mut command = Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "plancheck", &mut script);

@@ -12,7 +12,7 @@ use crate::{db, stop};
 /// reason it passes on the full board, and the whole demo takes seconds (see the README).
 pub const DEMO_SCALE: f64 = 0.05;
 
-pub(super) async fn demo(args: DemoArgs, mut stop: stop::Stop) -> crate::errors::Result<i32> {
+pub(super) async fn demo(args: DemoArgs, mut stop: stop::Stop) -> crate::error::Result<i32> {
     let scale = db::fixtures::validate_scale(args.scale)?;
     let project = project::load(&Source::Embedded, &filter(&args.run))?;
     let (mut server, origin, board) = stop::unless_stopped(&mut stop, async {

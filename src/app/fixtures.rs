@@ -4,7 +4,7 @@ use super::target;
 use crate::cli::LoadArgs;
 use crate::{db, exit_codes};
 
-pub(super) async fn load(args: LoadArgs) -> crate::errors::Result<i32> {
+pub(super) async fn load(args: LoadArgs) -> crate::error::Result<i32> {
     let scale = db::fixtures::validate_scale(args.scale)?;
     let target = target(&args.connect)?;
     let client = target.connect().await?;

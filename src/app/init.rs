@@ -8,7 +8,7 @@ use crate::report::stderr;
 use crate::term::say;
 use crate::{exit_codes, project};
 
-pub(super) fn init(args: InitArgs) -> crate::errors::Result<i32> {
+pub(super) fn init(args: InitArgs) -> crate::error::Result<i32> {
     for path in project::starter::write(&args.dir)? {
         say!("{}", stderr::wrote(&path));
     }

@@ -6,7 +6,7 @@ use crate::db::check::Settings;
 use crate::project::{self, Filter, Source};
 use crate::{db, exit_codes, lint, report};
 
-pub(super) async fn lint(args: LintArgs) -> crate::errors::Result<i32> {
+pub(super) async fn lint(args: LintArgs) -> crate::error::Result<i32> {
     let project = project::load(&Source::Dir(args.project.dir.clone()), &Filter::default())?;
     let target = target(&args.connect)?;
     let client = target.connect().await?;

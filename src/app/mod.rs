@@ -18,7 +18,7 @@ use std::io::Write;
 use crate::cli::settings::{check_settings as settings, filter, judging};
 use crate::cli::{Cli, Command, FixturesCommand};
 use crate::db::Target;
-use crate::errors::{self, OutputFailure};
+use crate::error::{self, OutputFailure};
 use crate::report::Report;
 use crate::report::stderr;
 use crate::term::say;
@@ -92,14 +92,14 @@ pub fn main_with(cli: Cli) -> i32 {
     })
 }
 
-fn report_error(e: &errors::Error) -> i32 {
-    if !matches!(e, errors::Error::Stopped(_)) {
+fn report_error(e: &error::Error) -> i32 {
+    if !matches!(e, error::Error::Stopped(_)) {
         say!("{}", stderr::error(e));
     }
     e.exit_status()
 }
 
-async fn run(cli: Cli, mut stop: stop::Stop) -> crate::errors::Result<i32> {
+async fn run(cli: Cli, mut stop: stop::Stop) -> crate::error::Result<i32> {
     match cli.command {
         Command::Check(args) => check::check(args, stop).await,
         Command::Lint(args) => stop::unless_stopped(&mut stop, lint::lint(args)).await,
@@ -117,11 +117,11 @@ async fn run(cli: Cli, mut stop: stop::Stop) -> crate::errors::Result<i32> {
 
 /// The database to check: `--database-url` (or `DATABASE_URL`), completed from the libpq
 /// environment (`PGHOST`, `PGUSER`, …) and its defaults, as every PostgreSQL tool does.
-fn target(connect: &crate::cli::ConnectOpts) -> crate::errors::Result<Target> {
+fn target(connect: &crate::cli::ConnectOpts) -> crate::error::Result<Target> {
     Ok(Target::resolve(connect.database_url.as_deref())?)
 }
 
-fn write_stdout(text: &str) -> crate::errors::Result<()> {
+fn write_stdout(text: &str) -> crate::error::Result<()> {
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         // A closed pipe (`plancheck check | head`) is not an error.

@@ -10,13 +10,13 @@ use std::path::Path;
 use super::write_stdout;
 use crate::cli::settings::Output;
 use crate::cli::{FormatArg, VerdictArgs};
-use crate::errors::OutputFailure;
+use crate::error::OutputFailure;
 use crate::project::Project;
 use crate::report::{self, Format, Location, Report, Style};
 
 /// Prints the report on stdout and writes every other output the run asked for. A file that
 /// cannot be written is an [`OutputFailure`] (exit 4), after stdout has had the report.
-pub(super) fn emit(report: &Report, args: &VerdictArgs) -> crate::errors::Result<()> {
+pub(super) fn emit(report: &Report, args: &VerdictArgs) -> crate::error::Result<()> {
     let output = Output::of_process(args);
     let format: Format = args.format.into();
     let mut text = report::render(report, format, output.style);

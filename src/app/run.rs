@@ -6,7 +6,7 @@ use crate::cli::{RunArgs, VerdictArgs};
 use crate::db::Target;
 use crate::db::check::Settings;
 use crate::db::check::within;
-use crate::errors::BadInput;
+use crate::error::BadInput;
 use crate::project::Project;
 use crate::report::{Report, stderr};
 use crate::term::{Progress, say};
@@ -34,7 +34,7 @@ pub struct RunOptions<'a> {
 pub(super) async fn role_warnings(
     client: &tokio_postgres::Client,
     options: &RunOptions<'_>,
-) -> crate::errors::Result<Vec<db::role::RoleRisk>> {
+) -> crate::error::Result<Vec<db::role::RoleRisk>> {
     if options.own_server {
         return Ok(Vec::new());
     }
@@ -58,7 +58,7 @@ pub(super) async fn role_warnings(
 async fn warn_unknown_allowed(
     client: &tokio_postgres::Client,
     project: &Project,
-) -> crate::errors::Result<()> {
+) -> crate::error::Result<()> {
     let entries: std::collections::BTreeSet<&str> = project
         .read_paths
         .iter()
@@ -86,7 +86,7 @@ pub(super) async fn jobs(
     client: &tokio_postgres::Client,
     asked: Option<usize>,
     one_at_a_time: Option<&str>,
-) -> crate::errors::Result<usize> {
+) -> crate::error::Result<usize> {
     if let Some(why) = one_at_a_time {
         if asked.is_some_and(|j| j > 1) {
             say!("{}", stderr::jobs_not_used(why));
@@ -124,7 +124,7 @@ fn jobs_allowed(free: usize, role_free: Option<i32>) -> usize {
 
 /// `--replan-without-rivals` needs a server that takes DDL (rolled back after): never a standby,
 /// never a server whose transactions are read-only by default.
-async fn refuse_read_only(client: &tokio_postgres::Client) -> crate::errors::Result<()> {
+async fn refuse_read_only(client: &tokio_postgres::Client) -> crate::error::Result<()> {
     let db::preflight::WriteState { standby, read_only } =
         db::preflight::write_state(client).await?;
     if standby || read_only {
@@ -153,7 +153,7 @@ async fn before_checks(
     project: &Project,
     run: &RunArgs,
     options: &RunOptions<'_>,
-) -> crate::errors::Result<Ready> {
+) -> crate::error::Result<Ready> {
     let mut settings = settings(run);
     let client = target.connect().await?;
     let limit = settings.client_limit();
@@ -224,7 +224,7 @@ pub async fn run_checks(
     run: &RunArgs,
     options: &RunOptions<'_>,
     mut stop: stop::Stop,
-) -> crate::errors::Result<i32> {
+) -> crate::error::Result<i32> {
     let migration = options.migration;
     let Ready {
         settings,
@@ -330,14 +330,14 @@ fn scratch_mode(off: bool, major: u32) -> db::scratch::Mode {
 /// measurement file (none without --save-plans) or why it could not be written.
 struct Kept {
     judged: verdict::CheckResult,
-    saved: Option<Result<String, crate::errors::OutputFailure>>,
+    saved: Option<Result<String, crate::error::OutputFailure>>,
 }
 
 /// The judged checks, and the names of their saved measurement files; the first failed write
 /// is the run's failure.
 fn unzip_saved(
     all: Vec<Kept>,
-) -> Result<(Vec<verdict::CheckResult>, Vec<String>), crate::errors::OutputFailure> {
+) -> Result<(Vec<verdict::CheckResult>, Vec<String>), crate::error::OutputFailure> {
     let mut checks = Vec::with_capacity(all.len());
     let mut names = Vec::new();
     for Kept { judged, saved } in all {
@@ -386,7 +386,7 @@ fn report_of(
 pub(super) async fn lint_findings(
     client: &tokio_postgres::Client,
     project: &Project,
-) -> crate::errors::Result<Vec<lint::Finding>> {
+) -> crate::error::Result<Vec<lint::Finding>> {
     Ok(verdict::lint_of_run(lint::lint(
         &db::catalog::required_indexes(client, project).await?,
     )))
@@ -397,7 +397,7 @@ pub(super) async fn lint_findings(
 pub(super) async fn planning_session(
     target: &Target,
     bounds: &crate::cli::PlanBounds,
-) -> crate::errors::Result<(tokio_postgres::Client, Settings)> {
+) -> crate::error::Result<(tokio_postgres::Client, Settings)> {
     let mut settings = Settings {
         warmup: 0,
         iterations: 1,

@@ -11,7 +11,7 @@ use super::group::{Group, Grouper};
 use super::log::{Format, Reader};
 use super::propose::Proposal;
 use super::{shape, write};
-use crate::errors::{BadInput, OutputFailure};
+use crate::error::{BadInput, OutputFailure};
 use crate::files::{self, FileError, Folder, Why};
 
 /// A read path found in the logs, and what becomes of it.

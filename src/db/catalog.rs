@@ -143,12 +143,12 @@ pub async fn index_names(
 pub async fn required_indexes(
     client: &Client,
     project: &crate::project::Project,
-) -> Result<Vec<crate::model::ReadPathIndexes>, crate::errors::DatabaseFailure> {
+) -> Result<Vec<crate::model::ReadPathIndexes>, crate::error::DatabaseFailure> {
     let mut out = Vec::new();
     // Read paths share indexes: each name is read once.
     let mut known: std::collections::HashMap<String, Result<Option<IndexInfo>, String>> =
         std::collections::HashMap::new();
-    let mut read = async |name: &str| -> Result<_, crate::errors::DatabaseFailure> {
+    let mut read = async |name: &str| -> Result<_, crate::error::DatabaseFailure> {
         if let Some(found) = known.get(name) {
             return Ok(found.clone());
         }
@@ -202,7 +202,7 @@ pub async fn required_indexes(
 async fn lookup(
     client: &Client,
     name: &str,
-) -> Result<Result<Option<IndexInfo>, String>, crate::errors::DatabaseFailure> {
+) -> Result<Result<Option<IndexInfo>, String>, crate::error::DatabaseFailure> {
     match index_info(client, name).await {
         Ok(info) => Ok(Ok(info)),
         // Blocked by another session's lock (the catalog functions lock the table): this read
@@ -219,7 +219,7 @@ async fn lookup(
             )))
         }
         Err(e) if e.as_db_error().is_some() => Ok(Ok(None)),
-        Err(e) => Err(crate::errors::DatabaseFailure(format!(
+        Err(e) => Err(crate::error::DatabaseFailure(format!(
             "could not read the catalog: {}",
             super::cause(&e)
         ))),

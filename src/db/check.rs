@@ -31,7 +31,7 @@ use super::guard::{self, Span, Watched};
 mod definitions;
 mod rivals;
 use super::{cause, scratch};
-use crate::errors::{DatabaseFailure, Spot, located};
+use crate::error::{DatabaseFailure, Spot, located};
 use crate::measure::{
     Document, Failure, IndexFacts, IndexLookup, Measured, Measurement, Outcome, PlanKind, Probe,
     RelationFacts, Requirement, ScratchOutcome, ScratchReplan,
@@ -187,8 +187,8 @@ async fn read_temp_file_limit(
 pub async fn within<T>(
     limit: Duration,
     what: &str,
-    request: impl Future<Output = crate::errors::Result<T>>,
-) -> crate::errors::Result<T> {
+    request: impl Future<Output = crate::error::Result<T>>,
+) -> crate::error::Result<T> {
     match tokio::time::timeout(limit, request).await {
         Ok(answer) => answer,
         Err(_) => Err(DatabaseFailure(format!(

@@ -51,7 +51,7 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::errors::BadInput;
+use crate::error::BadInput;
 
 pub mod service;
 

@@ -14,7 +14,7 @@ use tokio_postgres::Client;
 use tokio_postgres::error::SqlState;
 
 use super::cause;
-use crate::errors::{BadInput, DatabaseFailure};
+use crate::error::{BadInput, DatabaseFailure};
 use crate::project::Source;
 
 /// How the load marks what it creates: the start of the comment on each of its tables and on its
@@ -101,7 +101,7 @@ pub async fn load_into(
     scale: f64,
     quiet: bool,
     replace: bool,
-) -> crate::errors::Result<f64> {
+) -> crate::error::Result<f64> {
     let dropped = make_room(client, replace).await?;
     if !quiet && !dropped.is_empty() {
         crate::term::say!(
@@ -302,7 +302,7 @@ fn survey(found: &[Found], replace: bool) -> Ground {
 /// Every object holding a name the board uses, in the schemas an unqualified name reaches
 /// (the search path: where the files create and find what they name). Also fails when the
 /// search path names no schema to create the board in.
-async fn inventory(client: &Client) -> crate::errors::Result<Vec<Found>> {
+async fn inventory(client: &Client) -> crate::error::Result<Vec<Found>> {
     let failed = |e: tokio_postgres::Error| {
         DatabaseFailure(format!("could not read the catalog: {}", cause(&e)))
     };
@@ -360,7 +360,7 @@ async fn inventory(client: &Client) -> crate::errors::Result<Vec<Found>> {
 /// uses is held by an object plancheck did not mark, or by a board already loaded and `replace`
 /// was not asked for; otherwise drops plancheck's own objects without CASCADE. Returns what it
 /// dropped.
-async fn make_room(client: &Client, replace: bool) -> crate::errors::Result<Vec<String>> {
+async fn make_room(client: &Client, replace: bool) -> crate::error::Result<Vec<String>> {
     client
         .batch_execute(&format!(
             "BEGIN; SET LOCAL lock_timeout = '{DROP_LOCK_TIMEOUT}'"
@@ -386,7 +386,7 @@ async fn make_room(client: &Client, replace: bool) -> crate::errors::Result<Vec<
 }
 
 /// The inside of [`make_room`]'s transaction.
-async fn clear(client: &Client, replace: bool) -> crate::errors::Result<Vec<String>> {
+async fn clear(client: &Client, replace: bool) -> crate::error::Result<Vec<String>> {
     let found = inventory(client).await?;
     match survey(&found, replace) {
         Ground::Taken(taken) => Err(BadInput(taken_message(&taken)).into()),
@@ -417,7 +417,7 @@ async fn clear(client: &Client, replace: bool) -> crate::errors::Result<Vec<Stri
 /// What a user added to plancheck's tables: indexes the board does not define, triggers,
 /// policies, rules. PostgreSQL drops them with their table, even without CASCADE, so they are
 /// looked for before a drop.
-async fn additions(client: &Client, tables: &[u32]) -> crate::errors::Result<Vec<String>> {
+async fn additions(client: &Client, tables: &[u32]) -> crate::error::Result<Vec<String>> {
     if tables.is_empty() {
         return Ok(Vec::new());
     }
@@ -511,7 +511,7 @@ fn loaded_message(scale: Option<&str>) -> String {
 /// A failed drop of plancheck's own objects, the transaction about to be rolled back. Objects of
 /// the user's that depend on the board are bad input, named from the server's DETAIL (every
 /// dependent outside the dropped set, one a line).
-fn drop_failure(e: &tokio_postgres::Error) -> crate::errors::Error {
+fn drop_failure(e: &tokio_postgres::Error) -> crate::error::Error {
     match e.as_db_error() {
         Some(db) if *db.code() == SqlState::DEPENDENT_OBJECTS_STILL_EXIST => {
             BadInput(dependents_message(db.detail())).into()

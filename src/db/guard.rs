@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use tokio_postgres::Client;
 
-use crate::errors::DatabaseFailure;
+use crate::error::DatabaseFailure;
 
 /// The settings the guard compares, read from the server once per run: an allow-list. Every
 /// setting a session can change (`pg_settings` of context `user` or `superuser`) is watched

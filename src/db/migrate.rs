@@ -17,7 +17,7 @@ use tokio_postgres::error::{ErrorPosition, SqlState};
 use super::cause;
 use super::check::{Begin, Fail, Settings, begin_bounded, clocked, hung_message, local_bounds};
 use super::guard::{self, Span};
-use crate::errors::{BadInput, DatabaseFailure, located};
+use crate::error::{BadInput, DatabaseFailure, located};
 use crate::migration::Migration;
 
 /// What applying left to say: notes for the user (statistics not gathered, …).
@@ -84,10 +84,10 @@ pub async fn apply(
     migration: &Migration,
     settings: &Settings,
     analyze: bool,
-) -> crate::errors::Result<Applied> {
+) -> crate::error::Result<Applied> {
     let run =
         |sql: String| async move { clocked(client, settings, client.batch_execute(&sql)).await };
-    let db = |what: &str, f: Fail| -> crate::errors::Error {
+    let db = |what: &str, f: Fail| -> crate::error::Error {
         match f {
             Fail::Db(e) => DatabaseFailure(format!("{what}: {}", cause(&e))).into(),
             Fail::Hung(limit) => DatabaseFailure(format!("{what}: {}", hung_message(limit))).into(),
@@ -170,8 +170,8 @@ async fn restore_session(
     client: &Client,
     settings: &Settings,
     before: &guard::Snapshot,
-) -> crate::errors::Result<()> {
-    let failed = |f: Fail| -> crate::errors::Error {
+) -> crate::error::Result<()> {
+    let failed = |f: Fail| -> crate::error::Error {
         match f {
             Fail::Db(e) => DatabaseFailure(format!(
                 "could not put the session back as it was before the migration: {}",
@@ -243,9 +243,9 @@ async fn apply_statement(
     applying: &Applying<'_>,
     offset: usize,
     statement: &str,
-) -> crate::errors::Result<()> {
+) -> crate::error::Result<()> {
     let (migration, settings) = (applying.migration, applying.settings);
-    let hung = |limit| -> crate::errors::Error {
+    let hung = |limit| -> crate::error::Error {
         DatabaseFailure(format!(
             "applying {}: {}",
             migration.path,
@@ -303,7 +303,7 @@ async fn apply_statement(
 async fn what_it_did(
     client: &Client,
     applying: &Applying<'_>,
-) -> crate::errors::Result<Option<String>> {
+) -> crate::error::Result<Option<String>> {
     let settings = applying.settings;
     let read = async {
         let (now, seqs) = futures_util::future::join(
@@ -313,7 +313,7 @@ async fn what_it_did(
         .await;
         Ok((now, seqs))
     };
-    let unreadable = |e: &tokio_postgres::Error| -> crate::errors::Error {
+    let unreadable = |e: &tokio_postgres::Error| -> crate::error::Error {
         DatabaseFailure(format!(
             "could not read the session's settings and sequences: {}",
             cause(e)
@@ -483,7 +483,7 @@ async fn analyse(
     settings: &Settings,
     existing: &[u32],
     analyze: bool,
-) -> crate::errors::Result<Vec<String>> {
+) -> crate::error::Result<Vec<String>> {
     let touched = clocked(
         client,
         settings,

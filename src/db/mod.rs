@@ -18,7 +18,7 @@ pub use preflight::{server_major, server_version};
 
 use tokio_postgres::{Client, Config, config::Host as PgHost};
 
-use crate::errors::{BadInput, DatabaseFailure};
+use crate::error::{BadInput, DatabaseFailure};
 use conninfo::{ConnInfo, Environment, Host, HostSpec, ProcessEnv, Secret, SslMode};
 
 /// How to reach the database, resolved the libpq way (see [`conninfo`] for the precedence and

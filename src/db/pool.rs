@@ -33,7 +33,7 @@ use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
 use super::Target;
 use super::check::{Settings, clocked};
-use crate::errors::DatabaseFailure;
+use crate::error::DatabaseFailure;
 use crate::project::ScopeCheck;
 use crate::sql::{Dialect, Kind};
 

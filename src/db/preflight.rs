@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use tokio_postgres::Client;
 
 use super::cause;
-use crate::errors::DatabaseFailure;
+use crate::error::DatabaseFailure;
 
 /// The server's major version (`server_version_num` / 10000: 15, 16, …).
 pub async fn server_major(client: &Client) -> Result<u32, DatabaseFailure> {

@@ -6,7 +6,7 @@
 use tokio_postgres::Client;
 
 use super::cause;
-use crate::errors::DatabaseFailure;
+use crate::error::DatabaseFailure;
 
 /// A right of the connecting role that lets a project's SQL act outside the rolled-back
 /// transaction.

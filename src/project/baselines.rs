@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::errors::OutputFailure;
+use crate::error::OutputFailure;
 use crate::files::Folder;
 
 /// The project's `baselines/` folder, open for recording.

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{Filter, ReadPath};
-use crate::errors::BadInput;
+use crate::error::BadInput;
 
 /// Every `--only` names a read path and every `--scope` a scope of the project (`names` are
 /// the read paths' names, `scope_names` every scope declared anywhere).

@@ -38,7 +38,7 @@ pub use baselines::Baselines;
 
 use std::path::PathBuf;
 
-use crate::errors::{BadInput, located};
+use crate::error::{BadInput, located};
 use crate::model::Budget;
 
 pub use names::is_safe_name;
@@ -191,15 +191,15 @@ impl ScopeCheck {
     }
 
     /// Where parameter value `index` (0 for `$1`) is written.
-    pub fn param_spot(&self, index: usize) -> Option<crate::errors::Spot> {
+    pub fn param_spot(&self, index: usize) -> Option<crate::error::Spot> {
         let p = self.param_places.get(index)?;
-        Some(crate::errors::Spot::at(&p.path, &p.text, p.offset))
+        Some(crate::error::Spot::at(&p.path, &p.text, p.offset))
     }
 
     /// Where setup statement `index` (0 for the first) is written.
-    pub fn setup_spot(&self, index: usize) -> Option<crate::errors::Spot> {
+    pub fn setup_spot(&self, index: usize) -> Option<crate::error::Spot> {
         let p = self.setup_places.get(index)?;
-        Some(crate::errors::Spot::at(&p.path, &p.text, p.offset))
+        Some(crate::error::Spot::at(&p.path, &p.text, p.offset))
     }
 
     /// The parameter (0 for `$1`) at byte `offset` of the parameter list as sent,
@@ -261,7 +261,7 @@ fn scope_line(text: &str, scope: &str) -> Option<usize> {
         return None;
     };
     let (key, _) = scopes.get_key_value(scope)?;
-    Some(crate::errors::line_col(text, key.span().start).0)
+    Some(crate::error::line_col(text, key.span().start).0)
 }
 
 /// Reads and validates the whole project, then narrows it to the filter.

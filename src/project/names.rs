@@ -6,7 +6,7 @@ use std::ops::Range;
 use toml::Spanned;
 
 use super::place::{File, shown};
-use crate::errors::BadInput;
+use crate::error::BadInput;
 use crate::model::TwinDecl;
 
 /// A scope's name, refused where it is written when it is not a safe name.

@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::errors::{BadInput, located};
+use crate::error::{BadInput, located};
 
 /// A file being read, for errors located in it.
 #[derive(Clone, Copy)]

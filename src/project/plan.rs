@@ -9,7 +9,7 @@ use super::names::is_safe_name;
 use super::place::File;
 use super::template::PlanTemplate;
 use super::{RenderedSql, Source};
-use crate::errors::{BadInput, located};
+use crate::error::{BadInput, located};
 
 /// A plan file, read once for all the scopes of the expectation that checks it.
 pub(super) struct Plan {

@@ -19,7 +19,7 @@ use super::values::{
     check_fragments, check_setup, highest_placeholder, literals, settings_of, setup_of,
 };
 use super::{ReadPath, RelativeTarget, RenderedSql, ScopeCheck, Source};
-use crate::errors::{BadInput, located};
+use crate::error::{BadInput, located};
 use crate::model::{Budget, Relative, TwinDecl};
 
 /// `plancheck.toml`, read and checked; an empty one where there is none.

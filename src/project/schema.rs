@@ -8,7 +8,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::place::File;
-use crate::errors::{BadInput, located};
+use crate::error::{BadInput, located};
 
 /// `[1, "visible"]`: parameter values, each with its place in the file.
 pub(super) type Params = Spanned<Vec<Spanned<toml::Value>>>;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::Source;
 use super::names::{SAFE_NAME, is_safe_name};
-use crate::errors::{BadInput, located};
+use crate::error::{BadInput, located};
 use crate::files::{self, FileError, Folder, Why};
 
 mod embedded {

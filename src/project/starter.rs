@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::errors::{self, BadInput, OutputFailure};
+use crate::error::{self, BadInput, OutputFailure};
 
 const CONFIG: &str = r#"# plancheck.toml: the scopes every expectation may be checked in, and what each shares.
 # A scope is who reads: a member sees visible posts, a moderator sees them all. The same read
@@ -41,7 +41,7 @@ index = "pg_catalog.pg_class_oid_index"
 /// Writes the starter project into `dir` and returns the files written. Nothing is written
 /// over: a project that exists is the user's (a link counts as a file), and then nothing at all
 /// is written.
-pub fn write(dir: &Path) -> errors::Result<Vec<PathBuf>> {
+pub fn write(dir: &Path) -> error::Result<Vec<PathBuf>> {
     let files: [(PathBuf, &str); 3] = [
         (dir.join("plancheck.toml"), CONFIG),
         (dir.join("plans/example.sql"), PLAN),

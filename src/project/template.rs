@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::RenderedSql;
 use super::place::shown;
-use crate::errors::{BadInput, located};
+use crate::error::{BadInput, located};
 
 /// A run of the rendered text, and where it comes from in the plan file.
 #[derive(Debug, Clone)]
@@ -199,7 +199,7 @@ impl PlanTemplate {
              ({has}); remove the fragment or correct its name"
         );
         if let Some((m, holder)) = self.dormant.iter().find(|(m, _)| m.name == name) {
-            let (line, col) = crate::errors::line_col(source, m.open);
+            let (line, col) = crate::error::line_col(source, m.open);
             message.push_str(&format!(
                 " (the `{{{{{name}}}}}` at {plan_path}:{line}:{col} is inside {holder}, where it \
                  is text, not a placeholder)"
@@ -387,7 +387,7 @@ mod tests {
         );
         // An error in the value is located at the placeholder in the SQL, line 2 …
         let or = r.source_offset(r.text.find("OR").unwrap());
-        assert_eq!(crate::errors::line_col(source, or), (2, 14));
+        assert_eq!(crate::error::line_col(source, or), (2, 14));
         // … and one after it at its own place.
         let y = r.source_offset(r.text.rfind('y').unwrap());
         assert_eq!(&source[y..], "y");

@@ -6,7 +6,7 @@ use toml::Spanned;
 
 use super::place::{File, cut};
 use super::schema::{Fragments, Params, Settings};
-use crate::errors::BadInput;
+use crate::error::BadInput;
 
 /// A declared `settings` table, checked: planner settings only, `enable_*` and the bounds
 /// refused where they are written; values as the server reads them (`1.1`, `'4MB'`, `on`).

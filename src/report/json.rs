@@ -74,7 +74,7 @@ struct JsonCheck<'a> {
     message: &'a str,
     /// For an `error` the server located in the project's files: path, line and column.
     #[serde(skip_serializing_if = "Option::is_none")]
-    at: Option<&'a crate::errors::Spot>,
+    at: Option<&'a crate::error::Spot>,
 }
 
 /// The stable JSON document described in the README.

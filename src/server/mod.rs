@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 use tokio_postgres::Config;
 
 use crate::db::Target;
-use crate::errors::DatabaseFailure;
+use crate::error::DatabaseFailure;
 
 pub mod cache;
 pub mod provider;

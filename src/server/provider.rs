@@ -26,7 +26,7 @@ use tokio_postgres::Config;
 
 use super::{self as ephemeral, Server, cache};
 use crate::db::Target;
-use crate::errors::DatabaseFailure;
+use crate::error::DatabaseFailure;
 
 /// The image the Docker provider runs: pinned, never the module's end-of-life default.
 pub const IMAGE_TAG: &str = "17-alpine";

@@ -170,7 +170,7 @@ pub struct CheckResult {
     /// The error came from losing the connection: the database failed underneath.
     pub connection_lost: bool,
     /// For an `error` the server located in the project's files: where.
-    pub at: Option<crate::errors::Spot>,
+    pub at: Option<crate::error::Spot>,
     /// Warnings about what the planner knew: relations never analysed, or changed a lot since.
     pub notes: Vec<String>,
     /// The check's budgets, and how much of each it used once judged.

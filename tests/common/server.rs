@@ -54,10 +54,10 @@ fn shared() -> &'static Shared {
                 admin
                     .batch_execute("CREATE DATABASE board")
                     .await
-                    .map_err(|e| plancheck::errors::DatabaseFailure(e.to_string()))?;
+                    .map_err(|e| plancheck::error::DatabaseFailure(e.to_string()))?;
                 let client = server.target("board").connect().await?;
                 plancheck::db::fixtures::load(&client, TEST_SCALE, true).await?;
-                Ok::<_, plancheck::errors::DatabaseFailure>(server)
+                Ok::<_, plancheck::error::DatabaseFailure>(server)
             });
             // Dropping the runtime closes the loading sessions, which would otherwise hold the
             // template database open and make every CREATE DATABASE … TEMPLATE board fail.

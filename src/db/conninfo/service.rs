@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::{Environment, Settings, canonical, shown_key};
-use crate::errors::BadInput;
+use crate::error::BadInput;
 
 /// libpq's compiled-in `SYSCONFDIR` on Debian (`pg_config --sysconfdir`), where the system-wide
 /// `pg_service.conf` is looked for when `PGSYSCONFDIR` is not set.
