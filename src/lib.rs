@@ -14,7 +14,7 @@
 //! is pure: a measurement and what the expectation requires in, the check's result out, and
 //! the judgements across checks. `report` renders every kind of output. `saved` writes and
 //! reads measurements, so `plancheck judge` re-judges a run with no database. `app` holds one
-//! file per command and orchestrates; `errors` maps every failure to its exit status; `term` is
+//! file per command and orchestrates; `error` maps every failure to its exit status; `term` is
 //! what is said on stderr along the way. `capture` runs the other way: it reads a server's
 //! statement log (with the one SQL lexer, `sql`) into the files `project` reads, planning each
 //! statement through `db` as `check` does. ARCHITECTURE.md says where a new piece goes.
