@@ -215,6 +215,8 @@ pub struct Destination<'a> {
 /// Writes every proposal: a new read path's two files (never over an existing file), or the
 /// scope's table appended to a covered read path's expectation. With --dry-run, only says what
 /// it would write ([`Written::would`]).
+// Long because each proposal is one of two writes (a scope appended to a covered read path's
+// expectation, or a new read path's two files), each with what --dry-run says in its place.
 pub fn write_all(
     args: &Destination<'_>,
     found: &[Found],

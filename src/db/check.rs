@@ -774,6 +774,8 @@ async fn roll_back(
 /// The whole check in order: begin, settings, setup, the accepted indexes, the runs, the
 /// re-plans the judge's analysis asks for, what the scratch copy is to settle, catalog facts.
 /// Nothing here decides a verdict.
+// Long because it is the check in order, each step a call; the re-plans' plan kind and the plans
+// they are made from are read here once and handed to the steps after.
 async fn measure(
     sess: Sess<'_>,
     shared: bool,

@@ -13,6 +13,8 @@ use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite}
 use super::{Outcome, Report, budget_used, buffers, failing_plan, ms, outcome, probe_plan, why};
 use crate::verdict::{CheckResult, Require};
 
+// Long because it is the document in order: a testcase per check with its properties, then the
+// lint's findings and the role's warnings.
 pub(super) fn junit(report: &Report) -> String {
     let mut suite = TestSuite::new("plancheck");
     suite.add_property(Property::new("postgresql", &report.server_version));

@@ -70,6 +70,7 @@ pub enum Board {
 impl Throwaway {
     /// Starts a server from the chosen provider for the board at `scale`, and says where it
     /// came from. From local binaries, a cached board (unless `fresh`) is used when it is whole.
+    // Long because it is the providers in the order `auto` tries them, each with its fallback.
     pub async fn start(
         provider: Provider,
         scale: f64,

@@ -410,6 +410,7 @@ fn catalog_rows(scan: &Scan<'_>, rules: &Rules<'_>) -> f64 {
 /// ([`crate::plan::explain::PlanNode::rows_visited_at_most`]). The relation's size is its
 /// `reltuples`, or the rows one pass of the node read where that is more (a table never
 /// analysed, or grown since): a pass cannot read more rows than there are.
+// Long because each scan kind counts its rows differently, and each branch says why.
 fn whole_read(scan: &Scan<'_>, rules: &Rules<'_>) -> Option<WholeRead> {
     let relation = scan.relation?;
     let shown = qualified_for_display(relation, scan.schema);

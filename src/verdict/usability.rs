@@ -181,6 +181,8 @@ struct Evidence<'a> {
 }
 
 impl<'a> Evidence<'a> {
+    // Long because it reads every plan once for everything the rules after it ask: the table's
+    // conditions, the rivals, the predicates proved, the set-aside proof.
     fn gather(chosen: &Explain, probes: &[ProbePlan], index: &'a RequiredIndex) -> Evidence<'a> {
         // A partitioned table is read through its partitions: their scans hold the conditions.
         let tables: Vec<&str> = std::iter::once(index.table.as_str())
