@@ -4,10 +4,11 @@
 use super::{RunOptions, filter, run_checks, target};
 use crate::cli::CheckArgs;
 use crate::db::Target;
+use crate::project::migration;
 use crate::project::{self, Source};
 use crate::report::stderr;
 use crate::term::say;
-use crate::{db, migration, sql, stop};
+use crate::{db, sql, stop};
 
 pub(super) async fn check(args: CheckArgs, stop: stop::Stop) -> crate::error::Result<i32> {
     let project = project::load(&Source::Dir(args.project.dir.clone()), &filter(&args.run))?;

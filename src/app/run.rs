@@ -8,10 +8,11 @@ use crate::db::check::Settings;
 use crate::db::check::within;
 use crate::error::BadInput;
 use crate::project::Project;
+use crate::project::migration;
 use crate::report::{Report, stderr};
 use crate::term::{Progress, say};
 use crate::verdict;
-use crate::{db, lint, measure, migration, saved, stop};
+use crate::{db, lint, measure, saved, stop};
 
 /// How a run treats its database, beyond the flags `check` and `demo` share.
 #[derive(Debug, Default)]

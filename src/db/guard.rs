@@ -17,7 +17,7 @@ use crate::error::DatabaseFailure;
 
 /// The settings the guard compares, read from the server once per run: an allow-list. Every
 /// setting a session can change (`pg_settings` of context `user` or `superuser`) is watched
-/// except the few a scope's setup is for ([`crate::safety::SESSION`]), which are watched from
+/// except the few a scope's setup is for ([`crate::project::safety::SESSION`]), which are watched from
 /// the end of the setup on, with the project's own dotted settings.
 #[derive(Debug, Clone)]
 pub struct Watched {
@@ -39,7 +39,7 @@ const UNREADABLE: [&str; 3] = [
 impl Default for Watched {
     /// Without the server's list: the names plancheck knows of itself.
     fn default() -> Self {
-        let mut names: Vec<String> = crate::safety::always_watched()
+        let mut names: Vec<String> = crate::project::safety::always_watched()
             .map(str::to_string)
             .collect();
         names.extend(
@@ -58,7 +58,8 @@ impl Default for Watched {
 impl Watched {
     fn from_names(names: Vec<String>, custom: &[String]) -> Watched {
         let allowed = |n: &String| {
-            crate::safety::SESSION.contains(&n.as_str()) || crate::safety::is_custom(n)
+            crate::project::safety::SESSION.contains(&n.as_str())
+                || crate::project::safety::is_custom(n)
         };
         let mut names: Vec<String> = names
             .into_iter()
@@ -68,7 +69,7 @@ impl Watched {
         names.sort();
         names.dedup();
         let fixed = names.len();
-        let mut session: Vec<String> = crate::safety::SESSION
+        let mut session: Vec<String> = crate::project::safety::SESSION
             .iter()
             .map(|n| n.to_string())
             .chain(custom.iter().map(|n| n.to_ascii_lowercase()))
@@ -112,7 +113,7 @@ impl Watched {
             )
             .await?
             .get(0);
-        let always: Vec<&str> = crate::safety::always_watched().collect();
+        let always: Vec<&str> = crate::project::safety::always_watched().collect();
         let rows = if superuser {
             client
                 .batch_execute("BEGIN READ ONLY; SET LOCAL ROLE pg_signal_backend")
@@ -172,7 +173,7 @@ impl Snapshot {
 pub enum Span {
     /// Bounds, read-only mode, planner settings: after a setup statement.
     Fixed,
-    /// Those, less what a migration may set ([`crate::safety::Place::Migration`]): after a
+    /// Those, less what a migration may set ([`crate::project::safety::Place::Migration`]): after a
     /// migration statement.
     Migration,
     /// Those and the search path and role: after a run of the read path.
@@ -270,7 +271,8 @@ pub fn changed(
     };
     let skipped = |name: &str| {
         span == Span::Migration
-            && crate::safety::protected_at(name, crate::safety::Place::Migration).is_none()
+            && crate::project::safety::protected_at(name, crate::project::safety::Place::Migration)
+                .is_none()
     };
     for (i, name) in watched.names.iter().enumerate().take(upto) {
         if skipped(name) {
@@ -311,7 +313,7 @@ pub fn changed_but_placeholders(
     let mut now = now.clone();
     for (i, name) in watched.names.iter().enumerate().skip(watched.fixed) {
         let unset = |v: Option<&Option<String>>| matches!(v, None | Some(None));
-        if crate::safety::is_custom(name)
+        if crate::project::safety::is_custom(name)
             && unset(before.values.get(i))
             && now.values.get(i).is_some_and(|v| v.as_deref() == Some(""))
         {

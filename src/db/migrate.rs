@@ -18,7 +18,7 @@ use super::cause;
 use super::check::{Begin, Fail, Settings, begin_bounded, clocked, hung_message, local_bounds};
 use super::guard::{self, Span};
 use crate::error::{BadInput, DatabaseFailure, located};
-use crate::migration::Migration;
+use crate::project::migration::Migration;
 
 /// What applying left to say: notes for the user (statistics not gathered, …).
 #[derive(Debug, Default)]

@@ -24,10 +24,12 @@
 
 mod baselines;
 mod filter;
+pub mod migration;
 mod names;
 mod place;
 mod plan;
 mod resolve;
+pub mod safety;
 mod schema;
 mod source;
 pub mod starter;
@@ -168,7 +170,7 @@ impl Project {
         }
         names
             .into_iter()
-            .filter(|n| crate::safety::is_custom(n))
+            .filter(|n| crate::project::safety::is_custom(n))
             .collect()
     }
 }

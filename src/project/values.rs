@@ -16,7 +16,7 @@ pub(super) fn settings_of(
 ) -> Result<Vec<(String, String)>, BadInput> {
     let mut out = Vec::new();
     for (name, value) in settings {
-        if let Some(why) = crate::safety::declared_refusal(name) {
+        if let Some(why) = crate::project::safety::declared_refusal(name) {
             return Err(file.at(value.span().start, &format!("settings: {why}")));
         }
         let text = match value.get_ref() {
@@ -34,7 +34,7 @@ pub(super) fn settings_of(
                 ));
             }
         };
-        if let Some(why) = crate::safety::implausible(name, &text) {
+        if let Some(why) = crate::project::safety::implausible(name, &text) {
             return Err(file.at(value.span().start, &format!("settings: {why}")));
         }
         out.push((name.to_ascii_lowercase(), text));
@@ -86,7 +86,7 @@ pub(super) fn check_setup(
                 ),
             ));
         }
-        if let Some((at, why)) = crate::safety::setup_refusal(text) {
+        if let Some((at, why)) = crate::project::safety::setup_refusal(text) {
             return Err(file.at(
                 file.inside(statement.span(), text, at),
                 &format!("setup statement {}: {why}", i + 1),

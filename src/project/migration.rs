@@ -4,7 +4,7 @@
 //! runs, with the form to use for the check. Pure: text in, a verdict on the text out.
 
 use crate::error::{BadInput, located};
-use crate::safety::Place;
+use crate::project::safety::Place;
 use crate::sql::{Dialect, Kind};
 
 /// Why `setval` is refused in a migration.
@@ -104,7 +104,7 @@ fn refusal(statement: &str, dialect: Dialect) -> Option<(usize, String)> {
     let why = match crate::sql::classify(statement, dialect) {
         Kind::TransactionControl(words) => format!("{words}: {control}"),
         Kind::Set { name, .. } | Kind::Reset { name: Some(name) } => {
-            crate::safety::refusal_at(&name, Place::Migration)?
+            crate::project::safety::refusal_at(&name, Place::Migration)?
         }
         Kind::Reset { name: None } => {
             "`RESET ALL` would undo the bounds and settings plancheck set".to_string()
@@ -114,7 +114,10 @@ fn refusal(statement: &str, dialect: Dialect) -> Option<(usize, String)> {
                 .into_iter()
                 .find_map(|c| {
                     let name = c.name.as_deref()?;
-                    Some((c.offset, crate::safety::refusal_at(name, Place::Migration)?))
+                    Some((
+                        c.offset,
+                        crate::project::safety::refusal_at(name, Place::Migration)?,
+                    ))
                 })
             {
                 return Some((at, format!("set_config: {why}")));
