@@ -1,0 +1,193 @@
+//! The sessions a check runs in: where (its own from the pool, or a savepoint of the
+//! migration's), and every request on plancheck's own clock, given up when the server stops
+//! answering.
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Row, Statement};
+
+use super::{CANCEL_WAIT, Failure, Settings, failure, guard};
+
+/// Where a check runs.
+#[derive(Clone, Copy)]
+pub enum Session<'a> {
+    /// A session of the run's pool, used by no other check meanwhile, and its own `READ ONLY`
+    /// transaction, rolled back: the normal case.
+    Own(&'a crate::db::pool::Pool<'a>),
+    /// A savepoint of a transaction that is already open, read-only since the migration was
+    /// applied, and will be rolled back whole: the migration's, for `check --migration`. Rolled
+    /// back to after the check.
+    Savepoint(&'a Client),
+}
+
+/// The session a check runs in, with the guard's query parsed in it.
+pub(super) enum Held<'a> {
+    /// Taken from the pool, handed back after the check.
+    Pooled(Box<crate::db::pool::Pooled>),
+    /// The migration's.
+    Shared(&'a Client, tokio::sync::OnceCell<Statement>),
+}
+
+/// A request that did not succeed: the server's error, or no answer in time.
+pub enum Fail {
+    Db(tokio_postgres::Error),
+    Hung(Duration),
+}
+
+impl Fail {
+    /// The failure to report: `f` makes it from the server's error.
+    pub(super) fn or(self, f: impl FnOnce(&tokio_postgres::Error) -> Failure) -> Failure {
+        match self {
+            Fail::Db(e) => f(&e),
+            Fail::Hung(limit) => Failure {
+                message: hung_message(limit),
+                connection_lost: true,
+                at: None,
+            },
+        }
+    }
+}
+
+/// The words every message about a session given up ends with ([`hung_message`]).
+pub(super) const GAVE_UP: &str = "plancheck gave the session up";
+
+/// What a session that stopped answering is reported as.
+pub fn hung_message(limit: Duration) -> String {
+    format!(
+        "the server did not answer within {} ms (--statement-timeout and a grace), and not \
+         after a cancel request either: {GAVE_UP}",
+        limit.as_millis()
+    )
+}
+
+/// Runs `request` on `client` against plancheck's own clock. When the server has not answered
+/// within [`Settings::client_limit`], whatever its settings say, a cancel request is sent and
+/// the answer awaited a little longer; then the session is given up ([`Fail::Hung`]), and the
+/// caller sends nothing more on it.
+pub async fn clocked<T>(
+    client: &Client,
+    settings: &Settings,
+    request: impl Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, Fail> {
+    tokio::pin!(request);
+    let limit = settings.client_limit();
+    if let Ok(answer) = tokio::time::timeout(limit, &mut request).await {
+        return answer.map_err(Fail::Db);
+    }
+    let cancel = client.cancel_token();
+    let _ = tokio::time::timeout(CANCEL_WAIT, cancel.cancel_query(tokio_postgres::NoTls)).await;
+    match tokio::time::timeout(CANCEL_WAIT, &mut request).await {
+        Ok(answer) => answer.map_err(Fail::Db),
+        Err(_) => Err(Fail::Hung(limit + 2 * CANCEL_WAIT)),
+    }
+}
+
+/// The check's session, every request on plancheck's clock.
+#[derive(Clone, Copy)]
+pub(super) struct Sess<'a> {
+    pub(super) client: &'a Client,
+    pub(super) settings: &'a Settings,
+    /// The guard's query, parsed on its first use in the session.
+    pub(super) guard: &'a tokio::sync::OnceCell<Statement>,
+}
+
+impl Sess<'_> {
+    /// `request` (requests all sent when it is first polled: a Parse, a read), in a savepoint
+    /// rolled back once it answered: the locks its Parse took on the tables the read path names
+    /// (ACCESS SHARE) are released at once instead of at the end of the check. What it
+    /// prepared stays: prepared statements are not transactional, and each run takes its locks
+    /// again (in a savepoint of its own, see [`Sess::run_then_guard`]).
+    pub(super) async fn unlocked<T>(&self, request: impl Future<Output = T>) -> Result<T, Fail> {
+        let (begun, answer) =
+            futures_util::future::join(self.exec("SAVEPOINT plancheck_parse"), request).await;
+        begun?;
+        self.exec("ROLLBACK TO SAVEPOINT plancheck_parse; RELEASE SAVEPOINT plancheck_parse")
+            .await?;
+        Ok(answer)
+    }
+
+    /// plancheck's own statements, never text from a file.
+    pub(super) async fn exec(&self, sql: &str) -> Result<(), Fail> {
+        clocked(self.client, self.settings, self.client.batch_execute(sql)).await
+    }
+
+    pub(super) async fn query(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, Fail> {
+        clocked(self.client, self.settings, self.client.query(sql, params)).await
+    }
+
+    pub(super) async fn execute(&self, sql: &str) -> Result<u64, Fail> {
+        clocked(self.client, self.settings, self.client.execute(sql, &[])).await
+    }
+
+    pub(super) async fn prepare(&self, sql: &str) -> Result<Statement, Fail> {
+        clocked(self.client, self.settings, self.client.prepare(sql)).await
+    }
+
+    pub(super) async fn snapshot(&self) -> Result<guard::Snapshot, Failure> {
+        let guard = self.guard_statement().await?;
+        clocked(
+            self.client,
+            self.settings,
+            guard::snapshot_with(self.client, guard, &self.settings.watched),
+        )
+        .await
+        .map_err(|f| f.or(|e| failure(e, "could not read the session's settings", self.settings)))
+    }
+
+    pub(super) async fn guard_statement(&self) -> Result<&Statement, Failure> {
+        let prepare = || {
+            let watched = &self.settings.watched;
+            clocked(
+                self.client,
+                self.settings,
+                guard::prepare(self.client, watched),
+            )
+        };
+        self.guard.get_or_try_init(prepare).await.map_err(|f| {
+            f.or(|e| failure(e, "could not read the session's settings", self.settings))
+        })
+    }
+
+    /// `statement`, then the guard, sent together (one round trip) inside a savepoint rolled back
+    /// after them: the server still runs the guard after the statement and before anything
+    /// else, and nothing more is sent until all answered. The statement's rows, or its error;
+    /// then the guard's snapshot.
+    pub(super) async fn run_then_guard(
+        &self,
+        statement: &Statement,
+    ) -> Result<(Vec<Row>, Result<guard::Snapshot, Failure>), Fail> {
+        let guard = match self.guard_statement().await {
+            Ok(g) => g,
+            Err(f) => return Ok((Vec::new(), Err(f))),
+        };
+        let (client, watched) = (self.client, &self.settings.watched);
+        // Each run in a savepoint of its own, rolled back after the guard: the locks the read
+        // path took (ACCESS SHARE on what it reads) are released between runs, so another
+        // session's ALTER TABLE waits at most one run, not the whole check.
+        let all = async {
+            let (begun, rows, now, ended) = futures_util::future::join4(
+                client.batch_execute("SAVEPOINT plancheck_run"),
+                client.query(statement, &[]),
+                guard::snapshot_with(client, guard, watched),
+                client.batch_execute(
+                    "ROLLBACK TO SAVEPOINT plancheck_run; RELEASE SAVEPOINT plancheck_run",
+                ),
+            )
+            .await;
+            begun?;
+            Ok((rows, now, ended))
+        };
+        let (rows, now, ended) = clocked(client, self.settings, all).await?;
+        let rows = rows.map_err(Fail::Db)?;
+        ended.map_err(Fail::Db)?;
+        let now =
+            now.map_err(|e| failure(&e, "could not read the session's settings", self.settings));
+        Ok((rows, now))
+    }
+}
