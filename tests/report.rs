@@ -280,7 +280,7 @@ fn a_passing_check_renders_with_its_figures_and_exits_0() {
         ]
     );
     assert!(
-        text.ends_with("\n1 checks on PostgreSQL 15.8: 1 passed, 0 failed, 0 errors\n"),
+        text.ends_with("\n1 check on PostgreSQL 15.8: 1 passed, 0 failed, 0 errors\n"),
         "{text}"
     );
     // Nothing failed, so nothing to explain.
@@ -326,7 +326,7 @@ fn every_failing_verdict_renders_its_row_and_its_reason() {
     assert_eq!(plancheck::status(&r), plancheck::exit_codes::CHECK_FAILED);
     let text = table(&r);
     assert!(
-        text.ends_with("\n9 checks on PostgreSQL 15.8: 0 passed, 8 failed, 1 errors\n"),
+        text.ends_with("\n9 checks on PostgreSQL 15.8: 0 passed, 8 failed, 1 error\n"),
         "{text}"
     );
     insta::assert_snapshot!("failing_table", text);
@@ -477,7 +477,7 @@ fn not_chosen_but_usable_is_a_warning_under_require_usable_and_a_failure_otherwi
     let text = table(&r);
     assert!(text.contains("not-chosen (warning)"), "{text}");
     assert!(
-        text.ends_with("\n2 checks on PostgreSQL 15.8: 1 passed, 0 failed, 0 errors, 1 warnings\n"),
+        text.ends_with("\n2 checks on PostgreSQL 15.8: 1 passed, 0 failed, 0 errors, 1 warning\n"),
         "{text}"
     );
     insta::assert_snapshot!("warning_table", text);
@@ -1267,7 +1267,7 @@ fn github_annotations_point_at_the_scope_of_each_failing_expectation() {
     assert_eq!(text.matches("::warning ").count(), 2, "{text}");
     assert!(
         text.ends_with(
-            "\n11 checks on PostgreSQL 15.8: 1 passed, 7 failed, 1 errors, 2 warnings\n"
+            "\n11 checks on PostgreSQL 15.8: 1 passed, 7 failed, 1 error, 2 warnings\n"
         ),
         "{text}"
     );

@@ -301,15 +301,22 @@ fn probe_plan(c: &CheckResult) -> Option<(String, &Explain)> {
 /// The summary line: `12 checks on PostgreSQL 15.8: 11 passed, 1 failed, 0 errors`.
 fn summary_line(report: &Report) -> String {
     let s = report.summary();
+    let count = |n: usize, one: &str| {
+        if n == 1 {
+            format!("{n} {one}")
+        } else {
+            format!("{n} {one}s")
+        }
+    };
     format!(
-        "{} checks on PostgreSQL {}: {} passed, {} failed, {} errors{}",
-        report.checks.len(),
+        "{} on PostgreSQL {}: {} passed, {} failed, {}{}",
+        count(report.checks.len(), "check"),
         report.server_version,
         s.passed,
         s.failed,
-        s.errors,
+        count(s.errors, "error"),
         if s.warnings > 0 {
-            format!(", {} warnings", s.warnings)
+            format!(", {}", count(s.warnings, "warning"))
         } else {
             String::new()
         }
