@@ -125,3 +125,66 @@ fn progress_is_a_line_per_check_off_a_terminal_and_nothing_with_quiet() {
     let quiet = run(&["-q"]);
     assert!(!quiet.contains("[1/2]"), "{quiet}");
 }
+
+#[test]
+fn list_names_every_check_a_run_would_make_with_no_database() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let list = |args: &[&str]| {
+        let mut all = vec!["list", "--project", root];
+        all.extend_from_slice(args);
+        let out = plancheck(&all).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // Every expectation's scopes, counted from the files themselves.
+    let mut expected = 0;
+    for entry in fs::read_dir(format!("{root}/expectations")).unwrap() {
+        let text = fs::read_to_string(entry.unwrap().path()).unwrap();
+        let table: toml::Table = text.parse().unwrap();
+        expected += table["scopes"].as_table().unwrap().len();
+    }
+    let (status, stdout, stderr) = list(&["--format", "json"]);
+    assert_eq!(status, Some(0), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let checks = doc["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), expected, "{stdout}");
+    let moderator = checks
+        .iter()
+        .find(|c| c["read_path"] == "thread-page-first" && c["scope"] == "moderator")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert_eq!(moderator["index"], "posts_thread_all_idx");
+    assert!(
+        moderator["plan"]
+            .as_str()
+            .unwrap()
+            .ends_with("plans/thread-page-first.sql")
+    );
+    // The line of the scope's table, as the file has it.
+    let file = fs::read_to_string(format!("{root}/expectations/thread-page-first.toml")).unwrap();
+    let line = file
+        .lines()
+        .position(|l| l.trim() == "[scopes.moderator]")
+        .unwrap()
+        + 1;
+    assert_eq!(moderator["line"].as_u64(), Some(line as u64), "{moderator}");
+    // Filtered as check filters.
+    let (_, stdout, _) = list(&["--only", "thread-page-first", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["checks"].as_array().unwrap().len(), 2, "{stdout}");
+    // The table ends with the count.
+    let (status, stdout, _) = list(&[]);
+    assert_eq!(status, Some(0));
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with(&format!("{expected} checks (8 read paths × their scopes)")),
+        "{stdout}"
+    );
+    // A misspelt scope is refused as check refuses it.
+    let (status, _, stderr) = list(&["--scope", "moderatr"]);
+    assert_eq!(status, Some(2), "{stderr}");
+    assert!(stderr.contains("no such scope"), "{stderr}");
+}

@@ -1266,9 +1266,7 @@ fn github_annotations_point_at_the_scope_of_each_failing_expectation() {
     assert_eq!(text.matches("::error ").count(), 9, "{text}");
     assert_eq!(text.matches("::warning ").count(), 2, "{text}");
     assert!(
-        text.ends_with(
-            "\n11 checks on PostgreSQL 15.8: 1 passed, 7 failed, 1 error, 2 warnings\n"
-        ),
+        text.ends_with("\n11 checks on PostgreSQL 15.8: 1 passed, 7 failed, 1 error, 2 warnings\n"),
         "{text}"
     );
     insta::assert_snapshot!("github", text);

@@ -10,6 +10,7 @@ mod fixtures;
 mod init;
 mod judge;
 mod lint;
+mod list;
 mod output;
 mod run;
 
@@ -103,6 +104,7 @@ async fn run(cli: Cli, mut stop: stop::Stop) -> crate::error::Result<i32> {
     match cli.command {
         Command::Check(args) => check::check(args, stop).await,
         Command::Lint(args) => stop::unless_stopped(&mut stop, lint::lint(args)).await,
+        Command::List(args) => list::list(args),
         Command::Judge(args) => judge::judge(args),
         Command::Accept(args) => accept::accept(args, stop).await,
         Command::Init(args) => init::init(args),

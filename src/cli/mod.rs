@@ -22,6 +22,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Check that each partial index and its unfiltered twin still match, and are valid.
     Lint(LintArgs),
+    /// List the checks a run would make (read path × scope), with no database.
+    List(ListArgs),
     /// Judge the measurements a run saved with --save-plans, with no database at all.
     Judge(JudgeArgs),
     /// Record the shape of each check's plans as its baseline (baselines/NAME.SCOPE.plan in the
@@ -92,6 +94,21 @@ pub struct LintArgs {
     pub connect: ConnectOpts,
     #[command(flatten)]
     pub project: ProjectOpts,
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: LintFormatArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub project: ProjectOpts,
+    /// Only this read path (repeatable)
+    #[arg(long, value_name = "NAME")]
+    pub only: Vec<String>,
+    /// Only in this scope (repeatable)
+    #[arg(long, value_name = "NAME")]
+    pub scope: Vec<String>,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     pub format: LintFormatArg,

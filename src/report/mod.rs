@@ -18,6 +18,7 @@ mod github;
 mod json;
 mod junit;
 mod lint;
+pub mod list;
 mod markdown;
 pub mod stderr;
 mod table;

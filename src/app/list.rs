@@ -1,0 +1,16 @@
+//! `plancheck list`: the checks a run would make, read path × scope, from the project alone.
+
+use super::write_stdout;
+use crate::cli::ListArgs;
+use crate::project::{self, Filter, Source};
+use crate::{exit_codes, report};
+
+pub(super) fn list(args: ListArgs) -> crate::error::Result<i32> {
+    let filter = Filter {
+        only: args.only.clone(),
+        scopes: args.scope.clone(),
+    };
+    let project = project::load(&Source::Dir(args.project.dir.clone()), &filter)?;
+    write_stdout(&report::list::list(&project, args.format.into()))?;
+    Ok(exit_codes::PASS)
+}
