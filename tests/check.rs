@@ -1066,3 +1066,64 @@ fn a_visibility_from_a_stable_function_is_not_usable_and_the_function_is_named()
         "{message}"
     );
 }
+
+#[test]
+fn fail_fast_starts_no_check_after_the_first_failure_and_counts_the_rest_not_run() {
+    let db = fresh_board("failfast");
+    let pass = "SELECT p.id FROM posts p WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
+                ORDER BY p.created_at, p.id LIMIT 20";
+    let good = member("posts_thread_visible_idx");
+    let dir = read_paths(&[
+        ("a-missing", "SELECT 1", &member("no_such_idx")),
+        ("b-fine", pass, &good),
+        ("c-fine", pass, &good),
+    ]);
+    // Without --fail-fast every check runs.
+    let (status, report) = check_json(&db, dir.path(), &["--jobs", "1"]);
+    assert_eq!(status, 1);
+    assert_eq!(verdicts(&report).len(), 3, "{report:#}");
+    assert!(report["summary"].get("not_run").is_none(), "{report:#}");
+    // With it, the first failure is the last check started.
+    let (status, report) = check_json(&db, dir.path(), &["--jobs", "1", "--fail-fast"]);
+    assert_eq!(status, 1, "{report:#}");
+    let all = verdicts(&report);
+    assert_eq!(
+        all,
+        [(
+            "a-missing".to_string(),
+            "member".to_string(),
+            "missing-index".to_string()
+        )],
+        "{report:#}"
+    );
+    assert_eq!(report["summary"]["not_run"], 2, "{report:#}");
+    // The table says so on its last line.
+    let table = run(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--jobs",
+        "1",
+        "--fail-fast",
+        "--iterations",
+        "1",
+        "--warmup",
+        "0",
+    ]);
+    assert_eq!(table.status, Some(1));
+    assert!(
+        table
+            .stdout
+            .trim_end()
+            .ends_with("0 passed, 1 failed, 0 errors, 2 not run"),
+        "{}",
+        table.stdout
+    );
+    // A run that passes is not cut short.
+    let dir = read_paths(&[("b-fine", pass, &good), ("c-fine", pass, &good)]);
+    let (status, report) = check_json(&db, dir.path(), &["--fail-fast"]);
+    assert_eq!(status, 0, "{report:#}");
+    assert_eq!(verdicts(&report).len(), 2);
+}

@@ -73,6 +73,7 @@ fn report(checks: Vec<CheckResult>) -> Report {
         before: None,
         role_warnings: vec![],
         locations: Default::default(),
+        not_run: 0,
     }
 }
 
@@ -105,6 +106,7 @@ fn summary(passed: usize, failed: usize, errors: usize, warnings: usize) -> Summ
         failed,
         errors,
         warnings,
+        not_run: 0,
     }
 }
 

@@ -1,7 +1,7 @@
 //! `plancheck accept`: records the shape of each check's plans as its baseline
 //! (`baselines/NAME.SCOPE.plan`), for `check` to compare with.
 
-use super::run::{planning_session, run_all};
+use super::run::{Pace, planning_session, run_all};
 use super::target;
 use crate::cli::AcceptArgs;
 use crate::db::check::Session;
@@ -28,7 +28,11 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> crate::err
         &project,
         &settings,
         &judging,
-        (1, args.quiet),
+        Pace {
+            jobs: 1,
+            quiet: args.quiet,
+            fail_fast: None,
+        },
         &mut stop,
         &|m, _| m,
     )

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::run::{jobs, planning_session, run_all};
+use super::run::{Pace, jobs, planning_session, run_all};
 use super::target;
 use crate::capture::files::{self, Found};
 use crate::capture::group::Grouper;
@@ -110,7 +110,11 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::e
             &settings,
             &verdict::Judging::default(),
             // The progress would show verdicts against no index yet.
-            (jobs, true),
+            Pace {
+                jobs,
+                quiet: true,
+                fail_fast: None,
+            },
             &mut stop,
             &|m, _| m,
         )

@@ -252,20 +252,27 @@ pub async fn run_checks(
             }
         }
     };
+    let pace = |jobs: usize| Pace {
+        jobs,
+        quiet: run.quiet,
+        fail_fast: run.fail_fast.then(|| run.verdict.require.into()),
+    };
     let pool = db::pool::Pool::new(target, !settings.session_per_check);
     let first = run_all(
         db::check::Session::Own(&pool),
         project,
         &settings,
         &judging,
-        (jobs, run.quiet),
+        pace(jobs),
         &mut stop,
         &keep(migration.is_some()),
     )
     .await;
     let (mut checks, mut names) = unzip_saved(first)?;
+    let total: usize = project.read_paths.iter().map(|r| r.checks.len()).sum();
     let mut before = None;
-    if let (Some(m), None) = (migration, stop.requested()) {
+    // A run stopped (Ctrl-C, or --fail-fast at a failure) applies no migration.
+    if let (Some(m), None, true) = (migration, stop.requested(), checks.len() == total) {
         let session = target.connect().await?;
         let m = &super::check::for_server(&session, m).await?;
         let sequences = db::migrate::sequence_values(&session).await.ok();
@@ -280,7 +287,7 @@ pub async fn run_checks(
             project,
             &settings,
             &judging,
-            (1, run.quiet),
+            pace(1),
             &mut stop,
             &keep(false),
         )
@@ -308,7 +315,9 @@ pub async fn run_checks(
     if let Some(dir) = save {
         saved::write_run(dir, &facts, names, before_names)?;
     }
+    let not_run = total.saturating_sub(checks.len());
     let mut report = report_of(checks, before, facts, &run.verdict);
+    report.not_run = not_run;
     report.locations = super::output::locations(project);
     super::output::relative_spots(&mut report);
     super::output::emit(&report, &run.verdict)?;
@@ -325,6 +334,15 @@ fn scratch_mode(off: bool, major: u32) -> db::scratch::Mode {
         Ok(bin) => db::scratch::Mode::On { bin },
         Err(why) => db::scratch::Mode::Off(why),
     }
+}
+
+/// How the checks of a run are paced: how many side by side, whether progress is shown, and
+/// with `--fail-fast` the requirement a check must meet for the run to go on.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Pace {
+    pub(super) jobs: usize,
+    pub(super) quiet: bool,
+    pub(super) fail_fast: Option<verdict::Require>,
 }
 
 /// What a run keeps of a check once it is judged: the verdict, and the name of its saved
@@ -381,6 +399,7 @@ fn report_of(
         before,
         role_warnings: facts.role_warnings,
         locations: Default::default(),
+        not_run: 0,
     }
 }
 
@@ -439,10 +458,17 @@ pub(super) async fn run_all<T>(
     project: &Project,
     settings: &Settings,
     judging: &verdict::Judging,
-    (jobs, quiet): (usize, bool),
+    pace: Pace,
     stop: &mut stop::Stop,
     keep: &dyn Fn(measure::Measurement, verdict::CheckResult) -> T,
 ) -> Vec<T> {
+    let Pace {
+        jobs,
+        quiet,
+        fail_fast,
+    } = pace;
+    // Set once a finished check fails the run under --fail-fast: no check starts after it.
+    let failed = std::cell::Cell::new(false);
     use futures_util::StreamExt as _;
     let total = project.read_paths.iter().map(|r| r.checks.len()).sum();
     let phase = match session {
@@ -460,6 +486,12 @@ pub(super) async fn run_all<T>(
     // A check is finished once it needs nothing more: judged, kept, its line on the progress.
     let finish = |what: &str, measured: measure::Measurement| -> T {
         let judged = verdict::judge(&measured, judging);
+        if let Some(require) = fail_fast
+            && !judged.verdict.is_pass()
+            && !judged.is_warning(require)
+        {
+            failed.set(true);
+        }
         book.borrow_mut()
             .finished(&mut progress.borrow_mut(), what, &judged);
         keep(measured, judged)
@@ -478,9 +510,9 @@ pub(super) async fn run_all<T>(
         let mut measured = futures_util::stream::iter(all.into_iter().enumerate().map(
             |(at, (read_path, scope_check))| {
                 let mut stop = stop.clone();
-                let (progress, catalog) = (&progress, &catalog);
+                let (progress, catalog, failed) = (&progress, &catalog, &failed);
                 async move {
-                    if stop.requested().is_some() {
+                    if stop.requested().is_some() || failed.get() {
                         return None;
                     }
                     let what = format!("{} [{}]", read_path.name, scope_check.scope);
@@ -507,7 +539,7 @@ pub(super) async fn run_all<T>(
     } else {
         let mut shared_lost = false;
         for (at, (read_path, scope_check)) in all.into_iter().enumerate() {
-            if stop.requested().is_some() {
+            if stop.requested().is_some() || failed.get() {
                 break;
             }
             let what = format!("{} [{}]", read_path.name, scope_check.scope);

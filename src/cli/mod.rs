@@ -396,6 +396,10 @@ pub struct RunArgs {
     /// Check only in this scope (repeatable)
     #[arg(long, value_name = "NAME")]
     pub scope: Vec<String>,
+    /// Start no check after the first that fails the run (the checks running then finish); the
+    /// rest are counted as not run
+    #[arg(long)]
+    pub fail_fast: bool,
     /// Do not settle usability on a scratch copy. By default, where the measured server's plans
     /// and re-plans leave open whether an index can serve a read path (and to confirm every
     /// not-usable), plancheck re-plans it on a schema-only copy on a throwaway local PostgreSQL

@@ -53,6 +53,8 @@ pub struct Report {
     /// Where each check's expectation is written, by read path and scope, for annotations that
     /// point at it. Empty when the files are not at hand (`judge`, the built-in project).
     pub locations: BTreeMap<(String, String), Location>,
+    /// Checks of the run that were not run: stopped (Ctrl-C, SIGTERM) or `--fail-fast`.
+    pub not_run: usize,
 }
 
 /// Where a check's expectation is written: the file, as a path from the folder plancheck ran in
@@ -94,6 +96,13 @@ pub struct Summary {
     pub errors: usize,
     /// Not chosen but usable, under `--require usable`: reported, not failed.
     pub warnings: usize,
+    /// Checks not run: the run was stopped, or `--fail-fast` stopped it at a failure.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub not_run: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Report {
@@ -103,6 +112,7 @@ impl Report {
             failed: 0,
             errors: 0,
             warnings: 0,
+            not_run: self.not_run,
         };
         for c in &self.checks {
             match outcome(self, c) {
@@ -321,7 +331,11 @@ fn summary_line(report: &Report) -> String {
         } else {
             String::new()
         }
-    )
+    ) + &if s.not_run > 0 {
+        format!(", {} not run", s.not_run)
+    } else {
+        String::new()
+    }
 }
 
 /// Everything the check's scope applied to its session, a `name = value` each: the declared
