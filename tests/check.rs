@@ -1127,3 +1127,68 @@ fn fail_fast_starts_no_check_after_the_first_failure_and_counts_the_rest_not_run
     assert_eq!(status, 0, "{report:#}");
     assert_eq!(verdicts(&report).len(), 2);
 }
+
+#[test]
+fn a_seq_scan_of_a_relation_small_by_the_catalog_is_a_warning_under_require_usable() {
+    // A small CI database: the required partial index on the large side, and a 20-row table
+    // joined to it that no index serves (the planner reads it whole, as it should at 20 rows).
+    let db = empty_database("smallci");
+    sql(
+        &db,
+        "CREATE TABLE users (id int, name text);
+         INSERT INTO users SELECT i, 'u' || i FROM generate_series(1, 20) i;
+         CREATE TABLE items (id int PRIMARY KEY, user_id int, deleted boolean NOT NULL);
+         INSERT INTO items SELECT i, i % 20 + 1, i % 10 = 0 FROM generate_series(1, 50000) i;
+         CREATE INDEX items_live_user ON items (user_id) WHERE NOT deleted;
+         ANALYZE users; ANALYZE items;",
+    );
+    let dir = one_read_path(
+        "SELECT i.id, u.name FROM items i JOIN users u ON u.id = i.user_id\n\
+         WHERE i.user_id = 7 AND NOT i.deleted",
+        &member("items_live_user"),
+    );
+    // --require chosen: a seq scan fails, and the message says how to allow it.
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    let c = check_of(&report, "path", "member");
+    assert_eq!(c["verdict"], "seq-scan", "{c:#}");
+    assert_eq!(status, 1);
+    let message = c["message"].as_str().unwrap();
+    assert!(
+        message.contains("allow_seq_scan = [\"users\"]") && message.contains("under --large-rows"),
+        "{message}"
+    );
+    // --require usable: a warning, and the run passes.
+    let (status, report) = check_json(&db, dir.path(), &["--require", "usable"]);
+    let c = check_of(&report, "path", "member");
+    assert_eq!(
+        (c["verdict"].as_str(), c["warning"].as_bool()),
+        (Some("seq-scan"), Some(true)),
+        "{c:#}"
+    );
+    assert_eq!(status, 0, "{report:#}");
+    // The same 20 rows are large for --large-rows 10: no --require forgives that.
+    let (status, report) = check_json(
+        &db,
+        dir.path(),
+        &["--require", "usable", "--large-rows", "10"],
+    );
+    let c = check_of(&report, "path", "member");
+    assert_eq!(c["warning"], false, "{c:#}");
+    assert_eq!(status, 1, "{report:#}");
+    // A relation never analysed has no estimate: a failure under --require usable too.
+    sql(
+        &db,
+        "CREATE TABLE fresh_users (id int, name text);
+         INSERT INTO fresh_users SELECT i, 'u' || i FROM generate_series(1, 20) i;",
+    );
+    let dir = one_read_path(
+        "SELECT i.id, u.name FROM items i JOIN fresh_users u ON u.id = i.user_id\n\
+         WHERE i.user_id = 7 AND NOT i.deleted",
+        &member("items_live_user"),
+    );
+    let (status, report) = check_json(&db, dir.path(), &["--require", "usable"]);
+    let c = check_of(&report, "path", "member");
+    assert_eq!(c["verdict"], "seq-scan", "{c:#}");
+    assert_eq!(c["warning"], false, "{c:#}");
+    assert_eq!(status, 1, "{report:#}");
+}

@@ -48,6 +48,7 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
             .then_some(plancheck::verdict::Settled::Plan),
         unsettled: None,
         large_reads: vec![],
+        small_reads_only: false,
         plan_changed: false,
         plan_diff: vec![],
         strict_plans: false,

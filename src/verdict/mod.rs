@@ -188,6 +188,11 @@ pub struct CheckResult {
     /// Relations of at least `--large-rows` rows the plan reads whole: no `--require` forgives
     /// them.
     pub large_reads: Vec<String>,
+    /// A `seq-scan` whose every relation read whole is, by the catalog's estimate
+    /// (`reltuples`, never analysed excluded) and by the rows the plan read, under
+    /// `--large-rows`: the small CI database's seq scan, which `--require usable` reports as a
+    /// warning.
+    pub small_reads_only: bool,
     /// The plan's shape differs from its baseline (`baselines/NAME.SCOPE.plan`).
     pub plan_changed: bool,
     /// The shapes, baseline against now, as diff lines (`- `, `+ `, `  `).
@@ -208,16 +213,20 @@ pub struct CheckResult {
 }
 
 impl CheckResult {
-    /// A failure that `--require usable` reports as a warning: the index is proved usable and
-    /// merely not chosen at these statistics (in the custom plan, or in the generic plan), and
-    /// no large relation is read whole instead.
+    /// A failure that `--require usable` reports as a warning, no large relation read whole:
+    /// the index is proved usable and merely not chosen at these statistics (in the custom
+    /// plan, or in the generic plan); or the index is used and the only relations read whole
+    /// are small by the catalog's estimate ([`Self::small_reads_only`]).
+    /// A changed plan is a warning unless `--strict-plans`.
     pub fn is_warning(&self, require: Require) -> bool {
         if self.verdict == Verdict::PlanChanged {
             return !self.strict_plans;
         }
+        let usable_not_chosen = matches!(self.verdict, Verdict::NotChosen | Verdict::GenericPlan)
+            && self.usable == Some(true);
+        let small_seq_scan = self.verdict == Verdict::SeqScan && self.small_reads_only;
         require == Require::Usable
-            && matches!(self.verdict, Verdict::NotChosen | Verdict::GenericPlan)
-            && self.usable == Some(true)
+            && (usable_not_chosen || small_seq_scan)
             && self.large_reads.is_empty()
     }
 }
@@ -316,6 +325,37 @@ impl RequiredIndex {
     }
 }
 
+/// Whether every relation of `seq_scans` (as shown: `name` in the default schema,
+/// `schema.name` elsewhere) is under `large_rows` by the catalog's estimate, none of them large
+/// by the rows the plan read (`large_reads` empty). The estimate is `reltuples` of a relation
+/// analysed (it has statistics) and on disk; an empty one (no bytes, analysed or not) is small.
+/// A relation never analysed that has rows, or one the catalog facts lack, has no estimate: it
+/// is not small.
+fn small_by_catalog(
+    seq_scans: &[String],
+    large_reads: &[String],
+    relations: &[crate::measure::RelationFacts],
+    large_rows: f64,
+) -> bool {
+    !seq_scans.is_empty()
+        && large_reads.is_empty()
+        && seq_scans.iter().all(|shown| {
+            let r = match shown.split_once('.') {
+                Some((schema, name)) => Relation::new(Some(schema), name),
+                None => Relation::new(None, shown),
+            };
+            relations
+                .iter()
+                .find(|f| Relation::new(Some(&f.schema), &f.name).key() == r.key())
+                .is_some_and(|f| {
+                    let analysed =
+                        f.has_statistics && f.bytes > 0 && (0.0..large_rows).contains(&f.reltuples);
+                    let empty = f.bytes == 0 && f.reltuples <= 0.0 && !f.has_statistics;
+                    analysed || empty
+                })
+        })
+}
+
 /// A check's result before any rule: an `error` with no message, the check's identity, budget
 /// and settings.
 fn unjudged(m: &Measurement) -> CheckResult {
@@ -348,6 +388,7 @@ fn unjudged(m: &Measurement) -> CheckResult {
         settled_by: None,
         unsettled: None,
         large_reads: Vec::new(),
+        small_reads_only: false,
         plan_changed: false,
         plan_diff: Vec::new(),
         strict_plans: false,
@@ -450,6 +491,20 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
     r.settled_by = chosen.settled_by;
     r.unsettled = chosen.unsettled;
     r.large_reads = chosen.large_reads;
+    r.small_reads_only = r.verdict == Verdict::SeqScan
+        && small_by_catalog(
+            &r.seq_scans,
+            &r.large_reads,
+            &measured.relations,
+            how.large_rows,
+        );
+    if r.small_reads_only {
+        r.message.push_str(&format!(
+            ". Every relation it reads whole is under --large-rows ({} rows) by the catalog's \
+             estimate: under --require usable this is a warning, not a failure",
+            group(how.large_rows)
+        ));
+    }
     if let Some((label, doc)) = chosen.probe {
         r.plans.push((label.into(), doc));
     }
@@ -758,5 +813,44 @@ mod tests {
         );
         assert_eq!(Verdict::GenericPlan.to_string(), "generic-plan");
         assert_eq!(group(2301823.0), "2,301,823");
+    }
+
+    #[test]
+    fn only_relations_small_by_the_catalog_make_a_small_seq_scan() {
+        let facts = |name: &str, reltuples: f64, has_statistics: bool, bytes: i64| {
+            crate::measure::RelationFacts {
+                schema: "public".into(),
+                name: name.into(),
+                reltuples,
+                has_statistics,
+                bytes,
+                modified_since_analyze: None,
+            }
+        };
+        let relations = vec![
+            facts("users", 20.0, true, 8192),
+            facts("big", 50_000.0, true, 4_000_000),
+            // PostgreSQL 14 and later: -1; 13: 0 with rows on disk. Either has no estimate.
+            facts("fresh", -1.0, false, 8192),
+            facts("fresh13", 0.0, false, 8192),
+            facts("empty", 0.0, false, 0),
+        ];
+        let small = |scans: &[&str], large: &[&str]| {
+            let scans: Vec<String> = scans.iter().map(|s| s.to_string()).collect();
+            let large: Vec<String> = large.iter().map(|s| s.to_string()).collect();
+            small_by_catalog(&scans, &large, &relations, 10_000.0)
+        };
+        assert!(small(&["users"], &[]));
+        assert!(small(&["users", "empty"], &[]));
+        assert!(!small(&["users", "big"], &[]), "one large relation");
+        assert!(
+            !small(&["users"], &["users"]),
+            "large by the rows the plan read"
+        );
+        assert!(!small(&["fresh"], &[]), "never analysed");
+        assert!(!small(&["fresh13"], &[]), "never analysed, before 14");
+        assert!(!small(&["nowhere"], &[]), "not in the catalog facts");
+        assert!(!small(&[], &[]), "no seq scan at all");
+        assert!(!small(&["other.users"], &[]), "another schema's users");
     }
 }

@@ -158,10 +158,30 @@ pub fn judge_plan(plan: &Explain, rules: &Rules<'_>) -> PlanVerdict {
         } else {
             "but the plan also reads a whole relation"
         };
+        // What allow_seq_scan would fix: the relations read whole not through the required
+        // index (a whole read through it is the SQL's condition to fix, not a relation to allow).
+        let mut others: Vec<&str> = Vec::new();
+        for w in whole.iter().filter(|w| !w.through_required) {
+            if !others.contains(&w.relation.as_str()) {
+                others.push(&w.relation);
+            }
+        }
+        let fix = if others.is_empty() {
+            String::new()
+        } else {
+            let quoted: Vec<String> = others.iter().map(|r| format!("\"{r}\"")).collect();
+            format!(
+                ". Fix: where reading {} whole is expected, allow it in the expectation, \
+                 allow_seq_scan = [{}] (it allows it on every database the project is checked \
+                 against, a production-sized one too)",
+                others.join(", "),
+                quoted.join(", ")
+            )
+        };
         return PlanVerdict {
             verdict: Verdict::SeqScan,
             message: format!(
-                "{index} is used, {what}: {} ({allowed})",
+                "{index} is used, {what}: {} ({allowed}){fix}",
                 seq_details.join("; ")
             ),
             used,

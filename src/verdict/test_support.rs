@@ -118,6 +118,7 @@ pub(crate) fn measured(read_path: &str, verdict: Verdict, warm: f64, buffers: f6
         settled_by: None,
         unsettled: None,
         large_reads: vec![],
+        small_reads_only: false,
         plan_changed: false,
         plan_diff: vec![],
         strict_plans: false,
