@@ -79,7 +79,6 @@ pub fn judge_plan(plan: &Explain, rules: &Rules<'_>) -> PlanVerdict {
         }
     };
     let whole = whole_reads(&scans, rules);
-    let seq_details: Vec<String> = whole.iter().map(|w| w.detail.clone()).collect();
     let mut seq_scans: Vec<String> = Vec::new();
     let mut large_reads: Vec<String> = Vec::new();
     for w in &whole {
@@ -147,43 +146,9 @@ pub fn judge_plan(plan: &Explain, rules: &Rules<'_>) -> PlanVerdict {
         };
     }
     if !seq_scans.is_empty() {
-        let allowed = if rules.allow_seq_scan.is_empty() {
-            "no relation may be seq scanned here".to_string()
-        } else {
-            format!("only {} may be", rules.allow_seq_scan.join(", "))
-        };
-        // The required index itself may be the whole read (a trivially true Index Cond).
-        let what = if whole.iter().all(|w| w.through_required) {
-            "but it reads a whole relation"
-        } else {
-            "but the plan also reads a whole relation"
-        };
-        // What allow_seq_scan would fix: the relations read whole not through the required
-        // index (a whole read through it is the SQL's condition to fix, not a relation to allow).
-        let mut others: Vec<&str> = Vec::new();
-        for w in whole.iter().filter(|w| !w.through_required) {
-            if !others.contains(&w.relation.as_str()) {
-                others.push(&w.relation);
-            }
-        }
-        let fix = if others.is_empty() {
-            String::new()
-        } else {
-            let quoted: Vec<String> = others.iter().map(|r| format!("\"{r}\"")).collect();
-            format!(
-                ". Fix: where reading {} whole is expected, allow it in the expectation, \
-                 allow_seq_scan = [{}] (it allows it on every database the project is checked \
-                 against, a production-sized one too)",
-                others.join(", "),
-                quoted.join(", ")
-            )
-        };
         return PlanVerdict {
             verdict: Verdict::SeqScan,
-            message: format!(
-                "{index} is used, {what}: {} ({allowed}){fix}",
-                seq_details.join("; ")
-            ),
+            message: seq_scan_message(index, &whole, rules),
             used,
             seq_scans,
             large_reads,
@@ -201,6 +166,46 @@ pub fn judge_plan(plan: &Explain, rules: &Rules<'_>) -> PlanVerdict {
         seq_scans,
         large_reads,
     }
+}
+
+/// The `seq-scan` message: what is read whole and what may be, and the `allow_seq_scan` entry
+/// that would allow the relations read whole not through the required index (a whole read
+/// through it is the SQL's condition to fix, not a relation to allow).
+fn seq_scan_message(index: &str, whole: &[WholeRead], rules: &Rules<'_>) -> String {
+    let seq_details: Vec<&str> = whole.iter().map(|w| w.detail.as_str()).collect();
+    let allowed = if rules.allow_seq_scan.is_empty() {
+        "no relation may be seq scanned here".to_string()
+    } else {
+        format!("only {} may be", rules.allow_seq_scan.join(", "))
+    };
+    // The required index itself may be the whole read (a trivially true Index Cond).
+    let what = if whole.iter().all(|w| w.through_required) {
+        "but it reads a whole relation"
+    } else {
+        "but the plan also reads a whole relation"
+    };
+    let mut others: Vec<&str> = Vec::new();
+    for w in whole.iter().filter(|w| !w.through_required) {
+        if !others.contains(&w.relation.as_str()) {
+            others.push(&w.relation);
+        }
+    }
+    let fix = if others.is_empty() {
+        String::new()
+    } else {
+        let quoted: Vec<String> = others.iter().map(|r| format!("\"{r}\"")).collect();
+        format!(
+            ". Fix: where reading {} whole is expected, allow it in the expectation, \
+             allow_seq_scan = [{}] (it allows it on every database the project is checked \
+             against, a production-sized one too)",
+            others.join(", "),
+            quoted.join(", ")
+        )
+    };
+    format!(
+        "{index} is used, {what}: {} ({allowed}){fix}",
+        seq_details.join("; ")
+    )
 }
 
 /// How a plan reads a partitioned index.
