@@ -75,6 +75,7 @@ fn report(checks: Vec<CheckResult>) -> Report {
         role_warnings: vec![],
         locations: Default::default(),
         not_run: 0,
+        migration_rewritten: Vec::new(),
     }
 }
 

@@ -259,10 +259,59 @@ fn a_migration_is_checked_before_and_after_and_rolled_back() {
 }
 
 #[test]
+fn a_migration_as_rails_writes_it_is_checked_without_concurrently() {
+    // A Rails migration with `disable_ddl_transaction!` and `algorithm: :concurrently`, as
+    // `rails db:migrate` prints its SQL: the twin dropped and rebuilt on other columns.
+    let db = fresh_board("railsmigration");
+    let migration = temp_file(
+        "20261202_rebuild_listing.sql",
+        "DROP INDEX CONCURRENTLY IF EXISTS \"threads_forum_listing_all_idx\";\n\
+         CREATE INDEX CONCURRENTLY \"threads_forum_listing_all_idx\" ON \"threads\" (\"forum_id\");\n",
+    );
+    let run = check(
+        &db,
+        &reference_project(),
+        &["--only", "forum-page-first", "--migration", migration.arg()],
+    );
+    assert_eq!(run.status, Some(1), "{}", run.shown());
+    // Said on stderr and in the JSON, with the file and line of each.
+    for line in [1, 2] {
+        assert!(
+            run.stderr
+                .contains(&format!("20261202_rebuild_listing.sql:{line}: ")),
+            "{}",
+            run.shown()
+        );
+    }
+    assert!(
+        run.stderr
+            .contains("DROP INDEX CONCURRENTLY is checked as DROP INDEX"),
+        "{}",
+        run.shown()
+    );
+    let report = run.report();
+    let rewritten = report["migration_rewritten"].as_array().unwrap();
+    assert_eq!(rewritten.len(), 2, "{report:#}");
+    // Applied for real: the moderator's listing lost its twin after the migration.
+    let moderator = check_of(&report, "forum-page-first", "moderator");
+    assert_eq!(moderator["before"]["verdict"], "pass", "{moderator:#}");
+    assert_ne!(moderator["verdict"], "pass", "{moderator:#}");
+    // And rolled back.
+    let twin = query_text(
+        &db,
+        "SELECT pg_get_indexdef('threads_forum_listing_all_idx'::regclass)",
+    );
+    assert!(
+        twin.contains("(forum_id, sticky, last_post_at, id)"),
+        "{twin}"
+    );
+}
+
+#[test]
 fn a_migration_that_cannot_run_in_a_transaction_is_refused_with_the_form_to_use() {
     let migration = temp_file(
         "m.sql",
-        "CREATE INDEX CONCURRENTLY x ON posts (author_id);\n",
+        "ALTER TABLE posts DETACH PARTITION posts_2026 CONCURRENTLY;\n",
     );
     let run = run(&[
         "check",
@@ -275,7 +324,8 @@ fn a_migration_that_cannot_run_in_a_transaction_is_refused_with_the_form_to_use(
     ]);
     assert_eq!(run.status, Some(2), "{}", run.shown());
     assert!(
-        run.stderr.contains("m.sql:1:1: CREATE INDEX CONCURRENTLY"),
+        run.stderr
+            .contains("m.sql:1:1: ALTER TABLE … DETACH PARTITION CONCURRENTLY"),
         "{}",
         run.shown()
     );

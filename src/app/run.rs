@@ -277,6 +277,9 @@ pub async fn run_checks(
         let m = &super::check::for_server(&session, m).await?;
         let sequences = db::migrate::sequence_values(&session).await.ok();
         let applied = db::migrate::apply(&session, m, &settings, options.analyze).await?;
+        for note in &m.rewritten {
+            say!("note: {note}");
+        }
         for note in &applied.notes {
             say!("note: {note}");
         }
@@ -318,6 +321,9 @@ pub async fn run_checks(
     let not_run = total.saturating_sub(checks.len());
     let mut report = report_of(checks, before, facts, &run.verdict);
     report.not_run = not_run;
+    if let Some(m) = migration {
+        report.migration_rewritten = m.rewritten.clone();
+    }
     report.locations = super::output::locations(project);
     super::output::relative_spots(&mut report);
     super::output::emit(&report, &run.verdict)?;
@@ -400,6 +406,7 @@ fn report_of(
         role_warnings: facts.role_warnings,
         locations: Default::default(),
         not_run: 0,
+        migration_rewritten: Vec::new(),
     }
 }
 

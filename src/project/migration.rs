@@ -38,8 +38,13 @@ fn has_word(text: &str, word: &str) -> bool {
 pub struct Migration {
     pub path: String,
     pub sql: String,
-    /// Its statements, one by one: the byte offset where each starts in `sql`, and its text.
+    /// Its statements, one by one: the byte offset where each starts in `sql`, and its text as
+    /// it is applied (without `CONCURRENTLY`, see [`Self::rewritten`]).
     pub statements: Vec<(usize, String)>,
+    /// The statements checked in another form than written, each `path:line: what`: `CREATE
+    /// INDEX CONCURRENTLY` (and `DROP INDEX`, `REINDEX INDEX|TABLE`) cannot run in the check's
+    /// transaction, so it is applied without the keyword; the planner sees the same index.
+    pub rewritten: Vec<String>,
 }
 
 /// Reads the migration file `--migration` names (a regular file, not read through a link, at
@@ -73,19 +78,72 @@ pub fn vet_with(path: &str, sql: &str, dialect: Dialect) -> Result<Migration, Ba
             "{path}: the migration holds no statement"
         )));
     }
+    let mut applied = Vec::new();
+    let mut rewritten = Vec::new();
     for st in &statements {
-        if let Some((at, why)) = refusal(st.text, dialect) {
+        let (text, what) = match without_concurrently(st.text, st.dialect) {
+            Some((text, what)) => (text, Some(what)),
+            None => (st.text.to_string(), None),
+        };
+        if let Some((at, why)) = refusal(&text, st.dialect) {
+            // Offsets past a removed keyword are off by its length: point at the statement.
+            let at = if what.is_some() { 0 } else { at };
             return Err(BadInput(located(path, sql, st.offset + at, &why)));
         }
+        if let Some(what) = what {
+            let (line, _) = crate::error::line_col(sql, st.offset);
+            rewritten.push(format!(
+                "{path}:{line}: {what} CONCURRENTLY is checked as {what}: it cannot run in the \
+                 check's transaction, and the planner sees the same index either way"
+            ));
+        }
+        applied.push((st.offset, text));
     }
     Ok(Migration {
         path: path.to_string(),
         sql: sql.to_string(),
-        statements: statements
-            .iter()
-            .map(|s| (s.offset, s.text.to_string()))
-            .collect(),
+        statements: applied,
+        rewritten,
     })
+}
+
+/// `CREATE [UNIQUE] INDEX CONCURRENTLY …`, `DROP INDEX CONCURRENTLY …` and `REINDEX [(…)]
+/// INDEX|TABLE CONCURRENTLY …` without the keyword, and what the statement is; None for any
+/// other statement. The keyword is the word token in its place, found by the lexer (never in a
+/// string, a comment or a quoted name).
+fn without_concurrently(statement: &str, dialect: Dialect) -> Option<(String, &'static str)> {
+    let tokens = crate::sql::significant(statement, dialect);
+    let words: Vec<String> = tokens
+        .iter()
+        .map(|t| t.keyword().unwrap_or_default())
+        .collect();
+    let word = |i: usize| words.get(i).map(String::as_str);
+    let (at, what) = match (word(0), word(1), word(2)) {
+        (Some("CREATE"), Some("INDEX"), Some("CONCURRENTLY")) => (2, "CREATE INDEX"),
+        (Some("CREATE"), Some("UNIQUE"), Some("INDEX")) if word(3) == Some("CONCURRENTLY") => {
+            (3, "CREATE INDEX")
+        }
+        (Some("DROP"), Some("INDEX"), Some("CONCURRENTLY")) => (2, "DROP INDEX"),
+        (Some("REINDEX"), _, _) => {
+            // REINDEX [(options)] INDEX|TABLE CONCURRENTLY name.
+            let mut i = 1;
+            if tokens.get(1).is_some_and(|t| t.text == "(") {
+                let close = tokens.iter().position(|t| t.text == ")")?;
+                i = close + 1;
+            }
+            match (word(i), word(i + 1)) {
+                (Some("INDEX" | "TABLE"), Some("CONCURRENTLY")) => (i + 1, "REINDEX"),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    let token = tokens.get(at)?;
+    let end = token.start + token.text.len();
+    Some((
+        format!("{}{}", &statement[..token.start], &statement[end..]),
+        what,
+    ))
 }
 
 /// Why a statement cannot be part of the check's transaction, with the form to use, and the
@@ -161,27 +219,24 @@ fn statement_refusal(w: &[String]) -> Option<String> {
         }
         _ => {}
     }
-    if has("CONCURRENTLY") {
-        let what = match (first, w.get(1).copied()) {
-            ("CREATE", _) => "CREATE INDEX",
-            ("DROP", _) => "DROP INDEX",
-            ("REINDEX", _) => "REINDEX",
-            ("ALTER", _) if has("DETACH") => "ALTER TABLE … DETACH PARTITION",
-            _ => "",
-        };
-        if !what.is_empty() {
-            return Some(format!(
-                "{what} CONCURRENTLY cannot run inside a transaction; for the check write it as \
-                 {what} without CONCURRENTLY: the planner sees the same index, and the check \
-                 rolls it back (its lock is held for the length of the run)"
-            ));
-        }
+    // CREATE INDEX, DROP INDEX and REINDEX INDEX|TABLE CONCURRENTLY are checked without the
+    // keyword ([`without_concurrently`]); DETACH PARTITION … CONCURRENTLY is not the same
+    // statement without it.
+    if has("CONCURRENTLY") && first == "ALTER" && has("DETACH") {
+        return Some(
+            "ALTER TABLE … DETACH PARTITION CONCURRENTLY cannot run inside a transaction; for \
+             the check write it without CONCURRENTLY: the partition is detached the same way, \
+             and the check rolls it back (its lock is held for the length of the run)"
+                .into(),
+        );
     }
     let outside = match (first, w.get(1).copied()) {
         ("CREATE" | "DROP" | "ALTER", Some("DATABASE")) => Some("… DATABASE"),
         ("CREATE" | "DROP", Some("TABLESPACE")) => Some("… TABLESPACE"),
         ("ALTER", Some("SYSTEM")) => Some("ALTER SYSTEM"),
-        ("REINDEX", Some("DATABASE" | "SYSTEM")) => Some("REINDEX DATABASE"),
+        ("REINDEX", Some("DATABASE" | "SYSTEM" | "SCHEMA")) => {
+            Some("REINDEX SCHEMA|DATABASE|SYSTEM")
+        }
         ("CREATE", Some("SUBSCRIPTION")) => Some("CREATE SUBSCRIPTION"),
         ("CLUSTER", None) => Some("CLUSTER without a table"),
         _ => None,
@@ -213,14 +268,45 @@ mod tests {
     }
 
     #[test]
+    fn concurrently_is_checked_without_the_keyword_and_said() {
+        let m = vet(
+            "m.sql",
+            "CREATE INDEX a ON t (x);\n  create unique index concurrently if not exists b on t (y);\n\
+             DROP INDEX CONCURRENTLY c;\nREINDEX (VERBOSE) INDEX CONCURRENTLY d;\n\
+             REINDEX TABLE CONCURRENTLY t;\nCREATE INDEX e ON t ((x || 'concurrently'));",
+        )
+        .unwrap();
+        let applied: Vec<&str> = m.statements.iter().map(|(_, s)| s.as_str()).collect();
+        assert_eq!(
+            applied,
+            [
+                "CREATE INDEX a ON t (x)",
+                "create unique index  if not exists b on t (y)",
+                "DROP INDEX  c",
+                "REINDEX (VERBOSE) INDEX  d",
+                "REINDEX TABLE  t",
+                "CREATE INDEX e ON t ((x || 'concurrently'))",
+            ]
+        );
+        assert_eq!(m.rewritten.len(), 4, "{:?}", m.rewritten);
+        assert!(
+            m.rewritten[0]
+                .starts_with("m.sql:2: CREATE INDEX CONCURRENTLY is checked as CREATE INDEX"),
+            "{:?}",
+            m.rewritten
+        );
+        assert!(m.rewritten[3].starts_with("m.sql:5: REINDEX CONCURRENTLY"));
+        // A name that is the word, quoted, stays.
+        let m = vet("m.sql", "CREATE INDEX \"concurrently\" ON t (x)").unwrap();
+        assert!(m.rewritten.is_empty());
+    }
+
+    #[test]
     fn non_transactional_statements_are_refused_with_the_form_to_use() {
-        let e = refused("CREATE INDEX a ON t (x);\n  create index concurrently b on t (y);");
-        assert!(e.starts_with("m.sql:2:3: CREATE INDEX CONCURRENTLY"), "{e}");
-        assert!(e.contains("without CONCURRENTLY"), "{e}");
         assert!(refused("VACUUM ANALYZE t").contains("ANALYZE"));
-        assert!(refused("DROP INDEX CONCURRENTLY a").contains("DROP INDEX without"));
-        assert!(refused("REINDEX INDEX CONCURRENTLY a").contains("REINDEX"));
         assert!(refused("ALTER TABLE p DETACH PARTITION c CONCURRENTLY").contains("DETACH"));
+        // REINDEX of a schema cannot run in a transaction with or without the keyword.
+        assert!(refused("REINDEX SCHEMA CONCURRENTLY s").contains("REINDEX"));
         assert!(refused("CREATE DATABASE x").contains("cannot be checked"));
         assert!(refused("ALTER SYSTEM SET work_mem = '1GB'").contains("ALTER SYSTEM"));
     }

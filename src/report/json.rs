@@ -14,6 +14,10 @@ struct JsonReport<'a> {
     checks: Vec<JsonCheck<'a>>,
     /// Twin drift and invalid indexes (`plancheck lint`), found before the checks ran.
     lint: &'a [crate::lint::Finding],
+    /// With `--migration`: its statements checked in another form than written
+    /// (`CREATE INDEX CONCURRENTLY` as `CREATE INDEX`), each `path:line: what`.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    migration_rewritten: &'a [String],
     summary: Summary,
 }
 
@@ -83,6 +87,7 @@ pub(super) fn json(report: &Report) -> String {
         server_version: &report.server_version,
         role_warnings: &report.role_warnings,
         lint: &report.lint,
+        migration_rewritten: &report.migration_rewritten,
         checks: report
             .checks
             .iter()

@@ -55,6 +55,8 @@ pub struct Report {
     pub locations: BTreeMap<(String, String), Location>,
     /// Checks of the run that were not run: stopped (Ctrl-C, SIGTERM) or `--fail-fast`.
     pub not_run: usize,
+    /// With `--migration`: its statements checked in another form than written.
+    pub migration_rewritten: Vec<String>,
 }
 
 /// Where a check's expectation is written: the file, as a path from the folder plancheck ran in
