@@ -188,3 +188,64 @@ fn list_names_every_check_a_run_would_make_with_no_database() {
     assert_eq!(status, Some(2), "{stderr}");
     assert!(stderr.contains("no such scope"), "{stderr}");
 }
+
+#[test]
+fn files_plancheck_does_not_read_are_said_and_a_misspelt_scope_is_refused() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    fs::create_dir_all(p.join("plans")).unwrap();
+    fs::create_dir_all(p.join("expectations")).unwrap();
+    for name in ["thread-page-first", "search-rare"] {
+        fs::copy(
+            root.join(format!("plans/{name}.sql")),
+            p.join(format!("plans/{name}.sql")),
+        )
+        .unwrap();
+        fs::copy(
+            root.join(format!("expectations/{name}.toml")),
+            p.join(format!("expectations/{name}.toml")),
+        )
+        .unwrap();
+    }
+    fs::copy(root.join("plancheck.toml"), p.join("plancheck.toml")).unwrap();
+    // A plan nobody expects anything of, and an expectation saved under another extension.
+    fs::write(p.join("plans/orphan.sql"), "SELECT 1").unwrap();
+    fs::rename(
+        p.join("expectations/search-rare.toml"),
+        p.join("expectations/search-rare.tml"),
+    )
+    .unwrap();
+    fs::write(p.join("expectations/.gitkeep"), "").unwrap();
+    let out = plancheck(&["list", "--project", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    for said in [
+        "plans/orphan.sql: not checked: no expectations/orphan.toml",
+        // search-rare's plan lost its expectation too.
+        "plans/search-rare.sql: not checked",
+        "expectations/search-rare.tml: not read: an expectation is expectations/NAME.toml",
+    ] {
+        assert!(stderr.contains(said), "{said}: {stderr}");
+    }
+    assert!(!stderr.contains(".gitkeep"), "{stderr}");
+    // A scope one letter off the project's: refused at its line, with the name meant.
+    let text = fs::read_to_string(p.join("expectations/thread-page-first.toml")).unwrap();
+    fs::write(
+        p.join("expectations/thread-page-first.toml"),
+        text.replace("[scopes.moderator]", "[scopes.moderatr]"),
+    )
+    .unwrap();
+    let out = plancheck(&["list", "--project", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("expectations/thread-page-first.toml:")
+            && stderr.contains("did you mean `moderator`?"),
+        "{stderr}"
+    );
+}

@@ -6,7 +6,7 @@ use super::target;
 use crate::cli::AcceptArgs;
 use crate::db::check::Session;
 use crate::measure::Outcome;
-use crate::project::{self, Filter, Source};
+use crate::project::{self, Filter};
 use crate::report::stderr;
 use crate::term::say;
 use crate::verdict::{self, Judging, baseline};
@@ -17,7 +17,7 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> crate::err
         only: args.only.clone(),
         scopes: args.scope.clone(),
     };
-    let project = project::load(&Source::Dir(args.project.dir.clone()), &filter)?;
+    let project = super::load_project(&args.project.dir, &filter)?;
     let target = target(&args.connect)?;
     let (client, settings) = planning_session(&target, &args.bounds).await?;
     drop(client);

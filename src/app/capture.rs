@@ -101,6 +101,7 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::e
             on_disk: false,
             read_paths,
             scope_names: vec![args.scope.clone()],
+            unread: Vec::new(),
         };
         let jobs = jobs(&client, None, None).await?;
         let pool = crate::db::pool::Pool::new(&target, true);

@@ -5,13 +5,12 @@ use super::{RunOptions, filter, run_checks, target};
 use crate::cli::CheckArgs;
 use crate::db::Target;
 use crate::project::migration;
-use crate::project::{self, Source};
 use crate::report::stderr;
 use crate::term::say;
 use crate::{db, sql, stop};
 
 pub(super) async fn check(args: CheckArgs, stop: stop::Stop) -> crate::error::Result<i32> {
-    let project = project::load(&Source::Dir(args.project.dir.clone()), &filter(&args.run))?;
+    let project = super::load_project(&args.project.dir, &filter(&args.run))?;
     let migration = args.migration.as_deref().map(migration::read).transpose()?;
     let target = target(&args.connect)?;
     let options = RunOptions {

@@ -3,11 +3,11 @@
 use super::{target, write_stdout};
 use crate::cli::LintArgs;
 use crate::db::check::Settings;
-use crate::project::{self, Filter, Source};
+use crate::project::Filter;
 use crate::{db, exit_codes, lint, report};
 
 pub(super) async fn lint(args: LintArgs) -> crate::error::Result<i32> {
-    let project = project::load(&Source::Dir(args.project.dir.clone()), &Filter::default())?;
+    let project = super::load_project(&args.project.dir, &Filter::default())?;
     let target = target(&args.connect)?;
     let client = target.connect().await?;
     db::check::bound_session(&client, &Settings::default()).await?;

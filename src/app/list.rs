@@ -2,7 +2,7 @@
 
 use super::write_stdout;
 use crate::cli::ListArgs;
-use crate::project::{self, Filter, Source};
+use crate::project::Filter;
 use crate::{exit_codes, report};
 
 pub(super) fn list(args: ListArgs) -> crate::error::Result<i32> {
@@ -10,7 +10,7 @@ pub(super) fn list(args: ListArgs) -> crate::error::Result<i32> {
         only: args.only.clone(),
         scopes: args.scope.clone(),
     };
-    let project = project::load(&Source::Dir(args.project.dir.clone()), &filter)?;
+    let project = super::load_project(&args.project.dir, &filter)?;
     write_stdout(&report::list::list(&project, args.format.into()))?;
     Ok(exit_codes::PASS)
 }

@@ -117,6 +117,19 @@ async fn run(cli: Cli, mut stop: stop::Stop) -> crate::error::Result<i32> {
     }
 }
 
+/// The project in folder `dir`, narrowed to `filter`; the files it holds that plancheck does
+/// not read are said as warnings.
+fn load_project(
+    dir: &std::path::Path,
+    filter: &crate::project::Filter,
+) -> crate::error::Result<crate::project::Project> {
+    let project = crate::project::load(&crate::project::Source::Dir(dir.to_path_buf()), filter)?;
+    for unread in &project.unread {
+        say!("warning: {unread}");
+    }
+    Ok(project)
+}
+
 /// The database to check: `--database-url` (or `DATABASE_URL`), completed from the libpq
 /// environment (`PGHOST`, `PGUSER`, …) and its defaults, as every PostgreSQL tool does.
 fn target(connect: &crate::cli::ConnectOpts) -> crate::error::Result<Target> {

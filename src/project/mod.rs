@@ -68,6 +68,9 @@ pub struct Project {
     pub read_paths: Vec<ReadPath>,
     /// Every scope name declared anywhere (project or expectation), for `--scope` validation.
     pub scope_names: Vec<String>,
+    /// Files of the project plancheck does not read, each with why: a plan with no
+    /// expectation, a file in `expectations/` that is no `NAME.toml`. Said as warnings.
+    pub unread: Vec<String>,
 }
 
 /// A read path and the scopes it is checked under.
@@ -266,6 +269,110 @@ fn scope_line(text: &str, scope: &str) -> Option<usize> {
     Some(crate::error::line_col(text, key.span().start).0)
 }
 
+/// A scope one expectation names and nothing else declares (not `plancheck.toml`, no other
+/// expectation), near another scope of the project ([`near_enough`]), is a misspelling: refused
+/// at its line, with the name meant when that one is established (in `plancheck.toml`, or in
+/// two expectations or more), else naming both. A new scope far from every other is legitimate
+/// (a read path only one role reads); one meant to sit beside a near name is declared in
+/// `plancheck.toml`, which settles it.
+fn misspelt_scopes(declared: &[String], files: &[Declared]) -> Result<(), BadInput> {
+    // In which expectations each scope is named.
+    let mut uses: std::collections::BTreeMap<&str, Vec<&Declared>> = Default::default();
+    for f in files {
+        for scope in &f.scopes {
+            uses.entry(scope.as_str()).or_default().push(f);
+        }
+    }
+    let in_config = |scope: &str| declared.iter().any(|d| d == scope);
+    for f in files {
+        for scope in &f.scopes {
+            let scope = scope.as_str();
+            if in_config(scope) || uses.get(scope).is_some_and(|u| u.len() > 1) {
+                continue;
+            }
+            let near = declared
+                .iter()
+                .map(String::as_str)
+                .chain(uses.keys().copied())
+                .filter(|k| *k != scope)
+                .map(|k| (strsim::levenshtein(k, scope), k))
+                .filter(|(d, k)| near_enough(*d, k, scope))
+                .min();
+            let Some((_, near)) = near else {
+                continue;
+            };
+            let established = in_config(near) || uses.get(near).is_some_and(|u| u.len() > 1);
+            let settle = format!(
+                "(a new scope this close to another is declared in plancheck.toml as \
+                 [scopes.{scope}])"
+            );
+            let message = if established {
+                format!("scope `{scope}` is declared nowhere else; did you mean `{near}`? {settle}")
+            } else {
+                let there = uses
+                    .get(near)
+                    .and_then(|u| u.first())
+                    .map_or("plancheck.toml", |d| d.path.as_str());
+                format!(
+                    "scope `{scope}` here and scope `{near}` in {there} are each declared once \
+                     and differ by a letter or two: is one misspelt? {settle}"
+                )
+            };
+            return Err(match scope_line(&f.text, scope) {
+                Some(line) => BadInput(format!("{}:{line}: {message}", f.path)),
+                None => BadInput(format!("{}: {message}", f.path)),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The scopes one expectation declares, read before anything is resolved: a misspelt scope is
+/// said as one, not as the fragment it lacks.
+struct Declared {
+    path: String,
+    text: String,
+    scopes: Vec<String>,
+}
+
+/// The scopes of every expectation that reads as TOML (one that does not is reported when it
+/// is resolved).
+fn declared_scopes(source: &Source, names: &[String]) -> Result<Vec<Declared>, BadInput> {
+    let mut out = Vec::new();
+    for name in names {
+        let rel = format!("expectations/{name}.toml");
+        let Some(text) = source.read(&rel)? else {
+            continue;
+        };
+        let Ok(table) = text.parse::<toml::Table>() else {
+            continue;
+        };
+        let scopes = table
+            .get("scopes")
+            .and_then(toml::Value::as_table)
+            .map(|t| t.keys().cloned().collect())
+            .unwrap_or_default();
+        out.push(Declared {
+            path: source.display(&rel),
+            text,
+            scopes,
+        });
+    }
+    Ok(out)
+}
+
+/// Whether two scope names `distance` edits apart are near enough to be one misspelt: one edit
+/// in names of four characters or more, two in names of eight or more (`admn`/`admin`,
+/// `moderatr`/`moderator`); short names (`a`, `b`) are told apart by design.
+fn near_enough(distance: usize, a: &str, b: &str) -> bool {
+    let shorter = a.chars().count().min(b.chars().count());
+    match distance {
+        1 => shorter >= 4,
+        2 => shorter >= 8,
+        _ => false,
+    }
+}
+
 /// Reads and validates the whole project, then narrows it to the filter.
 pub fn load(source: &Source, filter: &Filter) -> Result<Project, BadInput> {
     let config = resolve::read_config(source)?;
@@ -277,6 +384,7 @@ pub fn load(source: &Source, filter: &Filter) -> Result<Project, BadInput> {
         )));
     }
     let mut scope_names: Vec<String> = config.file.scopes.keys().cloned().collect();
+    misspelt_scopes(&scope_names, &declared_scopes(source, &names)?)?;
     let mut read_paths = Vec::new();
     for name in &names {
         let rp = resolve::load_expectation(source, &config, name)?;
@@ -292,10 +400,32 @@ pub fn load(source: &Source, filter: &Filter) -> Result<Project, BadInput> {
     filter::check_names(filter, &read_paths, &names, &scope_names)?;
     resolve::check_relatives(&read_paths, &names)?;
     let read_paths = filter::narrow(read_paths, filter);
+    // A plans/ folder that cannot be listed as read paths (a file name no read path may have)
+    // says nothing here: only the expectations' plans are read.
+    let mut unread: Vec<String> = source
+        .list("plans", "sql")
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|plan| !names.contains(plan))
+        .map(|plan| {
+            format!(
+                "{}: not checked: no expectations/{plan}.toml says what it must use",
+                source.display(&format!("plans/{plan}.sql"))
+            )
+        })
+        .collect();
+    unread.extend(
+        source
+            .strays("expectations", "toml")
+            .unwrap_or_default()
+            .into_iter()
+            .map(|path| format!("{path}: not read: an expectation is expectations/NAME.toml")),
+    );
     Ok(Project {
         on_disk: matches!(source, Source::Dir(_)),
         read_paths,
         scope_names,
+        unread,
     })
 }
 
@@ -436,6 +566,65 @@ mod tests {
             assert!(e.starts_with(wanted), "wanted {wanted:?}, got:\n{e}");
             assert!(e.contains("\n  |\n"), "no snippet:\n{e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod misspelt_scope_tests {
+    use super::testing::load_files;
+    use super::*;
+
+    fn project(b_scopes: &str, config: Option<&str>) -> Result<Project, BadInput> {
+        let both = "[scopes.member]\nindex = \"i\"\n[scopes.moderator]\nindex = \"j\"\n";
+        let mut files = vec![
+            ("expectations/a.toml", both.to_string()),
+            ("plans/a.sql", "SELECT 1".to_string()),
+            ("expectations/c.toml", both.to_string()),
+            ("plans/c.sql", "SELECT 3".to_string()),
+            ("expectations/b.toml", format!("# b\n{b_scopes}")),
+            ("plans/b.sql", "SELECT 2".to_string()),
+        ];
+        if let Some(config) = config {
+            files.push(("plancheck.toml", config.to_string()));
+        }
+        load_files(&files, &Filter::default())
+    }
+
+    #[test]
+    fn a_scope_declared_nowhere_else_near_a_declared_one_is_refused_with_the_name_meant() {
+        let e = project(
+            "[scopes.member]\nindex = \"i\"\n[scopes.moderatr]\nindex = \"j\"\n",
+            None,
+        )
+        .unwrap_err()
+        .0;
+        assert!(
+            e.starts_with("expectations/b.toml:4: scope `moderatr` is declared nowhere else; did you mean `moderator`?"),
+            "{e}"
+        );
+        // `admn` against plancheck.toml's `admin`.
+        let e = project("[scopes.admn]\nindex = \"i\"\n", Some("[scopes.admin]\n"))
+            .unwrap_err()
+            .0;
+        assert!(e.contains("did you mean `admin`?"), "{e}");
+    }
+
+    #[test]
+    fn a_new_scope_far_from_every_other_or_declared_in_the_config_is_a_scope() {
+        let p = project("[scopes.auditor]\nindex = \"i\"\n", None).unwrap();
+        assert!(p.scope_names.contains(&"auditor".to_string()));
+        // Declared in plancheck.toml: meant, however near.
+        project(
+            "[scopes.moderatr]\nindex = \"i\"\n",
+            Some("[scopes.moderatr]\n"),
+        )
+        .unwrap();
+        // Used by two expectations: a scope of the project.
+        project(
+            "[scopes.member]\nindex = \"i\"\n[scopes.moderator]\nindex = \"j\"\n",
+            None,
+        )
+        .unwrap();
     }
 }
 

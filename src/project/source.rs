@@ -154,6 +154,22 @@ impl Source {
         Ok(names)
     }
 
+    /// The entries of `dir` that are not hidden and do not end in `.ext` (in any case), shown as
+    /// the user sees them: files a project holds that plancheck does not read.
+    pub fn strays(&self, dir: &str, ext: &str) -> Result<Vec<String>, BadInput> {
+        let suffix = format!(".{ext}");
+        let mut out: Vec<String> = self
+            .entries(dir)?
+            .into_iter()
+            .map(|name| name.unwrap_or_else(|lossy| lossy))
+            .filter(|name| !name.starts_with('.'))
+            .filter(|name| !name.to_ascii_lowercase().ends_with(&suffix))
+            .map(|name| self.display(&format!("{dir}/{name}")))
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
     /// A path as the user should see it in a message.
     pub fn display(&self, rel: &str) -> String {
         match self {
