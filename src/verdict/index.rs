@@ -24,6 +24,20 @@ pub fn missing(
             if is_table { " but a table" } else { "" }
         ));
     }
+    // A table's name where an index's is wanted: its indexes are the names to choose from.
+    let of_table: Vec<String> = nearest
+        .iter()
+        .filter(|n| n.table == bare && qualifier.as_ref().is_none_or(|q| *q == n.schema))
+        .map(|n| Relation::new(Some(&n.schema), &n.name).to_string())
+        .collect();
+    if !of_table.is_empty() {
+        out.push_str(&format!(
+            ": `{bare}` is a table, not an index; name the index on it the read path must use: \
+             {}",
+            of_table.join(", ")
+        ));
+        return out;
+    }
     let mut ranked: Vec<(usize, bool, &IndexName)> = nearest
         .iter()
         .map(|n| {
@@ -125,6 +139,24 @@ mod tests {
         assert!(m.contains("did you mean events_order_room_idx"), "{m}");
         let m = missing("public.events_order_room", &all, &["public".into()], &[]);
         assert!(!m.contains("not a schema"), "{m}");
+    }
+
+    #[test]
+    fn a_table_named_where_an_index_is_wanted_lists_its_indexes() {
+        let all = [
+            idx("public", "users_pkey", "users"),
+            idx("public", "users_email_idx", "users"),
+            idx("audit", "users_pkey", "users"),
+        ];
+        let m = missing("users", &all, &["public".into(), "audit".into()], &[]);
+        assert!(
+            m.contains("`users` is a table, not an index")
+                && m.contains("users_pkey, users_email_idx, audit.users_pkey"),
+            "{m}"
+        );
+        assert!(!m.contains("not created yet"), "{m}");
+        let m = missing("audit.users", &all, &["public".into(), "audit".into()], &[]);
+        assert!(m.ends_with("must use: audit.users_pkey"), "{m}");
     }
 
     #[test]
