@@ -34,6 +34,10 @@ pub struct Measurement {
     #[serde(default)]
     pub parameters: usize,
     pub outcome: Outcome,
+    /// How long the check took, wall time (its session taken, every run, the rollback), in
+    /// milliseconds; none in a measurement saved before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_ms: Option<f64>,
 }
 
 /// What an expectation requires of one check.
@@ -306,6 +310,7 @@ impl Measurement {
             settings,
             parameters: 0,
             outcome: Outcome::Failed(failure),
+            elapsed_ms: None,
         }
     }
 }

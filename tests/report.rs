@@ -53,6 +53,7 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
         plan_diff: vec![],
         strict_plans: false,
         sort_keys: vec![],
+        elapsed_ms: None,
         plans: vec![],
         settings: vec![],
         session: vec![],
@@ -76,6 +77,7 @@ fn report(checks: Vec<CheckResult>) -> Report {
         locations: Default::default(),
         not_run: 0,
         migration_rewritten: Vec::new(),
+        started: None,
     }
 }
 
@@ -1170,7 +1172,23 @@ fn the_junit_file_is_well_formed_and_counts_what_the_json_summary_counts() {
             .descendants()
             .filter(|n| n.has_tag_name("testsuite"))
             .collect();
-        assert_eq!(suites.len(), 1, "{xml}");
+        // A suite per read path, in the report's order (the lint's read paths after).
+        let mut read_paths: Vec<&str> = Vec::new();
+        for name in r
+            .checks
+            .iter()
+            .map(|c| c.read_path.as_str())
+            .chain(r.lint.iter().map(|f| f.read_path.as_str()))
+        {
+            if !read_paths.contains(&name) {
+                read_paths.push(name);
+            }
+        }
+        let suite_names: Vec<&str> = suites
+            .iter()
+            .map(|s| s.attribute("name").unwrap())
+            .collect();
+        assert_eq!(suite_names, read_paths, "{xml}");
         let cases: Vec<_> = doc
             .descendants()
             .filter(|n| n.has_tag_name("testcase"))
@@ -1187,23 +1205,24 @@ fn the_junit_file_is_well_formed_and_counts_what_the_json_summary_counts() {
         // neither.
         assert_eq!(count("failure"), n("failed") + lint, "{xml}");
         assert_eq!(count("error"), n("errors"), "{xml}");
-        let suite = suites[0];
+        let total = |attribute: &str| -> usize {
+            suites
+                .iter()
+                .map(|s| s.attribute(attribute).unwrap().parse::<usize>().unwrap())
+                .sum()
+        };
+        assert_eq!(total("tests"), cases.len());
+        assert_eq!(total("failures"), n("failed") + lint);
+        assert_eq!(total("errors"), n("errors"));
+        let all = doc.root_element();
         assert_eq!(
-            suite.attribute("tests"),
+            all.attribute("tests"),
             Some(cases.len().to_string().as_str())
         );
-        assert_eq!(
-            suite.attribute("failures"),
-            Some((n("failed") + lint).to_string().as_str())
-        );
-        assert_eq!(
-            suite.attribute("errors"),
-            Some(n("errors").to_string().as_str())
-        );
-        // classname the read path, name the scope, in the report's order.
-        let named: Vec<(String, String)> = cases
+        // classname the read path, name `read-path [scope]`, in the report's order.
+        let mut named: Vec<(String, String)> = cases
             .iter()
-            .take(r.checks.len())
+            .filter(|c| !c.attribute("name").unwrap().starts_with("index "))
             .map(|c| {
                 (
                     c.attribute("classname").unwrap().to_string(),
@@ -1211,11 +1230,18 @@ fn the_junit_file_is_well_formed_and_counts_what_the_json_summary_counts() {
                 )
             })
             .collect();
-        let expected: Vec<(String, String)> = r
+        let mut expected: Vec<(String, String)> = r
             .checks
             .iter()
-            .map(|c| (c.read_path.clone(), c.scope.clone()))
+            .map(|c| {
+                (
+                    c.read_path.clone(),
+                    format!("{} [{}]", c.read_path, c.scope),
+                )
+            })
             .collect();
+        named.sort();
+        expected.sort();
         assert_eq!(named, expected);
     }
     // A failure's message is the why: line, its body the plan the verdict is about.
@@ -1328,4 +1354,54 @@ fn markdown_is_the_evidence_table_and_the_budgets_table() {
         "{text}"
     );
     insta::assert_snapshot!("markdown_failing", text);
+}
+
+#[test]
+fn junit_carries_each_check_s_time_file_and_line_and_the_run_s_timestamp() {
+    let mut r = everything();
+    r.started = Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_764_670_000));
+    for (i, c) in r.checks.iter_mut().enumerate() {
+        c.elapsed_ms = Some(250.0 * (i + 1) as f64);
+    }
+    let xml = render(&r, Format::Junit, Style::PLAIN);
+    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}:\n{xml}"));
+    let first = &r.checks[0];
+    let case = doc
+        .descendants()
+        .find(|n| {
+            n.has_tag_name("testcase")
+                && n.attribute("name")
+                    == Some(format!("{} [{}]", first.read_path, first.scope).as_str())
+        })
+        .unwrap_or_else(|| panic!("{xml}"));
+    assert_eq!(case.attribute("time"), Some("0.250"), "{xml}");
+    let at = r
+        .locations
+        .get(&(first.read_path.clone(), first.scope.clone()))
+        .expect("everything() locates its checks");
+    assert_eq!(case.attribute("file"), Some(at.path.as_str()), "{xml}");
+    assert_eq!(
+        case.attribute("line").map(str::to_string),
+        at.line.map(|l| l.to_string()),
+        "{xml}"
+    );
+    // The run's timestamp on the report and each suite; the report's time is every check's.
+    let root = doc.root_element();
+    assert!(
+        root.attribute("timestamp")
+            .is_some_and(|t| t.starts_with("2025-12-02T")),
+        "{xml}"
+    );
+    let total: f64 = (1..=r.checks.len()).map(|i| 0.25 * i as f64).sum();
+    assert_eq!(
+        root.attribute("time"),
+        Some(format!("{total:.3}").as_str()),
+        "{xml}"
+    );
+    for suite in doc.descendants().filter(|n| n.has_tag_name("testsuite")) {
+        assert!(suite.attribute("timestamp").is_some(), "{xml}");
+    }
+    // Without measured times, none is made up.
+    let xml = render(&everything(), Format::Junit, Style::PLAIN);
+    assert!(!xml.contains(" time="), "{xml}");
 }

@@ -227,6 +227,7 @@ pub async fn run_checks(
     mut stop: stop::Stop,
 ) -> crate::error::Result<i32> {
     let migration = options.migration;
+    let started = std::time::SystemTime::now();
     let Ready {
         settings,
         server_version,
@@ -321,6 +322,7 @@ pub async fn run_checks(
     let not_run = total.saturating_sub(checks.len());
     let mut report = report_of(checks, before, facts, &run.verdict);
     report.not_run = not_run;
+    report.started = Some(started);
     if let Some(m) = migration {
         report.migration_rewritten = m.rewritten.clone();
     }
@@ -407,6 +409,7 @@ fn report_of(
         locations: Default::default(),
         not_run: 0,
         migration_rewritten: Vec::new(),
+        started: None,
     }
 }
 

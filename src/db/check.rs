@@ -442,11 +442,27 @@ pub struct Checked {
     pub scratch: Option<scratch::Request>,
 }
 
+/// Measures the check ([`measure_check`]), and how long it took (wall time, the session's
+/// taking and the rollback included).
+pub async fn run(
+    session: Session<'_>,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+    settings: &Settings,
+    catalog: &Catalog,
+    stop: &mut Stop,
+) -> Checked {
+    let started = std::time::Instant::now();
+    let mut checked = measure_check(session, read_path, check, settings, catalog, stop).await;
+    checked.measurement.elapsed_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
+    checked
+}
+
 /// Measures the check. Never fails: every problem becomes a [`Failure`] in the measurement. A
 /// stop (Ctrl-C) cancels the running statement and rolls the check back.
 // Long because it is a check's life in order: its session, the measurement or its interruption,
 // the rollback, the re-plan without rivals, the session handed back.
-pub async fn run(
+async fn measure_check(
     session: Session<'_>,
     read_path: &ReadPath,
     check: &ScopeCheck,
@@ -557,6 +573,7 @@ pub async fn run(
             settings: check.settings.clone(),
             parameters: check.params.len(),
             outcome,
+            elapsed_ms: None,
         },
         scratch: request.filter(|_| measured),
     }

@@ -1,56 +1,74 @@
 //! JUnit XML, for the test reporters of CI systems (GitLab's `artifacts:reports:junit`, a GitHub
-//! Actions test-report action): one testsuite, a testcase per read path and scope whose
-//! classname is the read path and whose name is the scope.
+//! Actions test-report action): a testsuite per read path, a testcase per scope named
+//! `read-path [scope]` (classname the read path), with its `time` (the check's wall time) and
+//! the `file` and `line` of the scope's table in its expectation where the report knows them;
+//! the report and each suite carry the run's `timestamp` and their total `time`.
 //!
 //! A failing verdict is a `failure` whose message is the `why:` line and whose body is the plan
 //! the verdict is about, as the compact tree `--explain` prints; an `error` is an `error`; a
 //! warning (`--require usable`, a changed plan without `--strict-plans`) passes, and says so in
 //! the testcase's system-out. An index problem `lint` found fails the run, so it is a failing
-//! testcase too, named after the index.
+//! testcase too, named after the index, in its read path's suite.
+
+use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
-use super::{Outcome, Report, budget_used, buffers, failing_plan, ms, outcome, probe_plan, why};
+use super::{
+    Outcome, Report, budget_used, buffers, check_name, failing_plan, ms, outcome, probe_plan, why,
+};
 use crate::verdict::{CheckResult, Require};
 
-// Long because it is the document in order: a testcase per check with its properties, then the
-// lint's findings and the role's warnings.
-pub(super) fn junit(report: &Report) -> String {
-    let mut suite = TestSuite::new("plancheck");
-    suite.add_property(Property::new("postgresql", &report.server_version));
-    suite.add_property(Property::new(
-        "require",
-        match report.require {
-            Require::Chosen => "chosen",
-            Require::Usable => "usable",
-        },
-    ));
-    for c in &report.checks {
-        let status = match outcome(report, c) {
-            Outcome::Pass | Outcome::Warning => TestCaseStatus::success(),
-            Outcome::Failure => {
-                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                s.set_message(why(c))
-                    .set_type(c.verdict.as_str())
-                    .set_description(plan_body(c));
-                s
-            }
-            Outcome::Error => {
-                let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-                s.set_message(why(c))
-                    .set_type(c.verdict.as_str())
-                    .set_description(&c.message);
-                s
+/// The suites in the report's order of read paths, made on first use.
+struct Suites<'a> {
+    report: &'a Report,
+    suites: Vec<(String, TestSuite)>,
+}
+
+impl<'a> Suites<'a> {
+    fn of(&mut self, read_path: &str) -> &mut TestSuite {
+        let at = match self.suites.iter().position(|(n, _)| n == read_path) {
+            Some(at) => at,
+            None => {
+                let mut suite = TestSuite::new(read_path);
+                suite.add_property(Property::new("postgresql", &self.report.server_version));
+                suite.add_property(Property::new(
+                    "require",
+                    match self.report.require {
+                        Require::Chosen => "chosen",
+                        Require::Usable => "usable",
+                    },
+                ));
+                if let Some(started) = self.report.started {
+                    suite.set_timestamp(chrono::DateTime::<chrono::Utc>::from(started));
+                }
+                self.suites.push((read_path.to_string(), suite));
+                self.suites.len() - 1
             }
         };
-        let mut case = TestCase::new(&c.scope, status);
-        case.set_classname(&c.read_path)
-            .set_system_out(system_out(report, c));
-        for (name, value) in &c.settings {
-            case.add_property(Property::new(format!("setting {name}"), value));
-        }
-        for (name, value) in &c.session {
-            case.add_property(Property::new(format!("setup {name}"), value));
+        &mut self.suites[at].1
+    }
+}
+
+fn seconds(ms: f64) -> Duration {
+    Duration::from_secs_f64((ms / 1000.0).max(0.0))
+}
+
+pub(super) fn junit(report: &Report) -> String {
+    let mut suites = Suites {
+        report,
+        suites: Vec::new(),
+    };
+    // Times only where the checks' were measured (a saved run from before they were kept has
+    // none): no `time="0"` that was never measured.
+    let mut total: Option<Duration> = None;
+    for c in &report.checks {
+        let case = testcase(report, c);
+        let suite = suites.of(&c.read_path);
+        if let Some(ms) = c.elapsed_ms {
+            total = Some(total.unwrap_or_default() + seconds(ms));
+            let time = suite.time.unwrap_or_default() + seconds(ms);
+            suite.set_time(time);
         }
         suite.add_test_case(case);
     }
@@ -75,7 +93,13 @@ pub(super) fn junit(report: &Report) -> String {
             case.set_system_out(format!("{}: {}", f.read_path, f.problem));
         }
         case.set_classname(&f.read_path);
-        suite.add_test_case(case);
+        if let Some(path) = report.file_of(&f.read_path) {
+            case.extra.insert("file".into(), path.into());
+        }
+        suites.of(&f.read_path).add_test_case(case);
+    }
+    if suites.suites.is_empty() {
+        suites.of("plancheck");
     }
     if !report.role_warnings.is_empty() {
         let lines: Vec<String> = report
@@ -83,10 +107,16 @@ pub(super) fn junit(report: &Report) -> String {
             .iter()
             .map(|r| format!("warning: the role has {}: {}", r.right, r.what))
             .collect();
-        suite.set_system_out(lines.join("\n"));
+        suites.suites[0].1.set_system_out(lines.join("\n"));
     }
     let mut doc = quick_junit::Report::new("plancheck");
-    doc.add_test_suite(suite);
+    if let Some(total) = total {
+        doc.set_time(total);
+    }
+    if let Some(started) = report.started {
+        doc.set_timestamp(chrono::DateTime::<chrono::Utc>::from(started));
+    }
+    doc.add_test_suites(suites.suites.into_iter().map(|(_, s)| s));
     let mut text = doc.to_string().unwrap_or_else(|e| {
         // Writing XML into memory cannot fail; say so loudly if it ever does.
         format!("<!-- could not write the JUnit report: {e} -->")
@@ -95,6 +125,54 @@ pub(super) fn junit(report: &Report) -> String {
         text.push('\n');
     }
     text
+}
+
+/// One check's testcase: `read-path [scope]`, its status, time, file and line, properties.
+fn testcase(report: &Report, c: &CheckResult) -> TestCase {
+    let status = match outcome(report, c) {
+        Outcome::Pass | Outcome::Warning => TestCaseStatus::success(),
+        Outcome::Failure => {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_message(why(c))
+                .set_type(c.verdict.as_str())
+                .set_description(plan_body(c));
+            s
+        }
+        Outcome::Error => {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+            s.set_message(why(c))
+                .set_type(c.verdict.as_str())
+                .set_description(&c.message);
+            s
+        }
+    };
+    let mut case = TestCase::new(check_name(c), status);
+    case.set_classname(&c.read_path)
+        .set_system_out(system_out(report, c));
+    if let Some(ms) = c.elapsed_ms {
+        case.set_time(seconds(ms));
+    }
+    // Where the check is written: an error the server located, else the scope's table.
+    match (&c.at, report.location_of(c)) {
+        (Some(at), _) => {
+            case.extra.insert("file".into(), at.path.as_str().into());
+            case.extra.insert("line".into(), at.line.to_string().into());
+        }
+        (None, Some(at)) => {
+            case.extra.insert("file".into(), at.path.as_str().into());
+            if let Some(line) = at.line {
+                case.extra.insert("line".into(), line.to_string().into());
+            }
+        }
+        (None, None) => {}
+    }
+    for (name, value) in &c.settings {
+        case.add_property(Property::new(format!("setting {name}"), value));
+    }
+    for (name, value) in &c.session {
+        case.add_property(Property::new(format!("setup {name}"), value));
+    }
+    case
 }
 
 /// The body of a failure: the plan the verdict is about, and the re-plan through the index a

@@ -57,6 +57,8 @@ pub struct Report {
     pub not_run: usize,
     /// With `--migration`: its statements checked in another form than written.
     pub migration_rewritten: Vec<String>,
+    /// When the run started (JUnit's `timestamp`); none for a saved run judged again.
+    pub started: Option<std::time::SystemTime>,
 }
 
 /// Where a check's expectation is written: the file, as a path from the folder plancheck ran in

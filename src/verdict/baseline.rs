@@ -154,6 +154,7 @@ mod tests {
             requires: Requirement::default(),
             settings: vec![],
             parameters: 0,
+            elapsed_ms: None,
             outcome: Outcome::Measured(Box::new(Measured {
                 index: IndexLookup::Missing {
                     nearest: vec![],

@@ -202,6 +202,8 @@ pub struct CheckResult {
     /// The Sort Keys of the sorts in the measured plan (custom), as printed: none when the
     /// read path's order comes from an index (or it has none). Twin drift reads them.
     pub sort_keys: Vec<String>,
+    /// How long the check took, wall time, in milliseconds (JUnit's `time`).
+    pub elapsed_ms: Option<f64>,
     /// The plans behind the verdict, labelled (`custom`, `generic`, and `probe`: the re-plan
     /// that used the index), for `--explain`.
     pub plans: Vec<(String, crate::measure::Document)>,
@@ -393,6 +395,7 @@ fn unjudged(m: &Measurement) -> CheckResult {
         plan_diff: Vec::new(),
         strict_plans: false,
         sort_keys: Vec::new(),
+        elapsed_ms: m.elapsed_ms,
         plans: Vec::new(),
         settings: m.settings.clone(),
         session: Vec::new(),

@@ -123,6 +123,7 @@ pub(crate) fn measured(read_path: &str, verdict: Verdict, warm: f64, buffers: f6
         plan_diff: vec![],
         strict_plans: false,
         sort_keys: vec![],
+        elapsed_ms: None,
         notes: vec![],
         plans: vec![],
         settings: vec![],
