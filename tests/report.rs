@@ -111,6 +111,7 @@ fn summary(passed: usize, failed: usize, errors: usize, warnings: usize) -> Summ
         errors,
         warnings,
         not_run: 0,
+        index_problems: 0,
     }
 }
 
@@ -658,7 +659,13 @@ fn lint_findings_fail_a_run_whose_checks_all_pass() {
     )]);
     r.lint = findings();
     // The checks passed, and the summary says so; the findings alone fail the run.
-    assert_eq!(r.summary(), summary(1, 0, 0, 0));
+    assert_eq!(
+        r.summary(),
+        Summary {
+            index_problems: 2,
+            ..summary(1, 0, 0, 0)
+        }
+    );
     assert_eq!(plancheck::status(&r), plancheck::exit_codes::CHECK_FAILED);
     let text = table(&r);
     assert!(
@@ -666,7 +673,7 @@ fn lint_findings_fail_a_run_whose_checks_all_pass() {
         "{text}"
     );
     assert!(
-        text.ends_with("2 index problems (see \"indexes:\" above)\n"),
+        text.ends_with(": 1 passed, 0 failed, 0 errors, 2 index problems\n"),
         "{text}"
     );
     insta::assert_snapshot!("lint_table", text);
@@ -677,11 +684,7 @@ fn lint_findings_fail_a_run_whose_checks_all_pass() {
 
     // One finding is one problem.
     r.lint.truncate(1);
-    assert!(
-        table(&r).ends_with("1 index problem (see \"indexes:\" above)\n"),
-        "{}",
-        table(&r)
-    );
+    assert!(table(&r).ends_with(", 1 index problem\n"), "{}", table(&r));
 }
 
 #[test]
@@ -1296,7 +1299,9 @@ fn github_annotations_point_at_the_scope_of_each_failing_expectation() {
     assert_eq!(text.matches("::error ").count(), 9, "{text}");
     assert_eq!(text.matches("::warning ").count(), 2, "{text}");
     assert!(
-        text.ends_with("\n11 checks on PostgreSQL 15.8: 1 passed, 7 failed, 1 error, 2 warnings\n"),
+        text.ends_with(
+            "\n11 checks on PostgreSQL 15.8: 1 passed, 7 failed, 1 error, 2 warnings, 1 index problem\n"
+        ),
         "{text}"
     );
     insta::assert_snapshot!("github", text);
@@ -1404,4 +1409,27 @@ fn junit_carries_each_check_s_time_file_and_line_and_the_run_s_timestamp() {
     // Without measured times, none is made up.
     let xml = render(&everything(), Format::Junit, Style::PLAIN);
     assert!(!xml.contains(" time="), "{xml}");
+}
+
+#[test]
+fn github_annotates_the_ten_it_shows_and_says_how_many_more() {
+    let mut checks = Vec::new();
+    for i in 0..13 {
+        let mut c = failing_checks()[0].clone();
+        c.read_path = format!("path-{i:02}");
+        checks.push(c);
+    }
+    let r = report(checks);
+    let text = render(&r, Format::Github, Style::PLAIN);
+    assert_eq!(text.matches("::error ").count(), 10, "{text}");
+    assert!(
+        text.contains("path-09 [") && !text.contains("path-10 ["),
+        "{text}"
+    );
+    assert!(
+        text.contains("::notice title=plancheck%3A 3 more errors::GitHub shows 10 error annotations a step: 3 more are not annotated"),
+        "{text}"
+    );
+    // The last line still counts every one.
+    assert!(text.trim_end().ends_with("13 failed, 0 errors"), "{text}");
 }

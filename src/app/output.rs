@@ -68,41 +68,48 @@ fn append(path: &Path, text: &str) -> std::io::Result<()> {
     f.flush()
 }
 
-/// `path` as a path from the current folder `here` when it lies below it, else as it is.
-fn from_here(here: Option<&Path>, path: &str) -> String {
-    let path = Path::new(path);
-    here.and_then(|h| path.strip_prefix(h).ok())
-        .unwrap_or(path)
-        .display()
-        .to_string()
+/// `path` as a path from `base` when it lies below it (both resolved, `..` and links, so
+/// `--project ../app` is found below the repository), else as it is.
+fn from_base(base: Option<&Path>, path: &str) -> String {
+    let resolved = base
+        .and_then(|b| std::fs::canonicalize(b).ok())
+        .zip(std::fs::canonicalize(path).ok());
+    match resolved {
+        Some((base, file)) => match file.strip_prefix(&base) {
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => path.to_string(),
+        },
+        None => path.to_string(),
+    }
 }
 
-/// The places errors were located at, as paths from the current folder, as [`locations`] gives
+/// The places errors were located at, as paths from the base folder, as [`locations`] gives
 /// the expectations'.
-pub(super) fn relative_spots(report: &mut Report) {
-    let here = std::env::current_dir().ok();
+pub(super) fn relative_spots(report: &mut Report, base: Option<&Path>) {
     let checks = report
         .checks
         .iter_mut()
         .chain(report.before.iter_mut().flatten());
     for at in checks.filter_map(|c| c.at.as_mut()) {
-        at.path = from_here(here.as_deref(), &at.path);
+        at.path = from_base(base, &at.path);
     }
 }
 
-/// Where each check's expectation is written, for annotations: the file as a path from the
-/// current folder, and the line of the scope's table in it, found in the text the project was
+/// Where each check's expectation is written, for annotations: the file as a path from `base`
+/// (the repository's root in GitHub Actions, else the current folder), and the line of the scope's table in it, found in the text the project was
 /// loaded from (the file is not read again). A project not read from a folder (the built-in
 /// reference project) gives no location; a scope not found in it (declared only in `plancheck.toml`)
 /// gives the file without a line.
-pub(super) fn locations(project: &Project) -> BTreeMap<(String, String), Location> {
+pub(super) fn locations(
+    project: &Project,
+    base: Option<&Path>,
+) -> BTreeMap<(String, String), Location> {
     let mut out = BTreeMap::new();
-    let here = std::env::current_dir().ok();
     if !project.on_disk {
         return out;
     }
     for rp in &project.read_paths {
-        let shown = from_here(here.as_deref(), &rp.expectation_path);
+        let shown = from_base(base, &rp.expectation_path);
         for check in &rp.checks {
             out.insert(
                 (rp.name.clone(), check.scope.clone()),
@@ -114,4 +121,36 @@ pub(super) fn locations(project: &Project) -> BTreeMap<(String, String), Locatio
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::from_base;
+
+    #[test]
+    fn paths_are_given_from_the_base_folder_whatever_way_they_were_named() {
+        let root = tempfile::tempdir().unwrap();
+        let repo = root.path().join("repo");
+        std::fs::create_dir_all(repo.join("app/expectations")).unwrap();
+        std::fs::create_dir_all(repo.join("tools")).unwrap();
+        let file = repo.join("app/expectations/feed.toml");
+        std::fs::write(&file, "").unwrap();
+        // `--project ../app` from repo/tools, as a CI step in a subfolder names it.
+        let named = repo.join("tools/../app/expectations/feed.toml");
+        assert_eq!(
+            from_base(Some(&repo), named.to_str().unwrap()),
+            "app/expectations/feed.toml"
+        );
+        // Outside the base, or with no base: as named.
+        let elsewhere = root.path().join("other");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        assert_eq!(
+            from_base(Some(&elsewhere), file.to_str().unwrap()),
+            file.to_str().unwrap()
+        );
+        assert_eq!(
+            from_base(None, "expectations/x.toml"),
+            "expectations/x.toml"
+        );
+    }
 }

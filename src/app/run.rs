@@ -326,8 +326,9 @@ pub async fn run_checks(
     if let Some(m) = migration {
         report.migration_rewritten = m.rewritten.clone();
     }
-    report.locations = super::output::locations(project);
-    super::output::relative_spots(&mut report);
+    let base = crate::cli::settings::Output::of_process(&run.verdict).base;
+    report.locations = super::output::locations(project, base.as_deref());
+    super::output::relative_spots(&mut report, base.as_deref());
     super::output::emit(&report, &run.verdict)?;
     Ok(stop.requested().unwrap_or_else(|| status(&report)))
 }

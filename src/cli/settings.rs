@@ -69,6 +69,9 @@ pub struct Output {
     pub github_actions: bool,
     /// `GITHUB_STEP_SUMMARY`: the file the run's Markdown is appended to.
     pub step_summary: Option<PathBuf>,
+    /// The folder file paths in reports are given from: `GITHUB_WORKSPACE` (the repository's
+    /// root, which GitHub resolves annotations against), else the current folder.
+    pub base: Option<PathBuf>,
 }
 
 impl Output {
@@ -77,7 +80,11 @@ impl Output {
         let stdout = std::io::stdout();
         let terminal = stdout.is_terminal();
         let width = terminal.then(terminal_width).flatten();
-        Output::merge(args, &|name| std::env::var_os(name), terminal, width)
+        let mut output = Output::merge(args, &|name| std::env::var_os(name), terminal, width);
+        if output.base.is_none() {
+            output.base = std::env::current_dir().ok();
+        }
+        output
     }
 
     /// The merge itself, of flags, an environment (`env`), whether stdout is a terminal, and
@@ -110,6 +117,7 @@ impl Output {
             },
             github_actions: env("GITHUB_ACTIONS").is_some_and(|v| v == "true"),
             step_summary: set("GITHUB_STEP_SUMMARY").map(PathBuf::from),
+            base: set("GITHUB_WORKSPACE").map(PathBuf::from),
         }
     }
 }
@@ -179,6 +187,11 @@ mod tests {
         );
         assert!(o.github_actions);
         assert_eq!(o.step_summary, Some(PathBuf::from("/s.md")));
+        assert_eq!(
+            merged(&[], &[("GITHUB_WORKSPACE", "/repo")], None).base,
+            Some(PathBuf::from("/repo"))
+        );
+        assert_eq!(merged(&[], &[], None).base, None);
         assert_eq!(
             merged(&[], &[("GITHUB_STEP_SUMMARY", "")], None).step_summary,
             None

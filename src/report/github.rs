@@ -12,9 +12,49 @@ pub(super) fn github(report: &Report) -> String {
     format!("{}{}\n", annotations(report), super::summary_line(report))
 }
 
-/// The workflow commands alone, a line each.
+/// GitHub shows at most this many `::error` and this many `::warning` annotations of a step;
+/// the rest are dropped unseen.
+const SHOWN_A_STEP: usize = 10;
+
+/// The workflow commands alone, a line each: the first [`SHOWN_A_STEP`] errors and warnings,
+/// then a line saying how many more there are and where they are (the job summary, the table).
 pub fn annotations(report: &Report) -> String {
+    let all = every_annotation(report);
     let mut out = String::new();
+    let (mut errors, mut warnings) = (0, 0);
+    for (kind, line) in &all {
+        let shown = match *kind {
+            "error" => &mut errors,
+            "warning" => &mut warnings,
+            _ => {
+                out.push_str(line);
+                continue;
+            }
+        };
+        *shown += 1;
+        if *shown <= SHOWN_A_STEP {
+            out.push_str(line);
+        }
+    }
+    for (kind, count) in [("error", errors), ("warning", warnings)] {
+        if count > SHOWN_A_STEP {
+            let more = count - SHOWN_A_STEP;
+            out.push_str(&command(
+                "notice",
+                &[("title", format!("plancheck: {more} more {kind}s"))],
+                &format!(
+                    "GitHub shows {SHOWN_A_STEP} {kind} annotations a step: {more} more are not \
+                     annotated; the job summary and the table in the log list every one"
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// Every annotation, with its kind, in the report's order.
+fn every_annotation(report: &Report) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
     for c in &report.checks {
         let kind = match outcome(report, c) {
             Outcome::Pass => continue,
@@ -43,7 +83,7 @@ pub fn annotations(report: &Report) -> String {
         if !instead.is_empty() && !message.contains(&instead) {
             message.push_str(&format!("\nused instead: {instead}"));
         }
-        out.push_str(&command(kind, &props, &message));
+        out.push((kind, command(kind, &props, &message)));
     }
     for f in &report.lint {
         let mut props = Vec::new();
@@ -59,20 +99,26 @@ pub fn annotations(report: &Report) -> String {
             message.push_str(&format!("\n{d}"));
         }
         let kind = if f.fails() { "error" } else { "warning" };
-        out.push_str(&command(kind, &props, &message));
+        out.push((kind, command(kind, &props, &message)));
     }
     for line in super::applied_lines(report) {
-        out.push_str(&command(
+        out.push((
             "notice",
-            &[("title", "plancheck: settings applied".to_string())],
-            &line,
+            command(
+                "notice",
+                &[("title", "plancheck: settings applied".to_string())],
+                &line,
+            ),
         ));
     }
     for r in &report.role_warnings {
-        out.push_str(&command(
+        out.push((
             "warning",
-            &[("title", format!("plancheck: the role has {}", r.right))],
-            &r.what,
+            command(
+                "warning",
+                &[("title", format!("plancheck: the role has {}", r.right))],
+                &r.what,
+            ),
         ));
     }
     out

@@ -103,6 +103,9 @@ pub struct Summary {
     /// Checks not run: the run was stopped, or `--fail-fast` stopped it at a failure.
     #[serde(skip_serializing_if = "is_zero")]
     pub not_run: usize,
+    /// Index problems the lint found that fail the run (twin drift, an invalid index).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub index_problems: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -117,6 +120,7 @@ impl Report {
             errors: 0,
             warnings: 0,
             not_run: self.not_run,
+            index_problems: self.lint.iter().filter(|f| f.fails()).count(),
         };
         for c in &self.checks {
             match outcome(self, c) {
@@ -337,6 +341,11 @@ fn summary_line(report: &Report) -> String {
         }
     ) + &if s.not_run > 0 {
         format!(", {} not run", s.not_run)
+    } else {
+        String::new()
+    } + &if s.index_problems > 0 {
+        // They fail the run as a failed check does: the last line says why the status is 1.
+        format!(", {}", count(s.index_problems, "index problem"))
     } else {
         String::new()
     }

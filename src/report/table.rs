@@ -412,13 +412,6 @@ fn sections(report: &Report, layout: Layout, style: Style) -> String {
     }
     out.push_str(&declared_settings(report));
     out.push_str(&format!("\n{}\n", summary_line(report)));
-    let failing = report.lint.iter().filter(|f| f.fails()).count();
-    if failing > 0 {
-        out.push_str(&format!(
-            "{failing} index problem{} (see \"indexes:\" above)\n",
-            if failing == 1 { "" } else { "s" }
-        ));
-    }
     out
 }
 
