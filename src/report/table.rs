@@ -6,8 +6,9 @@
 //! ([`LAYOUTS`]) and takes the first whose cells fit the width on one line each, headers wrapped
 //! at spaces. What a compact layout leaves out of the cells is said under the table, in full:
 //! the plan lines used instead under `why:`, the budgets and figures in a section of their own.
-//! When even the most compact layout is too wide, it is drawn as narrow as its longest words
-//! allow, wider than asked.
+//! When even the most compact layout is too wide for its longest names, each check is a record
+//! of its own, a column a line (psql's expanded form), and no line is wider than asked unless
+//! one name alone is.
 
 use comfy_table::{
     Cell, Color, ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
@@ -155,16 +156,20 @@ pub(super) fn table(report: &Report, style: Style) -> String {
             break;
         }
     }
-    let (layout, mut t) = fitted.unwrap_or_else(|| {
-        let narrowest = LAYOUTS
-            .into_iter()
-            .min_by_key(|l| table_width(columns(report, *l).iter().map(Column::longest_word)))
-            .unwrap_or(LAYOUTS[LAYOUTS.len() - 1]);
-        (
-            narrowest,
-            squeezed(&columns(report, narrowest), report, style),
-        )
-    });
+    let (layout, mut t) = match fitted {
+        Some(fitted) => fitted,
+        None => {
+            let narrowest = LAYOUTS
+                .into_iter()
+                .min_by_key(|l| table_width(columns(report, *l).iter().map(Column::longest_word)))
+                .unwrap_or(LAYOUTS[LAYOUTS.len() - 1]);
+            let columns = columns(report, narrowest);
+            if table_width(columns.iter().map(Column::longest_word)) > style.width {
+                return expanded(report, style);
+            }
+            (narrowest, squeezed(&columns, report, style))
+        }
+    };
     t.load_preset(UTF8_FULL_CONDENSED);
     if style.color {
         // plancheck has decided (`--color`, NO_COLOR, the terminal): crossterm, which draws
@@ -178,6 +183,68 @@ pub(super) fn table(report: &Report, style: Style) -> String {
     out.push('\n');
     out.push_str(&sections(report, layout, style));
     out
+}
+
+/// psql's expanded form, for a width no table fits: a record per check, a `column │ value`
+/// line each, every value whole (the access paths used instead as the plan names them, the
+/// figures and budgets in their own lines), then the sections under it as under a table.
+fn expanded(report: &Report, style: Style) -> String {
+    let layout = LAYOUTS[0];
+    let columns = columns(report, layout);
+    let label = columns.iter().map(|c| c.header.width()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (i, check) in report.checks.iter().enumerate() {
+        let head = format!("─[ {} ]", i + 1);
+        let rule = style.width.saturating_sub(head.width()).min(label + 2);
+        out.push_str(&format!("{head}{}\n", "─".repeat(rule)));
+        for (n, c) in columns.iter().enumerate() {
+            let value = &c.cells[i];
+            if value.is_empty() {
+                continue;
+            }
+            let pad = " ".repeat(label - c.header.width());
+            // Wrapped at spaces to the width; a name longer than the room stays whole.
+            let room = style.width.saturating_sub(label + 3).max(1);
+            for (k, part) in wrap_at_spaces(value, room).into_iter().enumerate() {
+                let part = if n == RESULT_COLUMN {
+                    paint(report, check, &part, style.color)
+                } else {
+                    part
+                };
+                if k == 0 {
+                    out.push_str(&format!("{}{pad} │ {part}\n", c.header));
+                } else {
+                    out.push_str(&format!("{} │ {part}\n", " ".repeat(label)));
+                }
+            }
+        }
+    }
+    // Under the records as under a compact table: the plan lines used instead in full under
+    // `why:`, where no wrapping cuts them.
+    let under = Layout {
+        full_instead: false,
+        ..layout
+    };
+    out.push_str(&sections(report, under, style));
+    out
+}
+
+/// `text` in lines of at most `room` columns, cut at spaces; a word longer than the room is a
+/// line of its own, whole.
+fn wrap_at_spaces(text: &str, room: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.width() + 1 + word.width() > room {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
 }
 
 /// The columns a layout shows; the result is the fourth.
