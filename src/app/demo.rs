@@ -35,7 +35,7 @@ pub(super) async fn demo(args: DemoArgs, mut stop: stop::Stop) -> crate::error::
                 }
                 stop::unless_stopped(&mut stop, async {
                     let client = target.connect().await?;
-                    db::fixtures::load(&client, scale, false).await?;
+                    db::fixtures::load(&client, scale, args.run.quiet).await?;
                     Ok(())
                 })
                 .await?;
