@@ -96,11 +96,37 @@ fn a_ci_run_writes_junit_and_annotates_the_failing_scope_of_the_expectation() {
     assert_eq!(
         cases,
         [
-            ("thread-page".to_string(), "member".to_string(), false),
-            ("thread-page".to_string(), "moderator".to_string(), true),
+            (
+                "thread-page".to_string(),
+                "thread-page [member]".to_string(),
+                false
+            ),
+            (
+                "thread-page".to_string(),
+                "thread-page [moderator]".to_string(),
+                true
+            ),
         ],
         "{xml}"
     );
+    // Each testcase's time, file and line; the run's timestamp.
+    let moderator = doc
+        .descendants()
+        .find(|n| n.attribute("name") == Some("thread-page [moderator]"))
+        .unwrap();
+    assert_eq!(
+        moderator.attribute("file"),
+        Some(expectation.display().to_string().as_str()),
+        "{xml}"
+    );
+    assert_eq!(moderator.attribute("line"), Some("7"), "{xml}");
+    assert!(
+        moderator
+            .attribute("time")
+            .is_some_and(|t| t.parse::<f64>().is_ok_and(|t| t > 0.0)),
+        "{xml}"
+    );
+    assert!(doc.root_element().attribute("timestamp").is_some(), "{xml}");
 
     // The job summary: the evidence table.
     let md = fs::read_to_string(&summary).unwrap();
