@@ -252,3 +252,36 @@ fn the_leftovers_of_a_failed_load_are_cleared_without_replace() {
     assert_eq!(board_names_taken(&db, "'board_fragments'"), "0");
     assert_eq!(query_text(&db, "SELECT count(*) FROM posts"), "2344");
 }
+
+#[test]
+fn on_a_tiny_board_every_correct_read_path_passes_under_require_usable_and_a_broken_one_fails() {
+    // What a CI database looks like: the reference board at 0.001 (tens of threads, 2,344 posts,
+    // 100 members), analysed as the load leaves it.
+    let db = empty_database("tinyboard");
+    let (status, stderr) = load(&db, &[]);
+    assert_eq!(status, 0, "{stderr}");
+    let project = reference_project();
+    // Chosen: the planner rightly prefers seq scans of tables this small, and says so.
+    let (status, report) = check_json(&db, &project, &[]);
+    assert_eq!(status, 1, "{report:#}");
+    // Usable: every read path passes, as warnings with their reasons.
+    let (status, report) = check_json(&db, &project, &["--require", "usable"]);
+    assert_eq!(status, 0, "{report:#}");
+    assert_eq!(report["summary"]["failed"], 0, "{report:#}");
+    assert_eq!(report["summary"]["errors"], 0, "{report:#}");
+    // A read path broken as the seed's member page breaks (the visibility a parameter where
+    // the partial index needs the constant): still a failure on the tiny board.
+    let dir = one_read_path(
+        "SELECT p.id FROM posts p WHERE p.thread_id = $1 AND p.visibility = $2\n\
+         ORDER BY p.created_at, p.id LIMIT 20",
+        "params = [1, \"visible\"]\n[scopes.member]\nindex = \"posts_thread_visible_idx\"\n",
+    );
+    let (status, report) = check_json(&db, dir.path(), &["--require", "usable"]);
+    assert_eq!(status, 1, "{report:#}");
+    let c = check_of(&report, "path", "member");
+    assert_eq!(c["warning"], false, "{c:#}");
+    assert!(
+        matches!(c["verdict"].as_str(), Some("generic-plan" | "not-usable")),
+        "{c:#}"
+    );
+}

@@ -188,7 +188,8 @@ pub struct CheckResult {
     /// Relations of at least `--large-rows` rows the plan reads whole: no `--require` forgives
     /// them.
     pub large_reads: Vec<String>,
-    /// A `seq-scan` whose every relation read whole is, by the catalog's estimate
+    /// A `seq-scan` (or a `generic-plan` whose generic plan is one) whose every relation read
+    /// whole is, by the catalog's estimate
     /// (`reltuples`, never analysed excluded) and by the rows the plan read, under
     /// `--large-rows`: the small CI database's seq scan, which `--require usable` reports as a
     /// warning.
@@ -226,7 +227,10 @@ impl CheckResult {
         }
         let usable_not_chosen = matches!(self.verdict, Verdict::NotChosen | Verdict::GenericPlan)
             && self.usable == Some(true);
-        let small_seq_scan = self.verdict == Verdict::SeqScan && self.small_reads_only;
+        // small_reads_only is set only on a seq-scan (of the custom plan, or of the generic one
+        // behind a generic-plan).
+        let small_seq_scan = matches!(self.verdict, Verdict::SeqScan | Verdict::GenericPlan)
+            && self.small_reads_only;
         require == Require::Usable
             && (usable_not_chosen || small_seq_scan)
             && self.large_reads.is_empty()
@@ -494,7 +498,7 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
     r.settled_by = chosen.settled_by;
     r.unsettled = chosen.unsettled;
     r.large_reads = chosen.large_reads;
-    r.small_reads_only = r.verdict == Verdict::SeqScan
+    r.small_reads_only = chosen.seq_scan
         && small_by_catalog(
             &r.seq_scans,
             &r.large_reads,
@@ -565,6 +569,9 @@ struct Judged {
     settled_by: Option<Settled>,
     unsettled: Option<String>,
     large_reads: Vec<String>,
+    /// The verdict is a `seq-scan`, of the custom plan or (as `generic-plan`) of the generic
+    /// one: the index is used, and only relations read whole fail it.
+    seq_scan: bool,
     /// The re-plan through the index (`probe`), or on the scratch copy (`scratch`), for
     /// `--explain`.
     probe: Option<(&'static str, crate::measure::Document)>,
@@ -614,12 +621,17 @@ fn judge_index(
     if judged.verdict == Verdict::NotChosen && !reads_index(custom[at]) {
         (judged, settlement) = settle(judged, custom[at], PlanKind::Custom, measured, &rules);
     }
+    let mut seq_scan = judged.verdict == Verdict::SeqScan;
     if let Some(generic) = generic {
         let mut g = judge_plan(generic, &rules);
         if judged.verdict.is_pass() && g.verdict == Verdict::NotChosen && !reads_index(generic) {
             (g, settlement) = settle(g, generic, PlanKind::Generic, measured, &rules);
         }
+        let generic_seq_scan = g.verdict == Verdict::SeqScan;
         judged = judge_generic(judged, g, &required.name);
+        if judged.verdict == Verdict::GenericPlan {
+            seq_scan = generic_seq_scan;
+        }
     }
     // The plan itself settled it when no re-plan was needed to: the index is in it.
     if settlement.settled_by.is_none()
@@ -649,6 +661,7 @@ fn judge_index(
         settled_by: settlement.settled_by,
         unsettled: settlement.unsettled,
         large_reads: judged.large_reads,
+        seq_scan,
         probe: settlement.shown,
     }
 }
@@ -665,6 +678,7 @@ fn plain(verdict: Verdict, message: String, plan: &Explain) -> Judged {
         settled_by: None,
         unsettled: None,
         large_reads: Vec::new(),
+        seq_scan: false,
         probe: None,
     }
 }
