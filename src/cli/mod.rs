@@ -48,7 +48,13 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ConnectOpts {
     /// Connection URL or key=value string (else libpq's PG* variables)
-    #[arg(long, value_name = "URL", env = "DATABASE_URL", hide_env_values = true)]
+    #[arg(
+        help_heading = "Connection",
+        long,
+        value_name = "URL",
+        env = "DATABASE_URL",
+        hide_env_values = true
+    )]
     pub database_url: Option<String>,
 }
 
@@ -56,7 +62,12 @@ pub struct ConnectOpts {
 #[derive(Debug, Args)]
 pub struct ProjectOpts {
     /// Project folder holding plans/, expectations/ and plancheck.toml
-    #[arg(long = "project", value_name = "DIR", default_value = ".")]
+    #[arg(
+        help_heading = "Selection",
+        long = "project",
+        value_name = "DIR",
+        default_value = "."
+    )]
     pub dir: PathBuf,
 }
 
@@ -67,22 +78,22 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub project: ProjectOpts,
     /// Check before and after this migration, applied in a transaction that is rolled back
-    #[arg(long, value_name = "FILE.sql")]
+    #[arg(help_heading = "Measurement", long, value_name = "FILE.sql")]
     pub migration: Option<PathBuf>,
     /// With --migration: also ANALYZE the existing tables it alters (resets their autovacuum
     /// counters, which the rollback does not restore)
-    #[arg(long, requires = "migration")]
+    #[arg(help_heading = "Measurement", long, requires = "migration")]
     pub analyze: bool,
     /// When a re-plan cannot settle whether the required index is usable, drop the indexes that
     /// beat it in a read-write transaction that is rolled back, and re-plan (an ACCESS EXCLUSIVE
     /// lock on the table for the moment of planning: for a database that is yours). For a
     /// machine without local PostgreSQL binaries of the server's major version, where the scratch
     /// copy cannot settle it; unlike the copy, it gives the planner's costs at this data
-    #[arg(long, conflicts_with = "migration")]
+    #[arg(help_heading = "Verdicts", long, conflicts_with = "migration")]
     pub replan_without_rivals: bool,
     /// Refuse to run (exit 2) when the role's rights reach outside the rolled-back transaction
     /// (superuser, pg_signal_backend, COPY … PROGRAM, dblink, …)
-    #[arg(long)]
+    #[arg(help_heading = "Safety", long)]
     pub strict_role: bool,
     #[command(flatten)]
     pub run: RunArgs,
@@ -212,27 +223,38 @@ pub struct JudgeArgs {
 #[derive(Debug, Args)]
 pub struct VerdictArgs {
     /// Output format
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(help_heading = "Output", long, value_enum, default_value = "table")]
     pub format: FormatArg,
     /// What a check must show: the index chosen, or only usable (not-chosen then warns)
-    #[arg(long, value_enum, default_value = "chosen")]
+    #[arg(help_heading = "Verdicts", long, value_enum, default_value = "chosen")]
     pub require: RequireArg,
     /// A relation of at least this many rows (the planner's estimate) read whole fails the
     /// check under every --require; any scan that read at least half of it read it whole
-    #[arg(long, default_value_t = 10_000.0, value_name = "ROWS")]
+    #[arg(
+        help_heading = "Verdicts",
+        long,
+        default_value_t = 10_000.0,
+        value_name = "ROWS"
+    )]
     pub large_rows: f64,
     /// A plan that changed shape from its baseline (baselines/) fails the run instead of warning
-    #[arg(long)]
+    #[arg(help_heading = "Verdicts", long)]
     pub strict_plans: bool,
     /// Print the plan of every failing check as a compact tree
-    #[arg(long)]
+    #[arg(help_heading = "Output", long)]
     pub explain: bool,
     /// Colour the verdicts: on a terminal unless NO_COLOR is set (auto), always, never
-    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    #[arg(
+        help_heading = "Output",
+        long,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
     pub color: ColorArg,
     /// Also write the report in this format to this file, in the same run (repeatable):
     /// junit=out/plancheck.xml, markdown=summary.md, json=…, github=…, table=…
-    #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_report_file)]
+    #[arg(help_heading = "Output", long, value_name = "FORMAT=FILE", value_parser = parse_report_file)]
     pub report: Vec<ReportFile>,
 }
 
@@ -379,58 +401,63 @@ pub struct DemoArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Check only this read path (repeatable)
-    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = "Selection", long, value_name = "NAME")]
     pub only: Vec<String>,
     /// No progress on stderr (warnings and errors are still said)
-    #[arg(short, long)]
+    #[arg(help_heading = "Output", short, long)]
     pub quiet: bool,
     /// Checks run side by side, each in a session of its own while it runs [default: the CPUs,
     /// at most 8, never more than the server's free connection slots; 1 with --migration]
-    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(help_heading = "Measurement", short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: Option<u16>,
     /// Open a new session for every check, never one an earlier check used (by default a
     /// session goes on to the next check when the last one left nothing in it that plancheck
     /// can see: no library, SQL-prepared statement, or custom setting the next does not set)
-    #[arg(long)]
+    #[arg(help_heading = "Measurement", long)]
     pub session_per_check: bool,
     /// Check only in this scope (repeatable)
-    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = "Selection", long, value_name = "NAME")]
     pub scope: Vec<String>,
     /// Start no check after the first that fails the run (the checks running then finish); the
     /// rest are counted as not run
-    #[arg(long)]
+    #[arg(help_heading = "Selection", long)]
     pub fail_fast: bool,
     /// Do not settle usability on a scratch copy. By default, where the measured server's plans
     /// and re-plans leave open whether an index can serve a read path (and to confirm every
     /// not-usable), plancheck re-plans it on a schema-only copy on a throwaway local PostgreSQL
     /// of the same major version, the index alone on its table: catalog reads on the measured
     /// server, about a second for the copy (less when cached)
-    #[arg(long)]
+    #[arg(help_heading = "Verdicts", long)]
     pub no_scratch: bool,
     #[command(flatten)]
     pub verdict: VerdictArgs,
     /// Discarded runs before measuring each check
-    #[arg(long, default_value_t = 2, value_name = "N")]
+    #[arg(
+        help_heading = "Measurement",
+        long,
+        default_value_t = 2,
+        value_name = "N"
+    )]
     pub warmup: u32,
     /// Measured runs per check
-    #[arg(long, default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(help_heading = "Measurement", long, default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub iterations: u32,
     /// Longest a statement may run: 30s, 500ms, 2min
-    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(help_heading = "Safety", long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
     pub statement_timeout: Duration,
     /// Longest a statement may wait for a lock
-    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(help_heading = "Safety", long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
     pub lock_timeout: Duration,
     /// Longest the check's transaction may sit idle
-    #[arg(long = "idle-timeout", default_value = "60s", value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(help_heading = "Safety", long = "idle-timeout", default_value = "60s", value_name = "DURATION", value_parser = parse_duration)]
     pub idle_in_transaction_timeout: Duration,
     /// Most temporary file space one statement may use (temp_file_limit), where the role may
     /// set it: 1GB, 256MB
-    #[arg(long, default_value = "1GB", value_name = "SIZE", value_parser = parse_size_kb)]
+    #[arg(help_heading = "Safety", long, default_value = "1GB", value_name = "SIZE", value_parser = parse_size_kb)]
     pub temp_file_limit: u64,
     /// Write each check's measurement (EXPLAIN documents, re-plans, catalog facts) into this
     /// folder, for `plancheck judge`
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = "Output", long, value_name = "DIR")]
     pub save_plans: Option<PathBuf>,
 }
 
