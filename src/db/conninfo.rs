@@ -388,12 +388,24 @@ impl fmt::Debug for Settings {
     }
 }
 
-/// The known key, or an error naming the unknown one.
+/// The known key, or an error naming the unknown one and, for a near miss, the key meant.
 fn canonical(key: &str) -> Result<&'static str, String> {
     KEYS.iter()
         .map(|(k, _)| *k)
         .find(|k| *k == key)
-        .ok_or_else(|| format!("unknown key {}", shown_key(key)))
+        .ok_or_else(|| {
+            let shown = shown_key(key);
+            let meant = KEYS
+                .iter()
+                .map(|(k, _)| (strsim::levenshtein(k, key), *k))
+                .filter(|(d, k)| *d <= 2 && k.len() > 3)
+                .min()
+                .filter(|_| shown.starts_with('"'));
+            match meant {
+                Some((_, k)) => format!("unknown key {shown}; did you mean \"{k}\"?"),
+                None => format!("unknown key {shown}"),
+            }
+        })
 }
 
 /// A key as an error may show it: quoted when it looks like a key, described otherwise (a
@@ -1188,7 +1200,12 @@ mod tests {
     #[test]
     fn bad_settings_are_errors_naming_the_key() {
         let env = Fake::new();
-        assert!(err("sslmod=require", &env).contains("unknown key \"sslmod\""));
+        assert!(
+            err("sslmod=require", &env)
+                .contains("unknown key \"sslmod\"; did you mean \"sslmode\"?")
+        );
+        // No guess for a key far from every key, nor for what is no key name.
+        assert!(!err("zzzzzz=1", &env).contains("did you mean"));
         assert!(err("sslmode=sometimes", &env).contains("sslmode"));
         assert!(err("port=http", &env).contains("port"));
         assert!(err("host=a,b,c port=1,2", &env).contains("3 hosts"));
@@ -1577,7 +1594,7 @@ host=afterhost
         };
         let prefix = "syntax error in service file \"/home/ann/.pg_service.conf\", line 4: ";
         for (line, problem) in [
-            ("hots=x", "unknown key \"hots\""),
+            ("hots=x", "unknown key \"hots\"; did you mean \"host\"?"),
             ("justtext", "no \"=\": write key=value"),
             (
                 "port = 5",

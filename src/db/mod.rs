@@ -26,6 +26,8 @@ use conninfo::{ConnInfo, Environment, Host, HostSpec, ProcessEnv, Secret, SslMod
 #[derive(Clone)]
 pub struct Target {
     info: ConnInfo,
+    /// No connection string was given: the `PG*` variables and libpq's defaults chose it all.
+    from_defaults: bool,
 }
 
 impl std::fmt::Debug for Target {
@@ -55,6 +57,7 @@ impl Target {
     pub fn resolve_with(text: Option<&str>, env: &dyn Environment) -> Result<Target, BadInput> {
         Ok(Target {
             info: conninfo::resolve(text, env)?,
+            from_defaults: text.is_none(),
         })
     }
 
@@ -120,6 +123,7 @@ impl Target {
                     .to_string(),
                 options: config.get_options().map(str::to_string),
             },
+            from_defaults: false,
         }
     }
 
@@ -159,7 +163,40 @@ impl Target {
                 }
             }
         }
-        Err(DatabaseFailure(failures.join("; ")))
+        let mut message = failures.join("; ");
+        if let Some(hint) = connection_hint(&message) {
+            message.push_str(&format!(" ({hint})"));
+        }
+        if self.from_defaults {
+            message = format!(
+                "no --database-url or DATABASE_URL was given, so the PG* variables and libpq's \
+                 defaults chose {}: {message}",
+                self.describe()
+            );
+        }
+        Err(DatabaseFailure(message))
+    }
+}
+
+/// What a PostgreSQL user is told for the commonest failures to connect, as psql tells it.
+fn connection_hint(failure: &str) -> Option<&'static str> {
+    if failure.contains("Connection refused") {
+        Some("is the server running on that host and accepting TCP/IP connections on that port?")
+    } else if failure.contains(".s.PGSQL.") && failure.contains("No such file or directory") {
+        Some(
+            "is the server running locally and accepting connections on that socket? host= or \
+             PGHOST names the socket's folder",
+        )
+    } else if failure.contains("password authentication failed")
+        || failure.contains("no password")
+        || failure.contains("password missing")
+    {
+        Some(
+            "give the password in PGPASSWORD or a ~/.pgpass line \
+             (hostname:port:database:username:password), not in a URL a log may show",
+        )
+    } else {
+        None
     }
 }
 
