@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installing without building in place: the Python wheel (maturin, `bindings = "bin"`) into a
-# clean virtualenv, and `cargo install --locked` into a root of its own; each installed binary
-# is run from where it was installed: its version, `list` on the reference project, and the
+# clean virtualenv, `cargo install --locked` into a root of its own, and the npm packages (the
+# launcher and the platform's binary) into a clean folder; each installed binary is run from
+# where it was installed: its version, `list` on the reference project, and the
 # demo (a throwaway PostgreSQL, every check passing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,18 @@ installed=("$work/clean/bin/plancheck")
 echo "-- cargo install --locked"
 cargo install --locked --quiet --path . --root "$work/cargo"
 installed+=("$work/cargo/bin/plancheck")
+
+echo "-- the npm packages"
+cp -r npm "$work/npm"
+mkdir -p "$work/npm/linux-x64/bin"
+cp "$CARGO_TARGET_DIR/release/plancheck" "$work/npm/linux-x64/bin/plancheck"
+( cd "$work/npm/linux-x64" && npm pack --silent --pack-destination "$work" >/dev/null )
+( cd "$work/npm/plancheck" && npm pack --silent --pack-destination "$work" >/dev/null )
+mkdir -p "$work/node"
+( cd "$work/node" && npm init -y >/dev/null \
+    && npm install --silent --no-audit --no-fund "$work"/plancheck-linux-x64-*.tgz \
+        "$work"/plancheck-0*.tgz )
+installed+=("$work/node/node_modules/.bin/plancheck")
 
 for bin in "${installed[@]}"; do
     "$bin" --version
