@@ -40,3 +40,19 @@ for bin in "${installed[@]}"; do
     "$bin" list --project . | tail -1
     ( cd "$work" && "$bin" demo --fresh --quiet | tail -1 )
 done
+
+echo "-- the JUnit file, read by a real consumer (junitparser, from PyPI)"
+"$work/build/bin/pip" install --quiet junitparser
+( cd "$work" && "${installed[0]}" demo --quiet --report "junit=$work/plancheck.xml" >/dev/null )
+"$work/build/bin/python" - "$work/plancheck.xml" <<'PY'
+import sys
+from junitparser import JUnitXml
+xml = JUnitXml.fromfile(sys.argv[1])
+cases = [case for suite in xml for case in suite]
+assert len(cases) == 12, len(cases)
+assert all(case.time > 0 for case in cases), [case.time for case in cases]
+assert all(case.name.endswith("]") and " [" in case.name for case in cases)
+assert all(case.is_passed for case in cases)
+assert all(suite.timestamp for suite in xml)
+print(f"junitparser: {len(list(xml))} suites, {len(cases)} testcases, every one timed and passed")
+PY
