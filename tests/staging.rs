@@ -207,6 +207,19 @@ fn a_server_killed_mid_run_gives_errors_a_report_and_exit_3() {
     drop(rt);
 }
 
+/// The forum listing's twin is as the board loaded it: a migration that changed it was rolled
+/// back.
+fn assert_twin_as_loaded(db: &str) {
+    let twin = query_text(
+        db,
+        "SELECT pg_get_indexdef('threads_forum_listing_all_idx'::regclass)",
+    );
+    assert!(
+        twin.contains("(forum_id, sticky, last_post_at, id)"),
+        "{twin}"
+    );
+}
+
 #[test]
 fn a_migration_is_checked_before_and_after_and_rolled_back() {
     let db = fresh_board("migration");
@@ -229,14 +242,7 @@ fn a_migration_is_checked_before_and_after_and_rolled_back() {
     assert_eq!(member["before"]["verdict"], "pass", "{member:#}");
     assert_eq!(member["verdict"], "pass", "{member:#}");
     // Rolled back: the original twin is there, as it was.
-    let twin = query_text(
-        &db,
-        "SELECT pg_get_indexdef('threads_forum_listing_all_idx'::regclass)",
-    );
-    assert!(
-        twin.contains("(forum_id, sticky, last_post_at, id)"),
-        "{twin}"
-    );
+    assert_twin_as_loaded(&db);
 
     // The table shows the pair side by side.
     let run = run(&[
@@ -297,14 +303,7 @@ fn a_migration_as_rails_writes_it_is_checked_without_concurrently() {
     assert_eq!(moderator["before"]["verdict"], "pass", "{moderator:#}");
     assert_ne!(moderator["verdict"], "pass", "{moderator:#}");
     // And rolled back.
-    let twin = query_text(
-        &db,
-        "SELECT pg_get_indexdef('threads_forum_listing_all_idx'::regclass)",
-    );
-    assert!(
-        twin.contains("(forum_id, sticky, last_post_at, id)"),
-        "{twin}"
-    );
+    assert_twin_as_loaded(&db);
 }
 
 #[test]

@@ -14,8 +14,8 @@ use crate::{exit_codes, stop};
 
 pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> crate::error::Result<i32> {
     let filter = Filter {
-        only: args.only.clone(),
-        scopes: args.scope.clone(),
+        only: args.select.only.clone(),
+        scopes: args.select.scope.clone(),
     };
     let project = super::load_project(&args.project.dir, &filter)?;
     let target = target(&args.connect)?;

@@ -7,8 +7,8 @@ use crate::{exit_codes, report};
 
 pub(super) fn list(args: ListArgs) -> crate::error::Result<i32> {
     let filter = Filter {
-        only: args.only.clone(),
-        scopes: args.scope.clone(),
+        only: args.select.only.clone(),
+        scopes: args.select.scope.clone(),
     };
     let project = super::load_project(&args.project.dir, &filter)?;
     write_stdout(&report::list::list(&project, args.format.into()))?;

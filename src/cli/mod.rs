@@ -110,16 +110,23 @@ pub struct LintArgs {
     pub format: LintFormatArg,
 }
 
+/// Which checks: one declaration for every command that runs or lists some of them.
+#[derive(Debug, Args)]
+pub struct SelectOpts {
+    /// Only this read path (repeatable)
+    #[arg(help_heading = "Selection", long, value_name = "NAME")]
+    pub only: Vec<String>,
+    /// Only in this scope (repeatable)
+    #[arg(help_heading = "Selection", long, value_name = "NAME")]
+    pub scope: Vec<String>,
+}
+
 #[derive(Debug, Args)]
 pub struct ListArgs {
     #[command(flatten)]
     pub project: ProjectOpts,
-    /// Only this read path (repeatable)
-    #[arg(long, value_name = "NAME")]
-    pub only: Vec<String>,
-    /// Only in this scope (repeatable)
-    #[arg(long, value_name = "NAME")]
-    pub scope: Vec<String>,
+    #[command(flatten)]
+    pub select: SelectOpts,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     pub format: LintFormatArg,
@@ -156,12 +163,8 @@ pub struct AcceptArgs {
     pub connect: ConnectOpts,
     #[command(flatten)]
     pub project: ProjectOpts,
-    /// Record only this read path (repeatable)
-    #[arg(long, value_name = "NAME")]
-    pub only: Vec<String>,
-    /// Record only in this scope (repeatable)
-    #[arg(long, value_name = "NAME")]
-    pub scope: Vec<String>,
+    #[command(flatten)]
+    pub select: SelectOpts,
     /// No progress on stderr
     #[arg(short, long)]
     pub quiet: bool,
@@ -400,9 +403,8 @@ pub struct DemoArgs {
 /// What `check` and `demo` share.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Check only this read path (repeatable)
-    #[arg(help_heading = "Selection", long, value_name = "NAME")]
-    pub only: Vec<String>,
+    #[command(flatten)]
+    pub select: SelectOpts,
     /// No progress on stderr (warnings and errors are still said)
     #[arg(help_heading = "Output", short, long)]
     pub quiet: bool,
@@ -415,9 +417,6 @@ pub struct RunArgs {
     /// can see: no library, SQL-prepared statement, or custom setting the next does not set)
     #[arg(help_heading = "Measurement", long)]
     pub session_per_check: bool,
-    /// Check only in this scope (repeatable)
-    #[arg(help_heading = "Selection", long, value_name = "NAME")]
-    pub scope: Vec<String>,
     /// Start no check after the first that fails the run (the checks running then finish); the
     /// rest are counted as not run
     #[arg(help_heading = "Selection", long)]

@@ -47,8 +47,8 @@ pub fn check_settings(run: &RunArgs) -> Settings {
 /// Which read paths and scopes run: `--only`, `--scope`.
 pub fn filter(run: &RunArgs) -> Filter {
     Filter {
-        only: run.only.clone(),
-        scopes: run.scope.clone(),
+        only: run.select.only.clone(),
+        scopes: run.select.scope.clone(),
     }
 }
 
