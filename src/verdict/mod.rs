@@ -334,7 +334,8 @@ impl RequiredIndex {
 /// Whether every relation of `seq_scans` (as shown: `name` in the default schema,
 /// `schema.name` elsewhere) is under `large_rows` by the catalog's estimate, none of them large
 /// by the rows the plan read (`large_reads` empty). The estimate is `reltuples` of a relation
-/// analysed (it has statistics) and on disk; an empty one (no bytes, analysed or not) is small.
+/// analysed (it has statistics), on disk, and not rewritten since by more rows than it counted;
+/// an empty one (no bytes, analysed or not) is small.
 /// A relation never analysed that has rows, or one the catalog facts lack, has no estimate: it
 /// is not small.
 fn small_by_catalog(
@@ -354,8 +355,15 @@ fn small_by_catalog(
                 .iter()
                 .find(|f| Relation::new(Some(&f.schema), &f.name).key() == r.key())
                 .is_some_and(|f| {
-                    let analysed =
-                        f.has_statistics && f.bytes > 0 && (0.0..large_rows).contains(&f.reltuples);
+                    // Rows written since the estimate was made, up to as many as it counted,
+                    // leave it standing; more, and the table may have grown past it.
+                    let current = f
+                        .modified_since_analyze
+                        .is_none_or(|m| m as f64 <= f.reltuples.max(1.0));
+                    let analysed = f.has_statistics
+                        && f.bytes > 0
+                        && current
+                        && (0.0..large_rows).contains(&f.reltuples);
                     let empty = f.bytes == 0 && f.reltuples <= 0.0 && !f.has_statistics;
                     analysed || empty
                 })
@@ -851,6 +859,10 @@ mod tests {
             facts("fresh", -1.0, false, 8192),
             facts("fresh13", 0.0, false, 8192),
             facts("empty", 0.0, false, 0),
+            crate::measure::RelationFacts {
+                modified_since_analyze: Some(60_000),
+                ..facts("grown", 20.0, true, 8192)
+            },
         ];
         let small = |scans: &[&str], large: &[&str]| {
             let scans: Vec<String> = scans.iter().map(|s| s.to_string()).collect();
@@ -866,6 +878,7 @@ mod tests {
         );
         assert!(!small(&["fresh"], &[]), "never analysed");
         assert!(!small(&["fresh13"], &[]), "never analysed, before 14");
+        assert!(!small(&["grown"], &[]), "rewritten past its estimate since");
         assert!(!small(&["nowhere"], &[]), "not in the catalog facts");
         assert!(!small(&[], &[]), "no seq scan at all");
         assert!(!small(&["other.users"], &[]), "another schema's users");
