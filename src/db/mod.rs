@@ -192,8 +192,8 @@ fn connection_hint(failure: &str) -> Option<&'static str> {
         || failure.contains("password missing")
     {
         Some(
-            "give the password in PGPASSWORD or a ~/.pgpass line \
-             (hostname:port:database:username:password), not in a URL a log may show",
+            "give the password in PGPASSWORD, or in a password file readable by you alone \
+             (PGPASSFILE; libpq's format), not in a URL a log may show",
         )
     } else {
         None
