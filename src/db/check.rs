@@ -613,7 +613,8 @@ async fn roll_back(
 }
 
 /// The whole check in order: begin, settings, setup, the accepted indexes, the runs, the
-/// re-plans the judge's analysis asks for, what the scratch copy is to settle, catalog facts.
+/// re-plans the plan analysis asks for ([`replans`]), what the scratch copy is to settle,
+/// catalog facts.
 /// Nothing here decides a verdict.
 // Long because it is the check in order, each step a call; the re-plans' plan kind and the plans
 // they are made from are read here once and handed to the steps after.
@@ -643,7 +644,7 @@ async fn measure(
     }
 
     // Re-plans, when the plans read none of the accepted indexes (for a partitioned one, any of
-    // its leaves): which ones is the judge's analysis ([`replans`]), for every accepted index.
+    // its leaves): which ones is the plan analysis ([`replans`]), for every accepted index.
     let lookups: Vec<&IndexLookup> = std::iter::once(&index).chain(alternatives.iter()).collect();
     let accepted = replans::accepted(&lookups);
     let custom_plans: Vec<&Explain> = custom.iter().map(Document::plan).collect();
@@ -783,7 +784,7 @@ struct Open<'a> {
 }
 
 /// For each accepted index and plan kind the measured server's plans left open (`needed`,
-/// from the judge's analysis): the definitions the scratch copy needs, read from the catalog,
+/// from the plan analysis): the definitions the scratch copy needs, read from the catalog,
 /// or why no scratch re-plan is made (`--no-scratch`, no local server, a read that failed).
 async fn ask_scratch(
     sess: Sess<'_>,

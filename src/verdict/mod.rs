@@ -587,6 +587,8 @@ struct Judged {
 
 /// One accepted index judged against the measurement: the rules in their order (the index,
 /// each run, usability, the generic plan, large reads); each rule is a function of its own file.
+// Long because it is those rules in their order, each a call, with what one hands the next
+// (the worst run, the settlement, the plan the verdict is about) named here once.
 fn judge_index(
     name: &str,
     lookup: &IndexLookup,

@@ -38,8 +38,8 @@ pub(super) async fn settle(
     }
     let (name, table) = (facts.info.name.clone(), facts.info.table.clone());
     let schema = facts.info.schema.clone();
-    // Which plan is open, and whether a re-plan read the required index already: the judge's
-    // analysis, as the checks' own re-plans use it.
+    // Which plan is open, and whether a re-plan read the required index already: the plan
+    // analysis (`plan::replans`) the checks' own re-plans use.
     let Some((kind, seen)) = replans::of_measured(measured) else {
         return Ok(());
     };
