@@ -356,7 +356,7 @@ impl Catalog {
         if self.builtins.borrow().contains_key(sql) {
             return Ok(());
         }
-        let names = called_names(sql);
+        let names = crate::sql::called_names(sql, crate::sql::Dialect::default());
         let rows = sess
             .query(
                 "SELECT NOT EXISTS (SELECT FROM pg_catalog.unnest($1::pg_catalog.text[]) AS n(name) \
@@ -396,17 +396,6 @@ impl Catalog {
         self.indexes.borrow_mut().insert(key, found.clone());
         Ok(found)
     }
-}
-
-/// The names `sql` calls: each word or quoted name followed by `(`, as the server folds it.
-fn called_names(sql: &str) -> Vec<String> {
-    let toks = crate::sql::significant(sql, crate::sql::Dialect::default());
-    toks.windows(2)
-        .filter(|w| w[1].kind == crate::sql::TokenKind::Punct && w[1].text == "(")
-        .filter_map(|w| w[0].identifier())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect()
 }
 
 /// What the expectation requires of `check`, carried in its measurement.

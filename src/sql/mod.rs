@@ -218,9 +218,35 @@ pub fn highest_param(sql: &str, dialect: Dialect) -> (usize, usize) {
     best
 }
 
+/// The names `sql` calls: each word or quoted name followed by `(`, as the server folds it,
+/// once each and sorted. A keyword followed by `(` (`IN (`, `VALUES (`) is among them: the
+/// server's catalog, not the text, tells which are functions.
+pub fn called_names(sql: &str, dialect: Dialect) -> Vec<String> {
+    let toks = significant(sql, dialect);
+    toks.windows(2)
+        .filter(|w| w[1].kind == TokenKind::Punct && w[1].text == "(")
+        .filter_map(|w| w[0].identifier())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn called_names_are_the_words_before_a_parenthesis_as_the_server_folds_them() {
+        let sql =
+            "SELECT Lower(title), \"MyFn\"(1), count(*) FROM t -- f(\nWHERE x IN (1) AND 'g(' = s";
+        assert_eq!(
+            called_names(sql, Dialect::default()),
+            vec!["MyFn", "count", "in", "lower"]
+                .into_iter()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        );
+    }
 
     const STD: Dialect = Dialect {
         standard_conforming_strings: true,
