@@ -56,3 +56,6 @@ assert all(case.is_passed for case in cases)
 assert all(suite.timestamp for suite in xml)
 print(f"junitparser: {len(list(xml))} suites, {len(cases)} testcases, every one timed and passed")
 PY
+
+echo "-- the GitHub Action and the GitLab CI template, installing this wheel"
+bash .ci/templates-check.sh "$work"/dist/plancheck-*.whl
