@@ -84,7 +84,7 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::e
             ),
             (
                 format!("expectations/{}.toml", f.name),
-                write::expectation(&f.group, &args.scope, NO_INDEX_YET, &[], &[], None)
+                write::expectation(&f.group, &args.scope, NO_INDEX_YET, &[], &[], None, None)
                     .into_bytes(),
             ),
         ];

@@ -238,6 +238,7 @@ pub fn write_all(
             small,
             large,
             generic_differs,
+            buffers,
             ..
         }) = proposals.get(&f.name)
         else {
@@ -253,7 +254,7 @@ pub fn write_all(
             let generic = generic_differs.as_deref();
             let table = format!(
                 "\n{}",
-                write::scope_table(args.scope, index, &whole, generic)
+                write::scope_table(args.scope, index, &whole, generic, *buffers)
             );
             if let Some(folder) = &folder {
                 // Read, added to and replaced whole: never appended through a link.
@@ -289,6 +290,7 @@ pub fn write_all(
                     small,
                     large,
                     generic_differs.as_deref(),
+                    *buffers,
                 ),
             ),
         ];

@@ -53,6 +53,9 @@ pub enum Proposal {
         /// With parameters: how the generic plan reads `table` when it does not use `index`
         /// (`check` then reports `generic-plan`), e.g. "Index Only Scan using other_idx".
         generic_differs: Option<String>,
+        /// The most shared buffers (hit + read) any measured run of the custom plan read, for
+        /// a proposed budget.
+        buffers: Option<f64>,
     },
     /// Nothing to require, and why (for the summary).
     Skip(Skip),
@@ -168,6 +171,13 @@ pub fn propose(measurement: &Measurement, min_rows: f64, roots: &Roots) -> Propo
             .generic
             .as_ref()
             .and_then(|doc| elsewhere(doc.plan(), &index, &table, roots));
+        let buffers = measured
+            .custom
+            .iter()
+            .map(|doc| doc.plan().shared_buffers())
+            .fold(None, |most: Option<f64>, b| {
+                Some(most.map_or(b, |m| m.max(b)))
+            });
         return Proposal::Require {
             index,
             table,
@@ -175,6 +185,7 @@ pub fn propose(measurement: &Measurement, min_rows: f64, roots: &Roots) -> Propo
             small,
             large,
             generic_differs,
+            buffers,
         };
     }
     let largest = totals.iter().fold(
@@ -238,6 +249,13 @@ mod tests {
     fn the_index_on_the_largest_relation_read_is_proposed() {
         // Index Scan on posts (117,192 rows) and on members (2,500 rows).
         let p = propose(&recorded("thread-page-member"), 10_000.0, &Roots::default());
+        let Proposal::Require { buffers, .. } = &p else {
+            panic!("a proposal: {p:?}");
+        };
+        // The most shared buffers a measured run read (its one run: 80, hit + read at the
+        // root): a budget is proposed from it.
+        assert_eq!(*buffers, Some(80.0));
+        let most = 80.0;
         assert_eq!(
             p,
             Proposal::Require {
@@ -247,6 +265,7 @@ mod tests {
                 small: vec![],
                 large: vec![],
                 generic_differs: None,
+                buffers: Some(most),
             }
         );
         // With members above --min-rows too, posts still wins: it is larger.

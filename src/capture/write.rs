@@ -28,6 +28,7 @@ pub fn expectation(
     small: &[(String, f64)],
     large: &[(String, f64)],
     generic_differs: Option<&str>,
+    buffers: Option<f64>,
 ) -> String {
     let mut text = String::from(
         "# Captured by `plancheck capture`. The required index is the one the plan uses today: a\n\
@@ -53,8 +54,24 @@ pub fn expectation(
         text.push_str(&format!("allow_seq_scan = [{}]\n", names.join(", ")));
     }
     text.push('\n');
-    text.push_str(&scope_table(scope, index, large, generic_differs));
+    text.push_str(&scope_table(scope, index, large, generic_differs, buffers));
     text
+}
+
+/// How much above what was measured a proposed buffers budget is set: twice, so a read path
+/// fails its budget when its plan reads about twice the pages it read when it was captured.
+pub const BUDGET_HEADROOM: f64 = 2.0;
+
+/// The buffers budget proposed for a plan that read `measured` shared buffers (hit + read):
+/// [`BUDGET_HEADROOM`] times that, rounded up to two significant digits; none for a plan
+/// that read none.
+pub fn proposed_buffers(measured: f64) -> Option<u64> {
+    if !(measured > 0.0) {
+        return None;
+    }
+    let want = (measured * BUDGET_HEADROOM).ceil();
+    let step = 10f64.powi((want.log10().floor() as i32 - 1).max(0));
+    Some(((want / step).ceil() * step) as u64)
 }
 
 /// A `[scopes.NAME]` table requiring `index`, with the relations the plan reads whole listed
@@ -65,6 +82,7 @@ pub fn scope_table(
     index: &str,
     seq_scans: &[(String, f64)],
     generic_differs: Option<&str>,
+    buffers: Option<f64>,
 ) -> String {
     let mut text = String::new();
     if let Some(how) = generic_differs {
@@ -86,10 +104,21 @@ pub fn scope_table(
             ));
         }
     }
+    let budget = buffers.and_then(|measured| proposed_buffers(measured).map(|b| (measured, b)));
+    if let Some((measured, _)) = budget {
+        text.push_str(&format!(
+            "# The plan read {measured:.0} shared buffers (hit + read) on the database it was \
+             captured on;\n# the budget is {BUDGET_HEADROOM}× that, rounded up. A database of \
+             another size reads another\n# number: set it from a production-like one.\n"
+        ));
+    }
     text.push_str(&format!(
         "[scopes.{scope}]\nindex = {}\n",
         toml_string(index)
     ));
+    if let Some((_, budget)) = budget {
+        text.push_str(&format!("budget = {{ buffers = {budget} }}\n"));
+    }
     text
 }
 
@@ -138,7 +167,15 @@ mod tests {
         let g = group(&["5", "it's \"quoted\"\\"]);
         let small = [("members".to_string(), 1200.0)];
         let large = [("threads".to_string(), 90000.0)];
-        let exp = expectation(&g, "member", "posts_thread_idx", &small, &large, None);
+        let exp = expectation(
+            &g,
+            "member",
+            "posts_thread_idx",
+            &small,
+            &large,
+            None,
+            Some(43.0),
+        );
         let sql = "SELECT * FROM posts WHERE thread_id = $1 AND body <> $2";
         let project = crate::project::load_texts(&exp, Some(sql), None).unwrap();
         let check = &project.read_paths[0].checks[0];
@@ -147,9 +184,21 @@ mod tests {
         assert_eq!(check.params, ["'5'", "'it''s \"quoted\"\\'"]);
         assert_eq!(project.read_paths[0].allow_seq_scan, ["members"]);
         assert!(exp.contains("#   members (about 1200 rows)"), "{exp}");
-        assert!(
-            exp.contains("#   threads (about 90000 rows)\n[scopes.member]"),
-            "{exp}"
-        );
+        assert!(exp.contains("#   threads (about 90000 rows)\n"), "{exp}");
+        // The budget proposed from what was measured, with its headroom said.
+        assert_eq!(check.budget.buffers, Some(86.0), "{exp}");
+        assert!(exp.contains("read 43 shared buffers"), "{exp}");
+    }
+
+    #[test]
+    fn a_proposed_budget_is_twice_the_measured_rounded_up_to_two_digits() {
+        assert_eq!(proposed_buffers(0.0), None);
+        assert_eq!(proposed_buffers(f64::NAN), None);
+        assert_eq!(proposed_buffers(1.0), Some(2));
+        assert_eq!(proposed_buffers(3.5), Some(7));
+        assert_eq!(proposed_buffers(43.0), Some(86));
+        assert_eq!(proposed_buffers(61.0), Some(130));
+        assert_eq!(proposed_buffers(1234.0), Some(2500));
+        assert_eq!(proposed_buffers(50_000.0), Some(100_000));
     }
 }
