@@ -523,7 +523,7 @@ async fn analyse(
                 notes.push(format!(
                     "the migration creates an expression index on {table}, which has no \
                      statistics until {table} is analysed; plancheck does not ANALYZE existing \
-                     tables unless --analyze is given (see the README)"
+                     tables unless --analyze is given (see \"Before a migration\" in plancheck's documentation)"
                 ));
             }
             continue;

@@ -19,7 +19,7 @@ pub fn role_rights(role: &str, risks: &[RoleRisk]) -> Vec<String> {
         .collect();
     lines.push(
         "warning: the project's files run with these rights; connect as a least-privilege role \
-         (see the README), or --strict-role to refuse"
+         (see \"The role is part of the threat model\" in plancheck's documentation), or --strict-role to refuse"
             .into(),
     );
     lines
@@ -30,7 +30,7 @@ pub fn strict_role_refusal(role: &str, risks: &[RoleRisk]) -> String {
     let rights: Vec<&str> = risks.iter().map(|r| r.right.as_str()).collect();
     format!(
         "--strict-role: role {role} has rights that reach outside the rolled-back transaction \
-         ({}); connect as a least-privilege role (see the README)",
+         ({}); connect as a least-privilege role (see \"The role is part of the threat model\" in plancheck's documentation)",
         rights.join(", ")
     )
 }

@@ -12,7 +12,7 @@ fn header(m: &Measurement) -> String {
     format!(
         "# plancheck plan shape of {} [{}]: recorded by `plancheck accept`, compared by \
          `plancheck check`.\n# Costs, rows, timings, buffers, workers and constants are not part \
-         of it; see the README (Plan baselines).\n",
+         of it; see \"Plan baselines\" in plancheck's documentation.\n",
         m.read_path, m.scope
     )
 }
