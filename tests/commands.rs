@@ -1,5 +1,5 @@
 //! The commands around the checks: `init` writes a project that runs, and never overwrites;
-//! `completions` prints a script for each shell.
+//! `completions` prints a script for each shell, which completes the project's names.
 
 mod common;
 
@@ -42,22 +42,77 @@ fn init_writes_a_project_that_passes_and_never_overwrites_one() {
 
 #[test]
 fn completions_are_printed_for_each_shell() {
-    for (shell, mark) in [
-        ("bash", "complete -F"),
-        ("zsh", "#compdef plancheck"),
-        ("fish", "complete -c plancheck"),
-    ] {
+    // Each script asks plancheck at each completion (`COMPLETE=SHELL plancheck -- …`).
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
         let out = plancheck(&["completions", shell]).output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{shell}");
-        assert!(stdout.contains(mark), "{shell}: {stdout}");
-        // Every command is offered.
-        for command in ["check", "judge", "accept", "init", "lint", "demo"] {
-            assert!(stdout.contains(command), "{shell} lacks {command}");
-        }
+        assert!(stdout.contains("PLANCHECK_COMPLETE"), "{shell}: {stdout}");
+        assert!(stdout.contains("plancheck"), "{shell}: {stdout}");
     }
     let out = plancheck(&["completions", "tcsh"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// What bash offers for the words typed so far (the last one being completed), with the script
+/// `plancheck completions bash` prints sourced, in `dir`.
+fn bash_completes(dir: &std::path::Path, words: &[&str]) -> Vec<String> {
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_plancheck"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let script = format!(
+        "source <(plancheck completions bash) || exit 9\n\
+         COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_TYPE=9\n\
+         _clap_complete_plancheck plancheck {current} {previous}\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        words = quoted.join(" "),
+        cword = words.len() - 1,
+        current = quoted[words.len() - 1],
+        previous = quoted[words.len() - 2],
+    );
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(dir)
+        .env("PATH", path)
+        // Another tool's variable of that name is not plancheck's.
+        .env("COMPLETE", "1")
+        .output()
+        .expect("bash runs");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn bash_completes_read_path_and_scope_names_from_the_project_in_the_current_folder() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let offered = bash_completes(root, &["plancheck", "check", "--only", "thread-"]);
+    assert_eq!(offered, ["thread-page-deep", "thread-page-first"]);
+    let offered = bash_completes(root, &["plancheck", "list", "--scope", ""]);
+    assert_eq!(offered, ["member", "moderator"]);
+    let offered = bash_completes(root, &["plancheck", "ch"]);
+    assert_eq!(offered, ["check"]);
+    // A project of its own: its names, not the reference project's.
+    let dir = read_paths(&[(
+        "orders-recent",
+        "SELECT 1",
+        "[scopes.clerk]\nindex = \"orders_idx\"\n",
+    )]);
+    let offered = bash_completes(dir.path(), &["plancheck", "check", "--only", ""]);
+    assert_eq!(offered, ["orders-recent"]);
+    let offered = bash_completes(dir.path(), &["plancheck", "check", "--scope", ""]);
+    assert_eq!(offered, ["clerk"]);
+    // No project here: nothing offered, and no error.
+    let empty = tempfile::tempdir().unwrap();
+    assert!(bash_completes(empty.path(), &["plancheck", "check", "--only", ""]).is_empty());
 }
 
 #[test]

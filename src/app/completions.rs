@@ -1,15 +1,32 @@
-//! `plancheck completions SHELL`: the shell's completion script, on stdout.
-
-use clap::CommandFactory;
+//! `plancheck completions SHELL`: the shell's completion script, on stdout. The script asks
+//! plancheck itself at each completion (`PLANCHECK_COMPLETE=SHELL plancheck -- …`), so read-path and scope
+//! names come from the project in the folder the shell is in.
 
 use super::write_stdout;
-use crate::cli::{Cli, CompletionsArgs};
+use crate::cli::CompletionsArgs;
+use crate::error::OutputFailure;
 use crate::exit_codes;
 
+/// The variable the scripts set when they ask plancheck for completions: plancheck's own, so a
+/// `COMPLETE` another tool left in the environment never turns a run into a completion.
+pub const COMPLETE_VAR: &str = "PLANCHECK_COMPLETE";
+
 pub(super) fn completions(args: CompletionsArgs) -> crate::error::Result<i32> {
-    let mut command = Cli::command();
+    let name = args.shell.to_string();
+    let shells = clap_complete::env::Shells::builtins();
+    let shell = shells
+        .completer(&name)
+        .ok_or_else(|| OutputFailure(format!("no completion script for {name}")))?;
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut command, "plancheck", &mut script);
+    shell
+        .write_registration(
+            COMPLETE_VAR,
+            "plancheck",
+            "plancheck",
+            "plancheck",
+            &mut script,
+        )
+        .map_err(|e| OutputFailure(format!("could not write the completion script: {e}")))?;
     write_stdout(&String::from_utf8_lossy(&script))?;
     Ok(exit_codes::PASS)
 }

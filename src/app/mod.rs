@@ -26,6 +26,7 @@ use crate::term::say;
 use crate::verdict::Verdict;
 use crate::{exit_codes, stop};
 
+pub use completions::COMPLETE_VAR;
 pub use demo::DEMO_SCALE;
 pub use run::{RunOptions, run_checks};
 

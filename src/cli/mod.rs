@@ -114,11 +114,45 @@ pub struct LintArgs {
 #[derive(Debug, Args)]
 pub struct SelectOpts {
     /// Only this read path (repeatable)
-    #[arg(help_heading = "Selection", long, value_name = "NAME")]
+    #[arg(
+        help_heading = "Selection",
+        long,
+        value_name = "NAME",
+        add = clap_complete::ArgValueCandidates::new(|| names(Names::ReadPaths))
+    )]
     pub only: Vec<String>,
     /// Only in this scope (repeatable)
-    #[arg(help_heading = "Selection", long, value_name = "NAME")]
+    #[arg(
+        help_heading = "Selection",
+        long,
+        value_name = "NAME",
+        add = clap_complete::ArgValueCandidates::new(|| names(Names::Scopes))
+    )]
     pub scope: Vec<String>,
+}
+
+/// Which names a shell completes.
+enum Names {
+    ReadPaths,
+    Scopes,
+}
+
+/// The read paths or scopes of the project in the folder the shell is in, for completion; none
+/// where there is no project there, or it does not load.
+fn names(which: Names) -> Vec<clap_complete::CompletionCandidate> {
+    let filter = crate::project::Filter::default();
+    let Ok(project) = crate::project::load(&crate::project::Source::Dir(".".into()), &filter)
+    else {
+        return Vec::new();
+    };
+    let names: Vec<String> = match which {
+        Names::ReadPaths => project.read_paths.iter().map(|r| r.name.clone()).collect(),
+        Names::Scopes => project.scope_names.clone(),
+    };
+    names
+        .into_iter()
+        .map(clap_complete::CompletionCandidate::new)
+        .collect()
 }
 
 #[derive(Debug, Args)]
@@ -243,7 +277,8 @@ pub struct VerdictArgs {
     /// A plan that changed shape from its baseline (baselines/) fails the run instead of warning
     #[arg(help_heading = "Verdicts", long)]
     pub strict_plans: bool,
-    /// Print the plan of every failing check as a compact tree
+    /// Print the whole reasoning of every failing check (costs, proofs), and its plan as a
+    /// compact tree
     #[arg(help_heading = "Output", long)]
     pub explain: bool,
     /// Colour the verdicts: on a terminal unless NO_COLOR is set (auto), always, never
