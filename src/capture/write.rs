@@ -66,7 +66,7 @@ pub const BUDGET_HEADROOM: f64 = 2.0;
 /// [`BUDGET_HEADROOM`] times that, rounded up to two significant digits; none for a plan
 /// that read none.
 pub fn proposed_buffers(measured: f64) -> Option<u64> {
-    if !(measured > 0.0) {
+    if measured.is_nan() || measured <= 0.0 {
         return None;
     }
     let want = (measured * BUDGET_HEADROOM).ceil();

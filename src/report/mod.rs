@@ -13,6 +13,7 @@
 //! - `markdown.rs`: the evidence table and the budgets table, for a job summary;
 //! - `lint.rs`: what `plancheck lint` prints.
 
+pub mod brief;
 pub mod capture;
 mod github;
 mod json;

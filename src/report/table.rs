@@ -553,18 +553,28 @@ fn aligned(rows: &[(String, String)], width: usize) -> String {
 /// names it when the table showed it compactly and the message does not say it already.
 fn why_section(report: &Report, layout: Layout, style: Style) -> String {
     let mut lines = Vec::new();
+    let mut shortened = false;
     for c in report.checks.iter().filter(|c| !c.verdict.is_pass()) {
         let verdict = paint(report, c, c.verdict.as_str(), style.color);
-        lines.push(format!("  {} {verdict}: {}", check_name(c), c.message));
+        // The short form, unless --explain asks for the whole reasoning.
+        let brief = super::brief::of(c, report.require);
+        let why = if report.explain {
+            &c.message
+        } else {
+            shortened |= brief.why != c.message;
+            &brief.why
+        };
+        lines.push(format!("  {} {verdict}: {why}", check_name(c)));
         let full = c.instead.join("; ");
         if !layout.full_instead
             && c.verdict != Verdict::Error
             && !full.is_empty()
             && compact_instead(c) != full
-            && !c.message.contains(&full)
+            && !why.contains(&full)
         {
             lines.push(format!("    used instead: {full}"));
         }
+
         // The plan against its baseline, as a reviewer reads a diff.
         if c.plan_changed {
             lines.push(format!(
@@ -575,9 +585,17 @@ fn why_section(report: &Report, layout: Layout, style: Style) -> String {
                 lines.push(format!("      {d}"));
             }
         }
+        if let Some(fix) = &brief.fix {
+            lines.push(format!("    fix: {fix}"));
+        }
     }
     if lines.is_empty() {
         return String::new();
+    }
+    if shortened {
+        lines.push(
+            "  (--explain: the whole reasoning, with costs and proofs, and the plans)".into(),
+        );
     }
     format!("\nwhy:\n{}\n", lines.join("\n"))
 }

@@ -122,12 +122,12 @@ pub fn key_unused(plan: &Explain, rules: &Rules<'_>) -> Option<String> {
         };
         return Some(format!(
             "{} is in the plan, but its leading key {key} is not in its Index Cond{cond_text}: \
-             the scan read {} rows and its Filter threw {} of them away ({} returned), so the \
-             cost grows with the whole index. {}",
+             the scan read {} rows and its Filter threw {} of them away ({} returned), {}{}",
             index.name,
             group(read),
             group(removed),
             group(returned),
+            super::KEY_CAUSE,
             how_the_query_uses(key, &filter)
         ));
     }

@@ -20,7 +20,7 @@ mod plan;
 pub mod predicate;
 pub mod shape;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 mod usability;
 
 use std::collections::HashMap;
@@ -106,6 +106,13 @@ impl Settled {
         }
     }
 }
+
+/// Where a verdict's message names its cause: `not-usable` (and a `generic-plan` behind it)
+/// after [`PROOF_RULES`], `key-unused` after [`KEY_CAUSE`]; each cause one sentence ending in
+/// `.` (or ` (` for an aside). The table's short form quotes it from there.
+pub const PROOF_RULES: &str = "By PostgreSQL's proof rules: ";
+/// See [`PROOF_RULES`].
+pub const KEY_CAUSE: &str = "so the cost grows with the whole index. ";
 
 /// What a check must show to pass: the index chosen (the default), or only usable, for a CI
 /// database whose small data lets the planner prefer a seq scan (`not-chosen` then warns).

@@ -488,7 +488,7 @@ fn on_copy(
                 .filter(|p| !ev.known.iter().any(|c| implies(c, p)))
                 .collect();
             if let Some(cause) = causes(&unproved, &ev.known, non_immutable).first() {
-                why.push_str(&format!(" By PostgreSQL's proof rules: {cause}."));
+                why.push_str(&format!(" {}{cause}.", super::PROOF_RULES));
             }
         }
         None => why.push_str(&format!(
@@ -556,8 +556,9 @@ fn partial_index(
             verdict,
             Settled::Rule,
             format!(
-                "{name} cannot serve this SQL: {not_implied}. By PostgreSQL's proof rules: \
-                 {cause} (no scratch re-plan: {why_not_copied})."
+                "{name} cannot serve this SQL: {not_implied}. {}{cause} (no scratch re-plan: \
+                 {why_not_copied}).",
+                super::PROOF_RULES
             ),
         );
     }

@@ -1,0 +1,450 @@
+//! The short form of a verdict's reasons, for the table: one or two lines saying what is wrong,
+//! and a `fix:` line naming the change to make. Worded from the check's judged fields; the
+//! whole reasoning (costs, the proof, the predicate beside the conditions) is the check's
+//! message, which `--explain`, JSON, JUnit, Markdown and the annotations carry.
+
+use crate::verdict::{CheckResult, KEY_CAUSE, PROOF_RULES, Require, Settled, Verdict};
+
+/// What the table says of a check that did not pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Brief {
+    pub why: String,
+    /// The change to make; none where the message is the whole story (an SQL error).
+    pub fix: Option<String>,
+}
+
+/// The brief of a check that did not pass, under `require`.
+pub fn of(c: &CheckResult, require: Require) -> Brief {
+    let index = c.required_index.as_str();
+    let warning = c.is_warning(require);
+    match c.verdict {
+        Verdict::NotUsable => Brief {
+            why: match cause(&c.message, PROOF_RULES) {
+                Some(cause) => format!(
+                    "{index} cannot serve this SQL: {cause} ({})",
+                    not_usable_proof(c)
+                ),
+                None => format!("{index} cannot serve this SQL: {}", not_usable_proof(c)),
+            },
+            fix: Some(
+                "make the SQL imply the index's predicate with constants and compare its leading \
+                 key directly (--explain shows which condition fails), or require an index that \
+                 serves this SQL"
+                    .into(),
+            ),
+        },
+        Verdict::NotChosen => not_chosen(c, index, warning, require),
+        Verdict::SeqScan => seq_scan(c, index, "the plan"),
+        Verdict::KeyUnused => Brief {
+            why: format!(
+                "{index} is read without its leading key in the Index Cond: its Filter throws \
+                 most of what it reads away{}",
+                cause(&c.message, KEY_CAUSE)
+                    .map(|cause| format!(". {cause}"))
+                    .unwrap_or_default()
+            ),
+            fix: Some(
+                "compare the index's leading column itself with a value of its type (no cast or \
+                 function on the column), or require an index led by the column the query \
+                 filters on"
+                    .into(),
+            ),
+        },
+        Verdict::GenericPlan => generic_plan(c, index),
+        Verdict::OverBudget => Brief {
+            why: over_budget(c),
+            fix: Some(
+                "find what the plan now reads more of (--explain), or raise the budget in the \
+                 expectation if the growth is expected"
+                    .into(),
+            ),
+        },
+        Verdict::PlanChanged => Brief {
+            why: "the plan's shape differs from its baseline (the diff below)".into(),
+            fix: Some(format!(
+                "if the new plan is right, record it: plancheck accept --only {} --scope {}",
+                c.read_path, c.scope
+            )),
+        },
+        Verdict::MissingIndex => Brief {
+            why: before_now(&c.message).to_string(),
+            fix: Some(
+                "correct the index's name in the expectation, or create the index (did a \
+                 migration drop it?)"
+                    .into(),
+            ),
+        },
+        Verdict::InvalidIndex => Brief {
+            why: format!(
+                "{}: the planner ignores it",
+                c.message.split(": ").next().unwrap_or(&c.message)
+            ),
+            fix: Some(format!(
+                "rebuild it: REINDEX INDEX CONCURRENTLY {index} (or DROP INDEX CONCURRENTLY and \
+                 create it again)"
+            )),
+        },
+        Verdict::Error | Verdict::Pass => Brief {
+            why: c.message.clone(),
+            fix: None,
+        },
+    }
+}
+
+/// How a `not-usable` was proved, in a clause.
+fn not_usable_proof(c: &CheckResult) -> &'static str {
+    match c.settled_by {
+        Some(Settled::Scratch) => {
+            "alone on its table with seq scans off, on a schema-only copy, the planner never \
+             reads it"
+        }
+        Some(Settled::Rule) => "PostgreSQL's proof rules show it",
+        Some(Settled::Replan) => "no re-plan on the measured server could read it",
+        Some(Settled::Plan) | None => "the planner never read it",
+    }
+}
+
+fn not_chosen(c: &CheckResult, index: &str, warning: bool, require: Require) -> Brief {
+    let instead = instead(c);
+    match c.usable {
+        Some(true) => Brief {
+            why: format!(
+                "{index} can serve this SQL, but at these statistics the planner chose {instead}"
+            ),
+            fix: Some(if warning || require == Require::Usable {
+                "on production-like data, ANALYZE the tables and compare the plans' costs \
+                 (--explain)"
+                    .into()
+            } else {
+                "on a small CI database, --require usable makes this a warning; on \
+                 production-like data, ANALYZE the tables and compare the plans' costs \
+                 (--explain)"
+                    .into()
+            }),
+        },
+        _ => Brief {
+            why: format!(
+                "{index} is not in the plan ({instead}), and whether it can serve this SQL is not \
+                 settled{}",
+                c.unsettled
+                    .as_deref()
+                    .map(|why| format!(": {why}"))
+                    .unwrap_or_default()
+            ),
+            fix: Some(
+                "--explain shows the plans and the re-plans tried; the reason above says what \
+                 was missing to settle it"
+                    .into(),
+            ),
+        },
+    }
+}
+
+fn seq_scan(c: &CheckResult, index: &str, which: &str) -> Brief {
+    let whole = list(&c.seq_scans);
+    let small = if c.small_reads_only {
+        " (each under --large-rows by the catalog's estimate: a warning under --require usable)"
+    } else {
+        ""
+    };
+    let first = c.seq_scans.first().map_or("name", String::as_str);
+    Brief {
+        why: format!("{index} is used, but {which} reads {whole} whole{small}"),
+        fix: Some(format!(
+            "if reading {first} whole is expected on every database, allow_seq_scan = \
+             [\"{first}\"] in the expectation; else an index for the condition on it"
+        )),
+    }
+}
+
+fn generic_plan(c: &CheckResult, index: &str) -> Brief {
+    let uses = c.used.iter().any(|u| u == index || c.accepted.contains(u));
+    let prepared = "the generic plan a prepared statement may switch to after five runs";
+    if uses && !c.seq_scans.is_empty() {
+        let mut brief = seq_scan(c, index, prepared);
+        brief.why = format!("the custom plan passes; {brief_why}", brief_why = brief.why);
+        return brief;
+    }
+    let what = match c.usable {
+        Some(false) => match cause(&c.message, PROOF_RULES) {
+            Some(cause) => format!("cannot use {index}: {cause}"),
+            None => format!("cannot use {index}"),
+        },
+        Some(true) => format!("can use {index} but does not choose it"),
+        None if uses => format!("reads {index} without its leading key"),
+        None => format!("does not use {index} (whether it could is not settled)"),
+    };
+    Brief {
+        why: format!("the custom plan uses {index}, but {prepared} {what}"),
+        fix: Some(
+            "write the value the index's predicate needs as a constant in the SQL, not a \
+             parameter, or run the statement with plan_cache_mode = force_custom_plan"
+                .into(),
+        ),
+    }
+}
+
+/// Each budget the check is over, in a clause.
+fn over_budget(c: &CheckResult) -> String {
+    let mut over = Vec::new();
+    if let (Some(limit), Some(w)) = (c.budget.warm_ms, c.warm_ms)
+        && w.p50 > limit
+    {
+        over.push(format!(
+            "warm p50 {:.2} ms is over its budget of {limit} ms",
+            w.p50
+        ));
+    }
+    if let (Some(limit), Some(b)) = (c.budget.buffers, c.shared_buffers)
+        && b > limit
+    {
+        over.push(format!(
+            "{b:.0} shared buffers are over its budget of {limit:.0}"
+        ));
+    }
+    if let (Some(rel), Some(ratio)) = (
+        &c.budget.relative,
+        c.budget_used.as_ref().and_then(|u| u.ratio),
+    ) && ratio > rel.max_ratio
+    {
+        let scope = rel.scope.as_deref().unwrap_or(&c.scope);
+        over.push(format!(
+            "it reads {ratio:.1}× the buffers of {} [{scope}], over its limit of {}×",
+            rel.to, rel.max_ratio
+        ));
+    }
+    if over.is_empty() {
+        return before_now(&c.message).to_string();
+    }
+    over.join("; ")
+}
+
+/// What was used instead of the required index, as the plan names the access paths, the
+/// first two and how many in all.
+fn instead(c: &CheckResult) -> String {
+    let shown: Vec<String> = c
+        .instead
+        .iter()
+        .map(|line| line.split(" (").next().unwrap_or(line).to_string())
+        .collect();
+    if shown.is_empty() {
+        return "another plan".into();
+    }
+    list(&shown)
+}
+
+/// `a`, `a and b`, or `a, b and N more`.
+fn list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [a, b] => format!("{a} and {b}"),
+        [a, b, rest @ ..] => format!("{a}, {b} and {} more", rest.len()),
+    }
+}
+
+/// The cause a message names after `marker`: to the end of its sentence (`. `, or ` (` for an
+/// aside), without the full stop.
+fn cause<'m>(message: &'m str, marker: &str) -> Option<&'m str> {
+    let (_, after) = message.split_once(marker)?;
+    let end = [". ", " (no scratch re-plan"]
+        .iter()
+        .filter_map(|stop| after.find(stop))
+        .min()
+        .unwrap_or(after.len());
+    let cause = after[..end].trim_end_matches('.');
+    (!cause.is_empty()).then_some(cause)
+}
+
+/// A message up to what it says the read path uses now (`; the read path uses now: …`), which
+/// the table's cells show.
+fn before_now(message: &str) -> &str {
+    message
+        .split("; the read path uses now")
+        .next()
+        .unwrap_or(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Budget, Relative};
+    use crate::verdict::BudgetUsed;
+    use crate::verdict::test_support::measured;
+
+    fn check(verdict: Verdict) -> CheckResult {
+        let mut c = measured("page", verdict, 1.0, 10.0);
+        c.required_index = "posts_visible_idx".into();
+        c.message = "the whole reasoning; the read path uses now: Seq Scan on posts".into();
+        c
+    }
+
+    #[test]
+    fn not_chosen_says_usable_and_suggests_require_usable_only_where_it_is_not_given() {
+        let mut c = check(Verdict::NotChosen);
+        c.usable = Some(true);
+        c.settled_by = Some(Settled::Replan);
+        c.instead = vec!["Seq Scan on posts (99 rows removed by filter)".into()];
+        let b = of(&c, Require::Chosen);
+        assert_eq!(
+            b.why,
+            "posts_visible_idx can serve this SQL, but at these statistics the planner chose \
+             Seq Scan on posts"
+        );
+        assert!(
+            b.fix.as_deref().unwrap().contains("--require usable"),
+            "{b:?}"
+        );
+        let b = of(&c, Require::Usable);
+        assert!(
+            !b.fix.as_deref().unwrap().contains("--require usable"),
+            "{b:?}"
+        );
+        // Not proved usable: it says so, and why, never "can serve".
+        c.usable = None;
+        c.settled_by = None;
+        c.unsettled = Some("another index won every re-plan".into());
+        let b = of(&c, Require::Chosen);
+        assert!(b.why.contains("is not settled: another index won"), "{b:?}");
+        assert!(!b.why.contains("can serve this SQL, but"), "{b:?}");
+    }
+
+    #[test]
+    fn not_usable_names_how_it_was_proved() {
+        let mut c = check(Verdict::NotUsable);
+        c.usable = Some(false);
+        c.settled_by = Some(Settled::Scratch);
+        let b = of(&c, Require::Chosen);
+        assert!(
+            b.why
+                .starts_with("posts_visible_idx cannot serve this SQL: "),
+            "{b:?}"
+        );
+        assert!(b.why.contains("schema-only copy"), "{b:?}");
+        c.settled_by = Some(Settled::Rule);
+        assert!(
+            of(&c, Require::Chosen)
+                .why
+                .contains("PostgreSQL's proof rules show it")
+        );
+    }
+
+    #[test]
+    fn the_cause_the_verdict_named_is_quoted() {
+        let mut c = check(Verdict::NotUsable);
+        c.settled_by = Some(Settled::Rule);
+        c.message = format!(
+            "posts_visible_idx cannot serve this SQL: its predicate … is not implied. \
+             {PROOF_RULES}a parameter stands where the predicate needs a constant \
+             (`visibility = $2`) (no scratch re-plan: --no-scratch)."
+        );
+        assert_eq!(
+            of(&c, Require::Chosen).why,
+            "posts_visible_idx cannot serve this SQL: a parameter stands where the predicate \
+             needs a constant (`visibility = $2`) (PostgreSQL's proof rules show it)"
+        );
+        let mut c = check(Verdict::KeyUnused);
+        c.message = format!(
+            "i is in the plan, but …, {KEY_CAUSE}The query wraps id in a cast to text. More."
+        );
+        assert!(
+            of(&c, Require::Chosen)
+                .why
+                .ends_with("reads away. The query wraps id in a cast to text"),
+        );
+    }
+
+    #[test]
+    fn a_seq_scan_names_what_is_read_whole_and_the_allow_seq_scan_entry() {
+        let mut c = check(Verdict::SeqScan);
+        c.seq_scans = vec!["members".into(), "forums".into(), "threads".into()];
+        let b = of(&c, Require::Chosen);
+        assert_eq!(
+            b.why,
+            "posts_visible_idx is used, but the plan reads members, forums and 1 more whole"
+        );
+        assert!(
+            b.fix.unwrap().contains("allow_seq_scan = [\"members\"]"),
+            "the fix names the entry"
+        );
+        c.small_reads_only = true;
+        assert!(
+            of(&c, Require::Usable)
+                .why
+                .contains("a warning under --require usable")
+        );
+    }
+
+    #[test]
+    fn a_generic_plan_says_what_the_generic_plan_does() {
+        let mut c = check(Verdict::GenericPlan);
+        c.usable = Some(false);
+        let b = of(&c, Require::Chosen);
+        assert!(
+            b.why
+                .ends_with("may switch to after five runs cannot use posts_visible_idx"),
+            "{b:?}"
+        );
+        assert!(b.fix.unwrap().contains("force_custom_plan"));
+        // Its generic plan uses the index and reads a table whole: the seq-scan's fix.
+        c.usable = None;
+        c.used = vec!["posts_visible_idx".into()];
+        c.seq_scans = vec!["members".into()];
+        let b = of(&c, Require::Chosen);
+        assert!(b.why.starts_with("the custom plan passes; "), "{b:?}");
+        assert!(b.why.contains("reads members whole"), "{b:?}");
+        assert!(b.fix.unwrap().contains("allow_seq_scan"));
+    }
+
+    #[test]
+    fn over_budget_names_each_budget_it_is_over() {
+        let mut c = check(Verdict::OverBudget);
+        c.budget = Budget {
+            warm_ms: Some(0.5),
+            buffers: Some(100.0),
+            relative: Some(Relative {
+                to: "first-page".into(),
+                scope: None,
+                max_ratio: 2.0,
+            }),
+        };
+        c.shared_buffers = Some(80.0);
+        c.budget_used = Some(BudgetUsed {
+            warm_ms: Some(2.0),
+            buffers: Some(0.8),
+            ratio: Some(7.84),
+        });
+        let b = of(&c, Require::Chosen);
+        assert_eq!(
+            b.why,
+            "warm p50 1.00 ms is over its budget of 0.5 ms; it reads 7.8× the buffers of \
+             first-page [member], over its limit of 2×"
+        );
+    }
+
+    #[test]
+    fn an_invalid_index_is_rebuilt_and_an_error_is_its_message() {
+        let mut c = check(Verdict::InvalidIndex);
+        c.message = "index posts_visible_idx exists but is not valid (indisvalid = false): a \
+                     CREATE INDEX CONCURRENTLY failed"
+            .into();
+        let b = of(&c, Require::Chosen);
+        assert_eq!(
+            b.why,
+            "index posts_visible_idx exists but is not valid (indisvalid = false): the planner \
+             ignores it"
+        );
+        assert!(
+            b.fix
+                .unwrap()
+                .contains("REINDEX INDEX CONCURRENTLY posts_visible_idx")
+        );
+        let mut c = check(Verdict::Error);
+        c.message = "plans/page.sql:1:8: syntax error".into();
+        let b = of(&c, Require::Chosen);
+        assert_eq!(
+            (b.why.as_str(), b.fix),
+            ("plans/page.sql:1:8: syntax error", None)
+        );
+    }
+}
