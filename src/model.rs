@@ -167,3 +167,31 @@ impl KeyOrder {
         KeyOrder { desc, nulls_first }
     }
 }
+
+/// What a migration did to an index a check requires: the first statement after which the index
+/// of that name was gone, or no longer the same index, as the catalog read between statements
+/// shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexChange {
+    /// The index as the expectation names it.
+    pub index: String,
+    /// The migration file, as given, and the line its statement starts on.
+    pub path: String,
+    pub line: usize,
+    /// The statement's first line, as written (cut at 100 characters).
+    pub statement: String,
+    #[serde(flatten)]
+    pub change: Change,
+}
+
+/// How the index changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum Change {
+    /// No index of the name is left, and the index that had it is gone.
+    Dropped,
+    /// The index that had the name has another now.
+    Renamed { to: String },
+    /// An index of the name is there, defined otherwise (`pg_get_indexdef`).
+    Redefined { definition: String },
+}

@@ -41,6 +41,8 @@ pub struct RunFacts {
     pub role_warnings: Vec<crate::db::role::RoleRisk>,
     /// Twin drift and invalid indexes found before the checks.
     pub lint: Vec<crate::lint::Finding>,
+    /// With --migration: what it did to the indexes the checks require.
+    pub index_changes: Vec<crate::model::IndexChange>,
 }
 
 /// `run.json`.
@@ -53,6 +55,9 @@ struct RunFile {
     role_warnings: Vec<crate::db::role::RoleRisk>,
     #[serde(default)]
     lint: Vec<crate::lint::Finding>,
+    /// With --migration: what it did to the indexes the checks require.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    index_changes: Vec<crate::model::IndexChange>,
     /// The measurement files, in the report's order.
     checks: Vec<String>,
     /// With --migration: the measurement files of the checks before it, under `before/`.
@@ -125,6 +130,7 @@ pub fn write_run(
             server_version: facts.server_version.clone(),
             role_warnings: facts.role_warnings.clone(),
             lint: facts.lint.clone(),
+            index_changes: facts.index_changes.clone(),
             checks,
             before,
         },
@@ -252,6 +258,7 @@ pub fn read(dir: &Path) -> Result<Run, BadInput> {
             server_version: file.server_version,
             role_warnings: file.role_warnings,
             lint: file.lint,
+            index_changes: file.index_changes,
         },
         checks,
         before,

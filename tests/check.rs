@@ -453,6 +453,19 @@ fn a_saved_migration_run_is_judged_the_same_with_no_database() {
     let member = check_of(&report, "thread-page-first", "member");
     assert_eq!(member["verdict"], "missing-index", "{member:#}");
     assert_eq!(member["before"]["verdict"], "pass", "{member:#}");
+    // The migration dropped it: its file and line, not a typo's "did you mean".
+    let message = member["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!(
+            "index posts_thread_visible_idx does not exist after the migration: {}:1 dropped it \
+             (`DROP INDEX posts_thread_visible_idx;`)",
+            migration.arg()
+        )),
+        "{message}"
+    );
+    assert!(!message.contains("did you mean"), "{message}");
+    assert_eq!(member["changed_by"]["line"], 1, "{member:#}");
+    assert_eq!(report["migration_index_changes"][0]["change"], "dropped");
     assert_eq!(
         file_names(&out_dir.path().join("before")),
         [
@@ -461,6 +474,97 @@ fn a_saved_migration_run_is_judged_the_same_with_no_database() {
         ]
     );
     assert_judged_the_same(out_dir.path(), &report, 1);
+}
+
+/// A migration that renames one required index and redefines another names the statement that
+/// did it, as the catalog read between its statements shows; a statement that touches neither is
+/// never blamed.
+#[test]
+fn a_migration_names_the_statement_that_renamed_or_redefined_a_required_index() {
+    let db = fresh_board("migration_blame");
+    let migration = temp_file(
+        "0007_reindex.sql",
+        "CREATE INDEX posts_created_idx ON posts (created_at);\n\
+         ALTER INDEX posts_thread_visible_idx RENAME TO posts_thread_visible_old;\n\
+         DO $$BEGIN\n\
+           DROP INDEX posts_thread_all_idx;\n\
+           CREATE INDEX posts_thread_all_idx ON posts (author_id) WHERE visibility = 'deleted';\n\
+         END$$;\n",
+    );
+    let (status, report) = check_json(
+        &db,
+        &reference_project(),
+        &[
+            "--only",
+            "thread-page-first",
+            "--migration",
+            migration.arg(),
+        ],
+    );
+    assert_eq!(status, 1, "{report:#}");
+    let changes = report["migration_index_changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 2, "{report:#}");
+    assert_eq!(changes[0]["index"], "posts_thread_visible_idx");
+    assert_eq!(changes[0]["line"], 2);
+    assert_eq!(changes[0]["change"], "renamed");
+    assert_eq!(changes[0]["to"], "posts_thread_visible_old");
+    assert_eq!(changes[1]["index"], "posts_thread_all_idx");
+    assert_eq!(changes[1]["line"], 3);
+    assert_eq!(changes[1]["statement"], "DO $$BEGIN");
+    assert_eq!(changes[1]["change"], "redefined");
+    assert!(
+        changes[1]["definition"]
+            .as_str()
+            .unwrap()
+            .contains("(author_id) WHERE (visibility = 'deleted'::text)"),
+        "{report:#}"
+    );
+    let member = check_of(&report, "thread-page-first", "member");
+    assert_eq!(member["verdict"], "missing-index", "{member:#}");
+    assert!(
+        member["message"]
+            .as_str()
+            .unwrap()
+            .contains(":2 renamed it to posts_thread_visible_old"),
+        "{member:#}"
+    );
+    let moderator = check_of(&report, "thread-page-first", "moderator");
+    assert_ne!(moderator["verdict"], "pass", "{moderator:#}");
+    assert_eq!(moderator["changed_by"]["line"], 3, "{moderator:#}");
+    assert!(
+        moderator["message"]
+            .as_str()
+            .unwrap()
+            .contains("The migration changed posts_thread_all_idx: "),
+        "{moderator:#}"
+    );
+    // The table's short form names the statement, and the fix is there.
+    let out = plancheck(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        reference_project().to_str().unwrap(),
+        "--only",
+        "thread-page-first",
+        "--migration",
+        migration.arg(),
+        "--iterations",
+        "1",
+        "--warmup",
+        "0",
+    ])
+    .env("COLUMNS", "200")
+    .output()
+    .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains(&format!(
+            "    fix: the statement at {}:3 changes posts_thread_all_idx",
+            migration.arg()
+        )),
+        "{table}"
+    );
 }
 
 #[test]

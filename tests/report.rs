@@ -57,6 +57,7 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
         plans: vec![],
         settings: vec![],
         session: vec![],
+        changed_by: None,
     }
 }
 
@@ -77,6 +78,7 @@ fn report(checks: Vec<CheckResult>) -> Report {
         locations: Default::default(),
         not_run: 0,
         migration_rewritten: Vec::new(),
+        index_changes: Vec::new(),
         started: None,
     }
 }

@@ -272,12 +272,15 @@ pub async fn run_checks(
     let (mut checks, mut names) = unzip_saved(first)?;
     let total: usize = project.read_paths.iter().map(|r| r.checks.len()).sum();
     let mut before = None;
+    let mut index_changes = Vec::new();
     // A run stopped (Ctrl-C, or --fail-fast at a failure) applies no migration.
     if let (Some(m), None, true) = (migration, stop.requested(), checks.len() == total) {
         let session = target.connect().await?;
         let m = &super::check::for_server(&session, m).await?;
         let sequences = db::migrate::sequence_values(&session).await.ok();
-        let applied = db::migrate::apply(&session, m, &settings, options.analyze).await?;
+        let watched = project.required_indexes();
+        let applied = db::migrate::apply(&session, m, &settings, options.analyze, &watched).await?;
+        index_changes = applied.index_changes;
         for note in &m.rewritten {
             say!("note: {note}");
         }
@@ -315,6 +318,7 @@ pub async fn run_checks(
         server_version,
         role_warnings,
         lint,
+        index_changes,
     };
     if let Some(dir) = save {
         saved::write_run(dir, &facts, names, before_names)?;
@@ -398,7 +402,12 @@ fn report_of(
     facts: saved::RunFacts,
     args: &VerdictArgs,
 ) -> Report {
-    let lint = verdict::across_checks(&mut checks, before.as_deref_mut(), facts.lint);
+    let lint = verdict::across_checks(
+        &mut checks,
+        before.as_deref_mut(),
+        facts.lint,
+        &facts.index_changes,
+    );
     Report {
         server_version: facts.server_version,
         checks,
@@ -410,6 +419,7 @@ fn report_of(
         locations: Default::default(),
         not_run: 0,
         migration_rewritten: Vec::new(),
+        index_changes: facts.index_changes,
         started: None,
     }
 }

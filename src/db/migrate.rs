@@ -18,12 +18,128 @@ use super::cause;
 use super::check::{Begin, Fail, Settings, begin_bounded, clocked, hung_message, local_bounds};
 use super::guard::{self, Span};
 use crate::error::{BadInput, DatabaseFailure, located};
+use crate::model::{Change, IndexChange};
 use crate::project::migration::Migration;
 
-/// What applying left to say: notes for the user (statistics not gathered, …).
+/// What applying left to say: notes for the user (statistics not gathered, …), and what the
+/// migration did to the indexes the checks require.
 #[derive(Debug, Default)]
 pub struct Applied {
     pub notes: Vec<String>,
+    pub index_changes: Vec<IndexChange>,
+}
+
+/// Each watched index by name as the session resolves it (`to_regclass`), its definition, and
+/// the name now of the index that had the name before (by its oid).
+const INDEX_STATE: &str = "SELECT n.name, \
+     pg_catalog.pg_get_indexdef(pg_catalog.to_regclass(n.name)::pg_catalog.oid), \
+     pg_catalog.to_regclass(n.name)::pg_catalog.oid, c.relname::pg_catalog.text \
+     FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), pg_catalog.unnest($2::pg_catalog.oid[])) \
+          AS n(name, was) \
+     LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) n.was";
+
+/// A watched index as the catalog had it before the migration: its oid and definition.
+struct Watched {
+    name: String,
+    oid: u32,
+    definition: String,
+}
+
+/// The indexes of `names` that exist now: their oids and definitions. A name that is no
+/// identifier (`name` or `schema.name`, each plain or double-quoted) is not asked about: the
+/// server's parse of it could fail, and fail the migration's transaction with it.
+async fn watched_indexes(
+    client: &Client,
+    settings: &Settings,
+    names: &[String],
+) -> Result<Vec<Watched>, Fail> {
+    let names: Vec<String> = names
+        .iter()
+        .filter(|n| is_qualified_identifier(n))
+        .cloned()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let none: Vec<u32> = vec![0; names.len()];
+    let rows = clocked(
+        client,
+        settings,
+        client.query(INDEX_STATE, &[&names, &none]),
+    )
+    .await?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            Some(Watched {
+                name: r.get(0),
+                definition: r.get::<_, Option<String>>(1)?,
+                oid: r.get::<_, Option<u32>>(2)?,
+            })
+        })
+        .collect())
+}
+
+/// How each still-unchanged watched index stands after a statement: the changes since before.
+async fn index_changes(
+    client: &Client,
+    settings: &Settings,
+    watched: &[Watched],
+) -> Result<Vec<(usize, Change)>, Fail> {
+    let names: Vec<&str> = watched.iter().map(|w| w.name.as_str()).collect();
+    let oids: Vec<u32> = watched.iter().map(|w| w.oid).collect();
+    let rows = clocked(
+        client,
+        settings,
+        client.query(INDEX_STATE, &[&names, &oids]),
+    )
+    .await?;
+    let mut changes = Vec::new();
+    for (i, w) in watched.iter().enumerate() {
+        // Matched by name: the join keeps no order.
+        let Some(row) = rows.iter().find(|r| r.get::<_, String>(0) == w.name) else {
+            continue;
+        };
+        let now: Option<String> = row.get(1);
+        let renamed: Option<String> = row.get(3);
+        let last = w
+            .name
+            .rsplit('.')
+            .next()
+            .unwrap_or(&w.name)
+            .trim_matches('"');
+        let change = match now {
+            Some(definition) if definition == w.definition => continue,
+            Some(definition) => Change::Redefined { definition },
+            None => match renamed {
+                Some(to) if to != last => Change::Renamed { to },
+                // The index is there under its name, but the name no longer finds it (the
+                // migration changed the search path): not a change of the index.
+                Some(_) => continue,
+                None => Change::Dropped,
+            },
+        };
+        changes.push((i, change));
+    }
+    Ok(changes)
+}
+
+/// `name` or `schema.name`, each part a plain identifier or a double-quoted one.
+fn is_qualified_identifier(name: &str) -> bool {
+    let part = |p: &str| {
+        if let Some(inner) = p.strip_prefix('"').and_then(|p| p.strip_suffix('"')) {
+            !inner.is_empty() && !inner.replace("\"\"", "").contains('"')
+        } else {
+            let mut chars = p.chars();
+            chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        }
+    };
+    match name.split_once('.') {
+        Some((schema, rest)) if !schema.starts_with('"') => part(schema) && part(rest),
+        _ => part(name),
+    }
 }
 
 const APPLY_FUNCTION: &str = "CREATE FUNCTION pg_temp.plancheck_apply(statement pg_catalog.text) \
@@ -84,6 +200,7 @@ pub async fn apply(
     migration: &Migration,
     settings: &Settings,
     analyze: bool,
+    watched: &[String],
 ) -> crate::error::Result<Applied> {
     let run =
         |sql: String| async move { clocked(client, settings, client.batch_execute(&sql)).await };
@@ -129,12 +246,38 @@ pub async fn apply(
         executor: &executor,
         sequences: &sequences,
     };
+    let mut watched = watched_indexes(client, settings, watched)
+        .await
+        .map_err(|f| db("could not read the required indexes", f))?;
+    let mut changes = Vec::new();
     for (offset, statement) in &migration.statements {
         if let Err(e) = apply_statement(client, &applying, *offset, statement).await {
             let _ = client.batch_execute("ROLLBACK").await;
             return Err(e);
         }
+        if watched.is_empty() {
+            continue;
+        }
+        let changed = match index_changes(client, settings, &watched).await {
+            Ok(changed) => changed,
+            Err(f) => {
+                let _ = client.batch_execute("ROLLBACK").await;
+                return Err(db("could not read the required indexes", f));
+            }
+        };
+        // Each index is blamed on the first statement that changed it.
+        for (i, change) in changed.iter().rev() {
+            let w = watched.remove(*i);
+            changes.push(IndexChange {
+                index: w.name,
+                path: migration.path.clone(),
+                line: crate::error::line_col(&migration.sql, *offset).0,
+                statement: first_line(&migration.sql[*offset..]),
+                change: change.clone(),
+            });
+        }
     }
+    changes.sort_by(|a, b| (a.line, &a.index).cmp(&(b.line, &b.index)));
     let notes = analyse(client, settings, &existing, analyze).await?;
     // The session as it was before the migration: a migration's `SET search_path`, `SET ROLE`
     // or application setting must not reach the checks after it. `RESET ALL` leaves the role
@@ -149,7 +292,19 @@ pub async fn apply(
     run("SET LOCAL transaction_read_only = on; SAVEPOINT plancheck_migrated".to_string())
         .await
         .map_err(|f| db("could not make the migrated transaction read-only", f))?;
-    Ok(Applied { notes })
+    Ok(Applied {
+        notes,
+        index_changes: changes,
+    })
+}
+
+/// A statement's first line as written, cut at 100 characters.
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("").trim();
+    match line.char_indices().nth(100) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    }
 }
 
 /// What every statement of a migration is applied against: the session before it, the
@@ -567,7 +722,35 @@ pub async fn sequence_values(
 
 #[cfg(test)]
 mod tests {
-    use super::moved_back;
+    use super::{first_line, is_qualified_identifier, moved_back};
+
+    #[test]
+    fn only_identifiers_are_asked_about() {
+        for ok in [
+            "posts_idx",
+            "public.posts_idx",
+            "\"Posts Idx\"",
+            "s.\"a\"\"b\"",
+            "_x$1",
+        ] {
+            assert!(is_qualified_identifier(ok), "{ok}");
+        }
+        for bad in [
+            "", "1idx", "a b", "a.", ".a", "\"\"", "\"a", "a;drop", "a.b.c", "\"a\"b\"",
+        ] {
+            assert!(!is_qualified_identifier(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_statement_is_shown_by_its_first_line_cut_at_100_characters() {
+        assert_eq!(
+            first_line("  DROP INDEX a;\nDROP INDEX b;"),
+            "DROP INDEX a;"
+        );
+        let long = "x".repeat(150);
+        assert_eq!(first_line(&long).chars().count(), 101);
+    }
 
     #[test]
     fn a_sequence_behind_where_it_was_is_moved_back_and_nothing_else_is() {

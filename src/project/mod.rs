@@ -151,6 +151,17 @@ pub struct ScopeCheck {
 }
 
 impl Project {
+    /// Every index a check requires or accepts, as the expectations name them, once each.
+    pub fn required_indexes(&self) -> Vec<String> {
+        let names: std::collections::BTreeSet<&String> = self
+            .read_paths
+            .iter()
+            .flat_map(|r| &r.checks)
+            .flat_map(|c| std::iter::once(&c.index).chain(&c.also))
+            .collect();
+        names.into_iter().cloned().collect()
+    }
+
     /// The application settings (dotted names, `app.user_id`) any scope's setup names: set or
     /// reset by `SET`/`RESET`, or by `set_config` with a literal name. The guard reads them back
     /// after the setup (for the report) and after each run (a read path may not change them).

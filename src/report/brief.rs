@@ -15,6 +15,25 @@ pub struct Brief {
 
 /// The brief of a check that did not pass, under `require`.
 pub fn of(c: &CheckResult, require: Require) -> Brief {
+    let mut brief = of_verdict(c, require);
+    // After a migration that changed the index: the statement, and the fix is there.
+    if let Some(change) = &c.changed_by {
+        if c.verdict != Verdict::MissingIndex {
+            brief.why = format!(
+                "{}; the migration changed {} at {}:{}",
+                brief.why, change.index, change.path, change.line
+            );
+        }
+        brief.fix = Some(format!(
+            "the statement at {}:{} changes {}: keep the index as the read path needs it, or \
+             require one that serves it after the migration",
+            change.path, change.line, change.index
+        ));
+    }
+    brief
+}
+
+fn of_verdict(c: &CheckResult, require: Require) -> Brief {
     let index = c.required_index.as_str();
     let warning = c.is_warning(require);
     match c.verdict {

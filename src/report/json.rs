@@ -18,6 +18,11 @@ struct JsonReport<'a> {
     /// (`CREATE INDEX CONCURRENTLY` as `CREATE INDEX`), each `path:line: what`.
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     migration_rewritten: &'a [String],
+    /// With `--migration`: each index a check requires that a statement dropped, renamed or
+    /// redefined: `index`, `path`, `line`, `statement` (its first line) and `change`
+    /// (`dropped`, `renamed` with `to`, `redefined` with `definition`).
+    #[serde(skip_serializing_if = "<[crate::model::IndexChange]>::is_empty")]
+    migration_index_changes: &'a [crate::model::IndexChange],
     summary: Summary,
 }
 
@@ -79,6 +84,10 @@ struct JsonCheck<'a> {
     /// For an `error` the server located in the project's files: path, line and column.
     #[serde(skip_serializing_if = "Option::is_none")]
     at: Option<&'a crate::error::Spot>,
+    /// With `--migration`: the statement that changed the index this check requires, when it
+    /// does not pass after it (as in `migration_index_changes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changed_by: Option<&'a crate::model::IndexChange>,
 }
 
 /// The stable JSON document described in the README.
@@ -88,6 +97,7 @@ pub(super) fn json(report: &Report) -> String {
         role_warnings: &report.role_warnings,
         lint: &report.lint,
         migration_rewritten: &report.migration_rewritten,
+        migration_index_changes: &report.index_changes,
         checks: report
             .checks
             .iter()
@@ -129,6 +139,7 @@ pub(super) fn json(report: &Report) -> String {
                 budget_used: c.budget_used.as_ref(),
                 message: &c.message,
                 at: c.at.as_ref(),
+                changed_by: c.changed_by.as_ref(),
             })
             .collect(),
         summary: report.summary(),

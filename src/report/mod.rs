@@ -58,6 +58,8 @@ pub struct Report {
     pub not_run: usize,
     /// With `--migration`: its statements checked in another form than written.
     pub migration_rewritten: Vec<String>,
+    /// With `--migration`: what it did to the indexes the checks require.
+    pub index_changes: Vec<crate::model::IndexChange>,
     /// When the run started (JUnit's `timestamp`); none for a saved run judged again.
     pub started: Option<std::time::SystemTime>,
 }

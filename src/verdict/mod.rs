@@ -220,6 +220,9 @@ pub struct CheckResult {
     /// What the scope's setup changed, as the server read it back (role, search path,
     /// `TimeZone`, application settings).
     pub session: Vec<(String, String)>,
+    /// With `--migration`: the statement that dropped, renamed or redefined the required index
+    /// (or an accepted one), when the check does not pass after it.
+    pub changed_by: Option<crate::model::IndexChange>,
 }
 
 impl CheckResult {
@@ -418,6 +421,7 @@ fn unjudged(m: &Measurement) -> CheckResult {
         plans: Vec::new(),
         settings: m.settings.clone(),
         session: Vec::new(),
+        changed_by: None,
     }
 }
 

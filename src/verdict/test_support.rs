@@ -128,5 +128,6 @@ pub(crate) fn measured(read_path: &str, verdict: Verdict, warm: f64, buffers: f6
         plans: vec![],
         settings: vec![],
         session: vec![],
+        changed_by: None,
     }
 }
