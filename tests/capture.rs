@@ -317,22 +317,59 @@ fn a_project_captured_from_the_log_checks_the_paths_the_application_sent() {
         assert_eq!(expectation(dir, &thread), member);
     }
 
-    // The moderator's log: a new read path for the SQL that differs, a scope added to the
-    // one whose SQL is the same.
+    // The moderator's log: the thread page the member's without its visibility condition (and
+    // sent with a literal where the member's bound $1) becomes the member's read path's
+    // moderator scope, the condition a fragment; the profile, the same SQL, a scope added.
+    let before = contents(p);
+    let dry = capture(
+        &[&log("moderator.csv")],
+        &url,
+        p,
+        &["--scope", "moderator", "--dry-run"],
+    );
+    assert_eq!(dry.code(), 0, "{}", dry.shown());
+    assert!(
+        dry.stdout.contains("the condition a fragment:")
+            && dry.stdout.contains("fragments = { visibility = \"true\" }"),
+        "{}",
+        dry.shown()
+    );
+    assert_eq!(contents(p), before, "--dry-run writes nothing");
     let moderator = capture(&[&log("moderator.csv")], &url, p, &["--scope", "moderator"]);
     assert_eq!(moderator.code(), 0, "{}", moderator.shown());
     assert!(
         moderator
             .stdout
-            .contains("2 read paths found: 1 written, 1 already covered (1 given scope moderator)"),
+            .contains("2 read paths found: 0 written, 2 already covered (2 given scope moderator)"),
         "{}",
         moderator.shown()
     );
-    let all = read_path_with(p, "WHERE p.thread_id = 1 ORDER BY");
-    assert_eq!(
-        index_of(&expectation(p, &all), "moderator"),
-        "posts_thread_all_idx"
+    assert!(
+        moderator.stdout.contains(&format!(
+            "scope    {thread} [moderator] (index posts_thread_all_idx): one condition apart \
+             from its plan, now {{{{visibility}}}}: p.visibility = 'visible' in the scopes it \
+             had, true in moderator"
+        )),
+        "{}",
+        moderator.shown()
     );
+    let plan = fs::read_to_string(p.join("plans").join(format!("{thread}.sql"))).unwrap();
+    assert!(
+        plan.contains("WHERE p.thread_id = $1\n  AND {{visibility}}\nORDER BY"),
+        "{plan}"
+    );
+    let both = expectation(p, &thread);
+    assert_eq!(index_of(&both, "member"), "posts_thread_visible_idx");
+    assert_eq!(index_of(&both, "moderator"), "posts_thread_all_idx");
+    assert_eq!(
+        both["scopes"]["member"]["fragments"]["visibility"].as_str(),
+        Some("p.visibility = 'visible'")
+    );
+    assert_eq!(
+        both["scopes"]["moderator"]["fragments"]["visibility"].as_str(),
+        Some("true")
+    );
+    assert_eq!(file_names(&p.join("plans")).len(), 2, "no new read path");
     assert_eq!(
         index_of(&expectation(p, &profile), "moderator"),
         "members_pkey"
@@ -343,6 +380,9 @@ fn a_project_captured_from_the_log_checks_the_paths_the_application_sent() {
     );
     let checked = check(&url, p, &[]);
     assert_eq!(checked.code(), 0, "{}", checked.shown());
+    // The twin is checked: the member's page on the partial index, the moderator's on its twin.
+    assert_eq!(verdict_of(&checked.report(), &thread, "member"), "pass");
+    assert_eq!(verdict_of(&checked.report(), &thread, "moderator"), "pass");
 
     // (c) without the partial index, the captured member thread path fails.
     sql(&url, "DROP INDEX posts_thread_visible_idx");

@@ -25,6 +25,9 @@ pub struct Found {
 pub struct Covered {
     /// Whether its expectation already has the capture's scope.
     pub has_scope: bool,
+    /// The statement is one condition apart from the read path's plan: the plan and the
+    /// fragment it becomes, the condition filled per scope.
+    pub merge: Option<super::merge::Merge>,
 }
 
 /// Opens every log, its format known (`chosen`, else by extension: `.csv` csvlog, `.json`
@@ -79,6 +82,10 @@ pub fn existing(
 ) -> Result<Vec<Found>, BadInput> {
     let mut by_key: BTreeMap<String, String> = BTreeMap::new();
     let mut taken: Vec<String> = Vec::new();
+    // The statement of each read path by name, to tell a new one of the same name apart.
+    let mut texts: BTreeMap<String, String> = BTreeMap::new();
+    // The plan files on disk, for a statement one condition apart from one of them.
+    let mut plans: Vec<(String, String)> = Vec::new();
     let bad = |e: FileError| BadInput(e.to_string());
     // The project's files as `check` reads them: no link followed, regular files, capped.
     let folder = match project_folder(dir, false) {
@@ -105,6 +112,8 @@ pub fn existing(
             if sub == "plans" && path.extension().is_some_and(|e| e == "sql") {
                 let text = read_text(folder, &path)?.unwrap_or_default();
                 by_key.entry(grouper.key(&text)).or_insert(stem.to_string());
+                texts.insert(stem.to_string(), text.clone());
+                plans.push((stem.to_string(), text));
             }
         }
     }
@@ -114,15 +123,47 @@ pub fn existing(
             let has_scope = has_scope(folder, &expectation_rel(name), scope)?;
             found.push(Found {
                 name: name.clone(),
-                covered: Some(Covered { has_scope }),
+                covered: Some(Covered {
+                    has_scope,
+                    merge: None,
+                }),
                 group,
             });
             continue;
         }
+        // One condition apart from exactly one plan (the same page under another scope): that
+        // read path, given this scope, the condition a fragment.
+        let near: Vec<(&String, super::merge::Merge)> = plans
+            .iter()
+            .filter_map(|(name, text)| {
+                super::merge::one_condition_apart(text, group.text_or_key()).map(|m| (name, m))
+            })
+            .collect();
+        if let ([(name, merge)], Some(folder)) = (near.as_slice(), &folder) {
+            let rel = expectation_rel(name);
+            if !has_scope(folder, &rel, scope)? && takes_fragments(folder, &rel)? {
+                found.push(Found {
+                    name: (*name).clone(),
+                    covered: Some(Covered {
+                        has_scope: false,
+                        merge: Some(merge.clone()),
+                    }),
+                    group,
+                });
+                continue;
+            }
+        }
         let base = shape::name(group.text_or_key());
         let mut name = base.clone();
         if taken.contains(&name) {
-            name = format!("{base}-{}", shape::tag(&group.key, &[]));
+            // What tells it apart from the read path of that name, readably where anything
+            // does (`-deleted`, `-offset`); else a tag of its shape.
+            let other = texts.get(&base).map_or("", String::as_str);
+            name = shape::distinctions(&group.key, group.text_or_key(), other)
+                .iter()
+                .map(|d| shape::distinguished(&base, d))
+                .find(|n| !taken.contains(n))
+                .unwrap_or_else(|| format!("{base}-{}", shape::tag(&group.key, &[])));
         }
         let mut n = 2;
         while taken.contains(&name) {
@@ -130,6 +171,7 @@ pub fn existing(
             n += 1;
         }
         taken.push(name.clone());
+        texts.insert(name.clone(), group.text_or_key().to_string());
         found.push(Found {
             group,
             name,
@@ -193,12 +235,59 @@ fn has_scope(folder: &Folder, rel: &Path, scope: &str) -> Result<bool, BadInput>
         .is_none_or(|scopes| scopes.contains_key(scope)))
 }
 
+/// Whether fragments can be added to the expectation `rel` line by line: it parses, each of its
+/// scopes is a `[scopes.NAME]` table of its own (no deeper table, no inline one), and none
+/// declares fragments yet.
+fn takes_fragments(folder: &Folder, rel: &Path) -> Result<bool, BadInput> {
+    let Some(text) = read_text(folder, rel)? else {
+        return Ok(false);
+    };
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return Ok(false);
+    };
+    let Some(scopes) = table.get("scopes").and_then(toml::Value::as_table) else {
+        return Ok(false);
+    };
+    let headers = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("[scopes."))
+        .count();
+    // A `[scopes.NAME.budget]` table would be counted as a header of its own.
+    let plain = scopes.values().all(|scope| {
+        scope
+            .as_table()
+            .is_some_and(|t| !t.contains_key("fragments"))
+    });
+    Ok(plain && headers == scopes.len() && !table.contains_key("fragments"))
+}
+
+/// `text` (an expectation) with `fragments = { NAME = VALUE }` under each `[scopes.…]` header.
+fn with_fragment(text: &str, name: &str, value: &str) -> String {
+    let mut out = String::new();
+    for line in text.split_inclusive('\n') {
+        out.push_str(line);
+        if line.trim_start().starts_with("[scopes.") {
+            if !line.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&fragment_line(name, value));
+        }
+    }
+    out
+}
+
+fn fragment_line(name: &str, value: &str) -> String {
+    format!("fragments = {{ {name} = {} }}\n", write::toml_string(value))
+}
+
 /// What was written (or, with --dry-run, would be): new read paths and scopes added, and with
 /// --dry-run what would be written, to print.
 #[derive(Default)]
 pub struct Written {
     pub files: Vec<PathBuf>,
     pub scopes_added: Vec<String>,
+    /// Read paths whose plan took a fragment for the new scope: name and fragment.
+    pub merged: Vec<(String, String)>,
     pub would: String,
 }
 
@@ -248,14 +337,19 @@ pub fn write_all(
             .dir
             .join("expectations")
             .join(format!("{}.toml", f.name));
-        if f.covered.is_some() {
+        if let Some(covered) = &f.covered {
             // A read path's allowed seq scans are its own: here they are only listed.
             let whole: Vec<_> = small.iter().chain(large).cloned().collect();
             let generic = generic_differs.as_deref();
-            let table = format!(
+            let mut table = format!(
                 "\n{}",
                 write::scope_table(args.scope, index, &whole, generic, *buffers)
             );
+            let merge = covered.merge.as_ref();
+            if let Some(m) = merge {
+                table.push_str(&fragment_line(&m.fragment, &m.new));
+            }
+            let plan_rel = Path::new("plans").join(format!("{}.sql", f.name));
             if let Some(folder) = &folder {
                 // Read, added to and replaced whole: never appended through a link.
                 let rel = expectation_rel(&f.name);
@@ -264,14 +358,34 @@ pub fn write_all(
                     .ok_or_else(|| {
                         OutputFailure(format!("{}: no longer there", folder.shown(&rel)))
                     })?;
+                let was = match merge {
+                    Some(m) => with_fragment(&was, &m.fragment, &m.existing),
+                    None => was,
+                };
+                if let Some(m) = merge {
+                    folder.replace(&plan_rel, m.plan.as_bytes()).map_err(fail)?;
+                }
                 folder
                     .replace(&rel, format!("{was}{table}").as_bytes())
                     .map_err(fail)?;
             } else {
+                if let Some(m) = merge {
+                    written.would.push_str(&format!(
+                        "would rewrite {}, the condition a fragment:\n{}\nwould add to each \
+                         scope of {}:\n{}\n",
+                        args.dir.join(&plan_rel).display(),
+                        m.plan.trim_end(),
+                        expectation_path.display(),
+                        fragment_line(&m.fragment, &m.existing).trim_end()
+                    ));
+                }
                 written.would.push_str(&format!(
                     "would add to {}:\n{table}\n",
                     expectation_path.display()
                 ));
+            }
+            if let Some(m) = merge {
+                written.merged.push((f.name.clone(), m.fragment.clone()));
             }
             written.scopes_added.push(f.name.clone());
             continue;

@@ -3,13 +3,15 @@
 //! `log` reads PostgreSQL server logs (csvlog, jsonlog, stderr with its `log_line_prefix`) into
 //! the statements the application sent, with any bound parameters; `shape` decides which of them
 //! are read paths, reads their shape and names them; `group` gathers them into read paths;
-//! `propose` reads a measured plan into the expectation to propose; `write` renders the files;
+//! `propose` reads a measured plan into the expectation to propose; `merge` makes a statement one
+//! condition apart from an existing plan that plan's new scope; `write` renders the files;
 //! `files` opens the logs, reads the project folder and writes the proposals there. All of it
 //! but `files` is pure; the command (`app::capture`) orders the steps and asks the database.
 
 pub mod files;
 pub mod group;
 pub mod log;
+pub mod merge;
 pub mod propose;
 pub mod shape;
 pub mod write;

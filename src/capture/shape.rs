@@ -282,6 +282,58 @@ fn shorten(mut name: String) -> String {
     }
 }
 
+/// Words that tell two statements apart in a name, none of them said by every query.
+const PLAIN_WORDS: &[&str] = &[
+    "and", "as", "asc", "by", "desc", "false", "from", "in", "is", "not", "null", "on", "or",
+    "order", "select", "true", "where",
+];
+
+/// What may tell read path `text` (of shape `key`) apart, in a name, from `other`, the statement
+/// of the read path that has its name already: the values compared with a partial index's
+/// predicate columns that split its shape (`visible`), then the words it says that `other` does
+/// not (`offset`, `count`, `author-id`), first seen first. Each a [`slug`]; none when only
+/// literals tell them apart.
+pub fn distinctions(key: &str, text: &str, other: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |word: String| {
+        if !word.is_empty() && !out.contains(&word) {
+            out.push(word);
+        }
+    };
+    // The literals that split a shape: the key's lines after its first, `column = value`.
+    for line in key.lines().skip(1) {
+        if let Some((_, value)) = line.split_once(" = ")
+            && !other.contains(value)
+        {
+            add(slug(value.trim_matches('\'')));
+        }
+    }
+    let words = |sql: &str| -> Vec<String> {
+        sql::significant(sql, Dialect::default())
+            .iter()
+            .filter_map(|t| t.identifier())
+            .map(|w| slug(&w))
+            .filter(|w| !w.is_empty() && !PLAIN_WORDS.contains(&w.as_str()))
+            .collect()
+    };
+    if other.is_empty() {
+        // Nothing to compare with: any word would do, so none is chosen.
+        return out;
+    }
+    let theirs = words(other);
+    for word in words(text) {
+        if !theirs.contains(&word) {
+            add(word);
+        }
+    }
+    out
+}
+
+/// `base` and a distinction, cut back to [`MAX_NAME`] as a name is.
+pub fn distinguished(base: &str, distinction: &str) -> String {
+    shorten(format!("{base}-{distinction}"))
+}
+
 /// A stable 6-hex-digit tag for a shape key and the values that split it, to tell apart read
 /// paths whose names clash, the same way on every run and machine: FNV-1a 64 (std's
 /// `HashMap` hasher is seeded per process), its top 24 bits. Each extra value is preceded by
@@ -1678,6 +1730,38 @@ mod tests {
         assert_eq!(name(&wide), "t".repeat(60));
         let by = format!("SELECT * FROM {} WHERE xx = 1", "t_".repeat(29));
         assert_eq!(name(&by), format!("{}t", "t-".repeat(28)));
+    }
+
+    #[test]
+    fn read_paths_with_one_name_are_told_apart_by_what_differs() {
+        let visible = "SELECT * FROM posts WHERE thread_id = $1 AND visibility = 'visible'";
+        let deleted = "SELECT * FROM posts WHERE thread_id = $1 AND visibility = 'deleted'";
+        let key =
+            "SELECT * FROM posts WHERE thread_id = ? AND visibility = ?\nvisibility = 'deleted'";
+        assert_eq!(distinctions(key, deleted, visible), ["deleted"]);
+        // A value both compare with tells nothing apart.
+        let key = "k\nvisibility = 'visible'";
+        let deep = "SELECT * FROM posts WHERE visibility = 'visible' OFFSET 40";
+        assert_eq!(distinctions(key, deep, visible), ["offset"]);
+        let first = "SELECT * FROM posts WHERE thread_id = $1 ORDER BY id LIMIT 20";
+        let deep = "SELECT * FROM posts WHERE thread_id = $1 ORDER BY id LIMIT 20 OFFSET 40";
+        assert_eq!(distinctions("k", deep, first), ["offset"]);
+        let count = "SELECT count(*) FROM posts WHERE thread_id = $1";
+        assert_eq!(distinctions("k", count, first), ["count"]);
+        // Only a literal differs: nothing readable, the tag tells them apart.
+        assert!(
+            distinctions(
+                "k",
+                "SELECT 1 FROM t WHERE a = 2",
+                "SELECT 1 FROM t WHERE a = 3"
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            distinguished("posts-by-thread-id", "offset"),
+            "posts-by-thread-id-offset"
+        );
+        assert!(distinguished(&"p".repeat(60), "offset").len() <= MAX_NAME);
     }
 
     #[test]

@@ -80,9 +80,14 @@ pub fn summary(s: &Summary<'_>) -> String {
             (Some(Proposal::Require { index, .. }), None) => {
                 format!("  {verb:<8} {} (index {index})", f.name)
             }
-            (Some(Proposal::Require { index, .. }), Some(_)) => {
-                format!("  scope    {} [{scope}] (index {index})", f.name)
-            }
+            (Some(Proposal::Require { index, .. }), Some(covered)) => match &covered.merge {
+                Some(m) => format!(
+                    "  scope    {} [{scope}] (index {index}): one condition apart from its plan, \
+                     now {{{{{}}}}}: {} in the scopes it had, {} in {scope}",
+                    f.name, m.fragment, m.existing, m.new
+                ),
+                None => format!("  scope    {} [{scope}] (index {index})", f.name),
+            },
             (_, Some(_)) => format!("  covered  {}", f.name),
             (Some(Proposal::Skip(skip)), None) => {
                 format!("  skipped  {}: {}", f.name, skip.detail())
