@@ -1339,7 +1339,8 @@ fn github_annotations_point_at_the_scope_of_each_failing_expectation() {
             "::warning file=expectations/member-profile.toml,line=9,title=plancheck%3A \
              member-profile [guest] not-chosen::posts_author_visible_idx is usable but not \
              chosen: the chosen plan costs 12.50; a plan using posts_author_visible_idx costs \
-             14.00%0Aused instead: Bitmap Index Scan using posts_author_idx on posts\n"
+             14.00%0Aused instead: Bitmap Index Scan using posts_author_idx on posts%0Afix: on \
+             production-like data, ANALYZE the tables and compare the plans' costs (--explain)\n"
         ),
         "{text}"
     );
@@ -1348,7 +1349,8 @@ fn github_annotations_point_at_the_scope_of_each_failing_expectation() {
         text.contains(
             "\n::error file=expectations/moderation-queue.toml,line=9,title=plancheck%3A \
              moderation-queue [moderator] missing-index::no index posts_forum_visibility_idx on \
-             this database%0Aused instead: Seq Scan on posts\n"
+             this database%0Aused instead: Seq Scan on posts%0Afix: correct the index's name in \
+             the expectation, or create the index (did a migration drop it?)\n"
         ),
         "{text}"
     );

@@ -83,6 +83,12 @@ fn every_annotation(report: &Report) -> Vec<(&'static str, String)> {
         if !instead.is_empty() && !message.contains(&instead) {
             message.push_str(&format!("\nused instead: {instead}"));
         }
+        // The fix the table gives, unless the message ends with its own (a seq scan's).
+        if let Some(fix) = super::brief::of(c, report.require).fix
+            && !c.message.contains("Fix: ")
+        {
+            message.push_str(&format!("\nfix: {fix}"));
+        }
         out.push((kind, command(kind, &props, &message)));
     }
     for f in &report.lint {

@@ -28,8 +28,14 @@ pub(super) fn markdown(report: &Report) -> String {
         .iter()
         .filter(|c| !c.verdict.is_pass())
         .map(|c| {
+            // The fix the table gives, unless the message ends with its own (a seq scan's).
+            let fix = super::brief::of(c, report.require)
+                .fix
+                .filter(|_| !c.message.contains("Fix: "))
+                .map(|fix| format!("\n  - fix: {}", text(&fix)))
+                .unwrap_or_default();
             format!(
-                "- {} **{}**: {}\n",
+                "- {} **{}**: {}{fix}\n",
                 text(&check_name(c)),
                 c.verdict,
                 text(&c.message)
