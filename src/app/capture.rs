@@ -27,11 +27,7 @@ const NO_INDEX_YET: &str = "plancheck_capture_no_index_yet";
 // planned, the proposals written, the summary said.
 pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::error::Result<i32> {
     if !project::is_safe_name(&args.scope) {
-        return Err(BadInput(format!(
-            "--scope {}: a scope name holds letters, digits, `-`, `_` and `.` (not first)",
-            args.scope
-        ))
-        .into());
+        return Err(BadInput(stderr::bad_scope_name(&args.scope)).into());
     }
     // Every log opened and its format known before the database is asked anything.
     let chosen = match args.log_format {
@@ -44,7 +40,7 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::e
     let target = target(&args.connect)?;
     let (client, settings) = planning_session(&target, &args.bounds).await?;
     let read = |e: tokio_postgres::Error| {
-        DatabaseFailure(format!("could not read the catalog: {}", db::cause(&e)))
+        DatabaseFailure(stderr::asked(stderr::asking::CATALOG, &db::cause(&e)))
     };
     let predicates = db::catalog::partial_index_predicates(&client)
         .await
@@ -91,7 +87,7 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::e
         match project::load(&Source::Memory(files), &Filter::default()) {
             Ok(one) => read_paths.extend(one.read_paths),
             Err(e) => {
-                let why = format!("plancheck would not run it: {}", e.0);
+                let why = stderr::would_not_run(&e.0);
                 proposals.insert(f.name.clone(), Proposal::Skip(Skip::Failed(why)));
             }
         }
@@ -127,9 +123,9 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::e
         let roots = crate::db::catalog::partition_roots(&client)
             .await
             .map_err(|e| {
-                DatabaseFailure(format!(
-                    "could not read the partitions: {}",
-                    crate::db::cause(&e)
+                DatabaseFailure(stderr::asked(
+                    stderr::asking::PARTITIONS,
+                    &crate::db::cause(&e),
                 ))
             })?;
         let roots = Roots::new(roots);
@@ -169,5 +165,5 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::e
 
 fn stderr_format(args: &CaptureArgs) -> Result<Format, BadInput> {
     Format::parse("stderr", &args.log_line_prefix)
-        .map_err(|e| BadInput(format!("--log-line-prefix: {e}")))
+        .map_err(|e| BadInput(stderr::bad_log_line_prefix(&e)))
 }

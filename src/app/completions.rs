@@ -6,6 +6,7 @@ use super::write_stdout;
 use crate::cli::CompletionsArgs;
 use crate::error::OutputFailure;
 use crate::exit_codes;
+use crate::report::stderr;
 
 /// The variable the scripts set when they ask plancheck for completions: plancheck's own, so a
 /// `COMPLETE` another tool left in the environment never turns a run into a completion.
@@ -16,7 +17,7 @@ pub(super) fn completions(args: CompletionsArgs) -> crate::error::Result<i32> {
     let shells = clap_complete::env::Shells::builtins();
     let shell = shells
         .completer(&name)
-        .ok_or_else(|| OutputFailure(format!("no completion script for {name}")))?;
+        .ok_or_else(|| OutputFailure(stderr::no_completion_script(&name)))?;
     let mut script = Vec::new();
     shell
         .write_registration(
@@ -26,7 +27,7 @@ pub(super) fn completions(args: CompletionsArgs) -> crate::error::Result<i32> {
             "plancheck",
             &mut script,
         )
-        .map_err(|e| OutputFailure(format!("could not write the completion script: {e}")))?;
+        .map_err(|e| OutputFailure(stderr::completion_script_unwritten(&e)))?;
     write_stdout(&String::from_utf8_lossy(&script))?;
     Ok(exit_codes::PASS)
 }

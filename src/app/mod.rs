@@ -39,7 +39,7 @@ pub fn main_with(cli: Cli) -> i32 {
     {
         Ok(rt) => rt,
         Err(e) => {
-            say!("error: cannot start the async runtime: {e}");
+            say!("{}", crate::report::stderr::no_runtime(&e));
             return exit_codes::DATABASE;
         }
     };
@@ -54,7 +54,7 @@ pub fn main_with(cli: Cli) -> i32 {
             signal(SignalKind::interrupt()),
             signal(SignalKind::terminate()),
         ) else {
-            say!("error: cannot install the signal handlers");
+            say!("{}", crate::report::stderr::NO_SIGNAL_HANDLERS);
             return exit_codes::DATABASE;
         };
         // The first signal asks the run to stop in order: the running check is cancelled and
@@ -142,7 +142,7 @@ fn write_stdout(text: &str) -> crate::error::Result<()> {
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         // A closed pipe (`plancheck check | head`) is not an error.
         if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err(OutputFailure(format!("cannot write the report: {e}")).into());
+            return Err(OutputFailure(crate::report::stderr::report_unwritten(&e)).into());
         }
     }
     Ok(())

@@ -28,23 +28,18 @@ pub(super) fn emit(report: &Report, args: &VerdictArgs) -> crate::error::Result<
     write_stdout(&text)?;
     if let Some(summary) = &output.step_summary {
         let markdown = report::render(report, Format::Markdown, Style::PLAIN);
-        append(summary, &markdown).map_err(|e| {
-            OutputFailure(format!(
-                "cannot append the summary to $GITHUB_STEP_SUMMARY ({}): {e}",
-                summary.display()
-            ))
-        })?;
+        append(summary, &markdown)
+            .map_err(|e| OutputFailure(report::stderr::summary_unwritten(summary, &e)))?;
     }
     for file in &args.report {
         let text = report::render(report, file.format.into(), Style::PLAIN);
         // Replaced, never written through: a link committed where the report goes is not
         // followed, and no folder from the current one down may be a link.
         crate::files::replace_given(&file.path, text.as_bytes()).map_err(|e| {
-            OutputFailure(format!(
-                "--report {}={}: {}",
-                format_name(file.format),
-                file.path.display(),
-                e.why
+            OutputFailure(report::stderr::report_file_unwritten(
+                &format_name(file.format),
+                &file.path,
+                &e.why,
             ))
         })?;
     }

@@ -9,7 +9,8 @@ use crate::db::check::within;
 use crate::error::BadInput;
 use crate::project::Project;
 use crate::project::migration;
-use crate::report::{Report, stderr};
+use crate::report::Report;
+use crate::report::stderr::{self, asking};
 use crate::term::{Progress, say};
 use crate::verdict;
 use crate::{db, lint, measure, saved, stop};
@@ -158,34 +159,34 @@ async fn before_checks(
     let mut settings = settings(run);
     let client = target.connect().await?;
     let limit = settings.client_limit();
-    let what = "could not set the session's timeouts";
+    let what = asking::SESSION_TIMEOUTS;
     within(limit, what, async {
         Ok(db::check::bound_session(&client, &settings).await?)
     })
     .await?;
-    let what = "could not read the server's version";
+    let what = asking::SERVER_VERSION;
     let server_version = within(limit, what, async {
         Ok(db::server_version(&client).await?)
     })
     .await?;
-    let what = "could not read the server's version number";
+    let what = asking::SERVER_VERSION_NUMBER;
     let major = within(limit, what, async { Ok(db::server_major(&client).await?) }).await?;
     settings.scratch = scratch_mode(run.no_scratch, major);
-    let what = "could not read the role's rights";
+    let what = asking::ROLE_RIGHTS;
     let role_warnings = within(limit, what, role_warnings(&client, options)).await?;
-    let what = "could not look up the relations allowed a seq scan";
+    let what = asking::ALLOWED_SEQ_SCANS;
     within(limit, what, warn_unknown_allowed(&client, project)).await?;
     if options.replan_without_rivals {
-        let what = "could not read whether the server takes writes";
+        let what = asking::TAKES_WRITES;
         within(limit, what, refuse_read_only(&client)).await?;
         settings.replan_without_rivals = true;
     }
-    let what = "could not read the server's settings";
+    let what = asking::SERVER_SETTINGS;
     settings.watched = within(limit, what, async {
         Ok(db::guard::Watched::read(&client, &project.custom_settings()).await?)
     })
     .await?;
-    let what = "could not read temp_file_limit";
+    let what = asking::TEMP_FILE_LIMIT;
     let (temp, temp_warning) = within(limit, what, async {
         Ok(db::check::temp_file_limit(&client, settings.temp_file_limit).await?)
     })
@@ -196,14 +197,14 @@ async fn before_checks(
     }
     let one_session = (options.migration.is_some() || options.replan_without_rivals)
         .then(|| stderr::one_at_a_time(options.migration.is_some()));
-    let what = "could not read the free connection slots";
+    let what = asking::FREE_SLOTS;
     let jobs = within(
         limit,
         what,
         jobs(&client, run.jobs.map(usize::from), one_session),
     )
     .await?;
-    let what = "could not read the indexes' definitions";
+    let what = asking::INDEX_DEFINITIONS;
     let lint = within(limit, what, lint_findings(&client, project)).await?;
     Ok(Ready {
         settings,
@@ -448,17 +449,17 @@ pub(super) async fn planning_session(
     };
     let client = target.connect().await?;
     let limit = settings.client_limit();
-    within(limit, "could not set the session's timeouts", async {
+    within(limit, asking::SESSION_TIMEOUTS, async {
         Ok(db::check::bound_session(&client, &settings).await?)
     })
     .await?;
     within(
         limit,
-        "could not read the role's rights",
+        asking::ROLE_RIGHTS,
         role_warnings(&client, &RunOptions::default()),
     )
     .await?;
-    settings.watched = within(limit, "could not read the server's settings", async {
+    settings.watched = within(limit, asking::SERVER_SETTINGS, async {
         Ok(db::guard::Watched::read(&client, &[]).await?)
     })
     .await?;
@@ -494,7 +495,7 @@ pub(super) async fn run_all<T>(
     let total = project.read_paths.iter().map(|r| r.checks.len()).sum();
     let phase = match session {
         db::check::Session::Own(_) => "",
-        db::check::Session::Savepoint(_) => "after the migration: ",
+        db::check::Session::Savepoint(_) => stderr::AFTER_MIGRATION,
     };
     let progress = std::cell::RefCell::new(Progress::new(total, quiet, phase));
     let book = std::cell::RefCell::new(Book::new(project));
@@ -566,11 +567,8 @@ pub(super) async fn run_all<T>(
             let what = format!("{} [{}]", read_path.name, scope_check.scope);
             progress.borrow_mut().start(&what);
             if shared_lost {
-                let measured = db::check::not_run(
-                    read_path,
-                    scope_check,
-                    "not run: the migration's session was lost before this check",
-                );
+                let measured =
+                    db::check::not_run(read_path, scope_check, stderr::MIGRATION_SESSION_LOST);
                 done.push((at, finish(&what, measured)));
                 continue;
             }

@@ -6,6 +6,86 @@ use std::path::Path;
 use crate::db::role::RoleRisk;
 use crate::verdict::Verdict;
 
+/// What a command was asking of the server, for the failure or the time-out of that step to
+/// say (`could not read the catalog: …`).
+pub mod asking {
+    pub const SESSION_TIMEOUTS: &str = "could not set the session's timeouts";
+    pub const SERVER_VERSION: &str = "could not read the server's version";
+    pub const SERVER_VERSION_NUMBER: &str = "could not read the server's version number";
+    pub const ROLE_RIGHTS: &str = "could not read the role's rights";
+    pub const ALLOWED_SEQ_SCANS: &str = "could not look up the relations allowed a seq scan";
+    pub const TAKES_WRITES: &str = "could not read whether the server takes writes";
+    pub const SERVER_SETTINGS: &str = "could not read the server's settings";
+    pub const TEMP_FILE_LIMIT: &str = "could not read temp_file_limit";
+    pub const FREE_SLOTS: &str = "could not read the free connection slots";
+    pub const INDEX_DEFINITIONS: &str = "could not read the indexes' definitions";
+    pub const CATALOG: &str = "could not read the catalog";
+    pub const PARTITIONS: &str = "could not read the partitions";
+}
+
+/// The progress line's prefix for the checks after a migration.
+pub const AFTER_MIGRATION: &str = "after the migration: ";
+
+/// Why a check after a migration did not run.
+pub const MIGRATION_SESSION_LOST: &str =
+    "not run: the migration's session was lost before this check";
+
+/// The process could not start its async runtime.
+pub fn no_runtime(why: &dyn std::fmt::Display) -> String {
+    format!("error: cannot start the async runtime: {why}")
+}
+
+/// The process could not install its signal handlers.
+pub const NO_SIGNAL_HANDLERS: &str = "error: cannot install the signal handlers";
+
+/// A step of [`asking`] that failed, with the server's (or the driver's) own words.
+pub fn asked(asking: &str, cause: &str) -> String {
+    format!("{asking}: {cause}")
+}
+
+/// `capture --scope` given a name no scope may have.
+pub fn bad_scope_name(scope: &str) -> String {
+    format!("--scope {scope}: a scope name holds letters, digits, `-`, `_` and `.` (not first)")
+}
+
+/// Why `capture` skips a read path its files would not load as.
+pub fn would_not_run(why: &str) -> String {
+    format!("plancheck would not run it: {why}")
+}
+
+/// `--log-line-prefix` that cannot be read.
+pub fn bad_log_line_prefix(why: &dyn std::fmt::Display) -> String {
+    format!("--log-line-prefix: {why}")
+}
+
+/// A shell `completions` has no script for.
+pub fn no_completion_script(shell: &str) -> String {
+    format!("no completion script for {shell}")
+}
+
+/// The completion script that could not be written.
+pub fn completion_script_unwritten(why: &dyn std::fmt::Display) -> String {
+    format!("could not write the completion script: {why}")
+}
+
+/// The report that could not be written on stdout.
+pub fn report_unwritten(why: &dyn std::fmt::Display) -> String {
+    format!("cannot write the report: {why}")
+}
+
+/// `$GITHUB_STEP_SUMMARY` that could not be appended to.
+pub fn summary_unwritten(path: &Path, why: &dyn std::fmt::Display) -> String {
+    format!(
+        "cannot append the summary to $GITHUB_STEP_SUMMARY ({}): {why}",
+        path.display()
+    )
+}
+
+/// A `--report FORMAT=FILE` that could not be written.
+pub fn report_file_unwritten(format: &str, path: &Path, why: &dyn std::fmt::Display) -> String {
+    format!("--report {format}={}: {why}", path.display())
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
