@@ -219,10 +219,7 @@ async fn lookup(
             )))
         }
         Err(e) if e.as_db_error().is_some() => Ok(Ok(None)),
-        Err(e) => Err(crate::error::DatabaseFailure(format!(
-            "could not read the catalog: {}",
-            super::cause(&e)
-        ))),
+        Err(e) => Err(super::Unanswered::of(super::Asked::Catalog, &e).into()),
     }
 }
 

@@ -90,12 +90,9 @@ impl Watched {
     /// restricted setting fail, so those are left out (no file may change them anyway: they
     /// are outside the allow-list, refused where written).
     pub async fn read(client: &Client, custom: &[String]) -> Result<Watched, DatabaseFailure> {
-        Self::read_settings(client, custom).await.map_err(|e| {
-            DatabaseFailure(format!(
-                "could not read the server's settings: {}",
-                super::cause(&e)
-            ))
-        })
+        Self::read_settings(client, custom)
+            .await
+            .map_err(|e| super::Unanswered::of(super::Asked::ServerSettings, &e).into())
     }
 
     async fn read_settings(

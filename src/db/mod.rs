@@ -200,6 +200,35 @@ fn connection_hint(failure: &str) -> Option<&'static str> {
     }
 }
 
+/// What was asked of the server when it failed to answer: data, worded by `report::failure`
+/// (`could not read the catalog: …`), so `db` writes no sentence of its own here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asked {
+    ServerVersionNum,
+    ServerVersion,
+    ServerSettings,
+    Catalog,
+    FreeSlots,
+    ServerState,
+    RoleRights,
+}
+
+/// The server's failure to answer what was [`Asked`], in its own words ([`cause`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unanswered {
+    pub asked: Asked,
+    pub cause: String,
+}
+
+impl Unanswered {
+    pub fn of(asked: Asked, e: &tokio_postgres::Error) -> Unanswered {
+        Unanswered {
+            asked,
+            cause: cause(e),
+        }
+    }
+}
+
 /// The most specific sentence an error carries: the server's message, or the I/O cause.
 pub fn cause(e: &tokio_postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {

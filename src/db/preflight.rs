@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use tokio_postgres::Client;
 
-use super::cause;
+use super::{Asked, Unanswered};
 use crate::error::DatabaseFailure;
 
 /// The server's major version (`server_version_num` / 10000: 15, 16, …).
@@ -17,9 +17,7 @@ pub async fn server_major(client: &Client) -> Result<u32, DatabaseFailure> {
             &[],
         )
         .await
-        .map_err(|e| {
-            DatabaseFailure(format!("could not read server_version_num: {}", cause(&e)))
-        })?;
+        .map_err(|e| Unanswered::of(Asked::ServerVersionNum, &e))?;
     Ok(u32::try_from(row.get::<_, i32>(0) / 10000).unwrap_or(0))
 }
 
@@ -28,7 +26,7 @@ pub async fn server_version(client: &Client) -> Result<String, DatabaseFailure> 
     let row = client
         .query_one("SELECT pg_catalog.current_setting('server_version')", &[])
         .await
-        .map_err(|e| DatabaseFailure(format!("could not read server_version: {}", cause(&e))))?;
+        .map_err(|e| Unanswered::of(Asked::ServerVersion, &e))?;
     Ok(row.get(0))
 }
 
@@ -41,12 +39,7 @@ pub async fn standard_conforming_strings(client: &Client) -> Result<bool, Databa
             &[],
         )
         .await
-        .map_err(|e| {
-            DatabaseFailure(format!(
-                "could not read the server's settings: {}",
-                cause(&e)
-            ))
-        })?;
+        .map_err(|e| Unanswered::of(Asked::ServerSettings, &e))?;
     Ok(row.get::<_, String>(0) != "off")
 }
 
@@ -78,7 +71,7 @@ pub async fn unknown_relations<'a>(
             &[&schemas, &relations],
         )
         .await
-        .map_err(|e| DatabaseFailure(format!("could not read the catalog: {}", cause(&e))))?;
+        .map_err(|e| Unanswered::of(Asked::Catalog, &e))?;
     let listed: Vec<&str> = names.iter().copied().collect();
     Ok(rows
         .iter()
@@ -118,12 +111,7 @@ pub async fn free_slots(client: &Client) -> Result<FreeSlots, DatabaseFailure> {
             &[],
         )
         .await
-        .map_err(|e| {
-            DatabaseFailure(format!(
-                "could not read the free connection slots: {}",
-                cause(&e)
-            ))
-        })?;
+        .map_err(|e| Unanswered::of(Asked::FreeSlots, &e))?;
     Ok(FreeSlots {
         server: row.get(0),
         role: row.get(1),
@@ -148,9 +136,7 @@ pub async fn write_state(client: &Client) -> Result<WriteState, DatabaseFailure>
             &[],
         )
         .await
-        .map_err(|e| {
-            DatabaseFailure(format!("could not read the server's state: {}", cause(&e)))
-        })?;
+        .map_err(|e| Unanswered::of(Asked::ServerState, &e))?;
     Ok(WriteState {
         standby: row.get(0),
         read_only: row.get(1),

@@ -5,7 +5,6 @@
 
 use tokio_postgres::Client;
 
-use super::cause;
 use crate::error::DatabaseFailure;
 
 /// A right of the connecting role that lets a project's SQL act outside the rolled-back
@@ -133,12 +132,10 @@ SELECT session_user::text, ARRAY(SELECT name FROM found)";
 /// what SQL may read, not what outlives the rollback. One catalog query, which the role can
 /// always run.
 pub async fn risks(client: &Client) -> Result<(String, Vec<RoleRisk>), DatabaseFailure> {
-    let row = client.query_one(RISKS_QUERY, &[]).await.map_err(|e| {
-        DatabaseFailure(format!(
-            "could not read the connecting role's rights: {}",
-            cause(&e)
-        ))
-    })?;
+    let row = client
+        .query_one(RISKS_QUERY, &[])
+        .await
+        .map_err(|e| super::Unanswered::of(super::Asked::RoleRights, &e))?;
     let role: String = row.get(0);
     let found: Vec<String> = row.get(1);
     Ok((role, from_names(&found)))

@@ -15,6 +15,7 @@
 
 pub mod brief;
 pub mod capture;
+mod failure;
 mod github;
 mod json;
 mod junit;
