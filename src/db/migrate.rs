@@ -17,6 +17,7 @@ use tokio_postgres::error::{ErrorPosition, SqlState};
 use super::cause;
 use super::check::{Begin, Fail, Settings, begin_bounded, clocked, hung_message, local_bounds};
 use super::guard::{self, Span};
+use super::{Asked, Unanswered};
 use crate::error::{BadInput, DatabaseFailure, located};
 use crate::model::{Change, IndexChange};
 use crate::project::migration::Migration;
@@ -204,41 +205,36 @@ pub async fn apply(
 ) -> crate::error::Result<Applied> {
     let run =
         |sql: String| async move { clocked(client, settings, client.batch_execute(&sql)).await };
-    let db = |what: &str, f: Fail| -> crate::error::Error {
+    let db = |asked: Asked, f: Fail| -> crate::error::Error {
         match f {
-            Fail::Db(e) => DatabaseFailure(format!("{what}: {}", cause(&e))).into(),
-            Fail::Hung(limit) => DatabaseFailure(format!("{what}: {}", hung_message(limit))).into(),
+            Fail::Db(e) => Unanswered::of(asked, &e).into(),
+            Fail::Hung(limit) => Unanswered {
+                asked,
+                cause: hung_message(limit),
+            }
+            .into(),
         }
     };
     run(begin_bounded(Begin::Migration, settings))
         .await
-        .map_err(|f| db("could not begin the migration's transaction", f))?;
+        .map_err(|f| db(Asked::BeginMigration, f))?;
     let existing = table_oids(client, settings)
         .await
-        .map_err(|f| db("could not list the tables", f))?;
+        .map_err(|f| db(Asked::ListTables, f))?;
     if let Err(f) = run(APPLY_FUNCTION.to_string()).await {
         let _ = client.batch_execute("ROLLBACK").await;
-        return Err(db(
-            "could not create the temporary function that applies the migration (the role \
-             needs TEMPORARY on the database and PL/pgSQL)",
-            f,
-        ));
+        return Err(db(Asked::CreateExecutor, f));
     }
     let before = clocked(client, settings, guard::snapshot(client, &settings.watched))
         .await
-        .map_err(|f| db("could not read the session's settings", f))?;
+        .map_err(|f| db(Asked::SessionSettings, f))?;
     let executor: String = clocked(client, settings, client.query_one(READ_EXECUTOR, &[]))
         .await
-        .map_err(|f| {
-            db(
-                "could not read the temporary function that applies the migration",
-                f,
-            )
-        })?
+        .map_err(|f| db(Asked::ReadExecutor, f))?
         .get(0);
     let sequences = sequences(client, settings)
         .await
-        .map_err(|f| db("could not read the sequences", f))?;
+        .map_err(|f| db(Asked::Sequences, f))?;
     let applying = Applying {
         migration,
         settings,
@@ -248,7 +244,7 @@ pub async fn apply(
     };
     let mut watched = watched_indexes(client, settings, watched)
         .await
-        .map_err(|f| db("could not read the required indexes", f))?;
+        .map_err(|f| db(Asked::RequiredIndexes, f))?;
     let mut changes = Vec::new();
     for (offset, statement) in &migration.statements {
         if let Err(e) = apply_statement(client, &applying, *offset, statement).await {
@@ -262,7 +258,7 @@ pub async fn apply(
             Ok(changed) => changed,
             Err(f) => {
                 let _ = client.batch_execute("ROLLBACK").await;
-                return Err(db("could not read the required indexes", f));
+                return Err(db(Asked::RequiredIndexes, f));
             }
         };
         // Each index is blamed on the first statement that changed it.
@@ -291,7 +287,7 @@ pub async fn apply(
     // subtransaction of a read-only transaction).
     run("SET LOCAL transaction_read_only = on; SAVEPOINT plancheck_migrated".to_string())
         .await
-        .map_err(|f| db("could not make the migrated transaction read-only", f))?;
+        .map_err(|f| db(Asked::ReadOnlyMigrated, f))?;
     Ok(Applied {
         notes,
         index_changes: changes,
@@ -328,11 +324,7 @@ async fn restore_session(
 ) -> crate::error::Result<()> {
     let failed = |f: Fail| -> crate::error::Error {
         match f {
-            Fail::Db(e) => DatabaseFailure(format!(
-                "could not put the session back as it was before the migration: {}",
-                cause(&e)
-            ))
-            .into(),
+            Fail::Db(e) => Unanswered::of(Asked::RestoreSession, &e).into(),
             Fail::Hung(limit) => DatabaseFailure(hung_message(limit)).into(),
         }
     };
@@ -469,11 +461,7 @@ async fn what_it_did(
         Ok((now, seqs))
     };
     let unreadable = |e: &tokio_postgres::Error| -> crate::error::Error {
-        DatabaseFailure(format!(
-            "could not read the session's settings and sequences: {}",
-            cause(e)
-        ))
-        .into()
+        Unanswered::of(Asked::SessionSettingsAndSequences, e).into()
     };
     let (now, sequences) = match clocked(client, settings, read).await {
         Ok(both) => both,
@@ -661,10 +649,7 @@ async fn analyse(
     )
     .await
     .map_err(|f| match f {
-        Fail::Db(e) => DatabaseFailure(format!(
-            "could not list what the migration changed: {}",
-            cause(&e)
-        )),
+        Fail::Db(e) => Unanswered::of(Asked::MigrationChanges, &e).into(),
         Fail::Hung(limit) => DatabaseFailure(hung_message(limit)),
     })?;
     let mut notes = Vec::new();
@@ -690,7 +675,7 @@ async fn analyse(
         )
         .await
         .map_err(|f| match f {
-            Fail::Db(e) => DatabaseFailure(format!("could not ANALYZE {table}: {}", cause(&e))),
+            Fail::Db(e) => Unanswered::of(Asked::Analyze(table.clone()), &e).into(),
             Fail::Hung(limit) => DatabaseFailure(hung_message(limit)),
         })?;
     }

@@ -202,7 +202,7 @@ fn connection_hint(failure: &str) -> Option<&'static str> {
 
 /// What was asked of the server when it failed to answer: data, worded by `report::failure`
 /// (`could not read the catalog: …`), so `db` writes no sentence of its own here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Asked {
     ServerVersionNum,
     ServerVersion,
@@ -211,6 +211,20 @@ pub enum Asked {
     FreeSlots,
     ServerState,
     RoleRights,
+    /// The migration's steps, in their order.
+    BeginMigration,
+    ListTables,
+    CreateExecutor,
+    SessionSettings,
+    ReadExecutor,
+    Sequences,
+    RequiredIndexes,
+    ReadOnlyMigrated,
+    RestoreSession,
+    SessionSettingsAndSequences,
+    MigrationChanges,
+    /// `ANALYZE` of this table.
+    Analyze(String),
 }
 
 /// The server's failure to answer what was [`Asked`], in its own words ([`cause`]).

@@ -5,8 +5,8 @@ use crate::db::{Asked, Unanswered};
 use crate::error::DatabaseFailure;
 
 /// What was asked, as a failure to answer it says it.
-fn asked(asked: Asked) -> &'static str {
-    match asked {
+fn asked(asked: &Asked) -> String {
+    let text = match asked {
         Asked::ServerVersionNum => "could not read server_version_num",
         Asked::ServerVersion => "could not read server_version",
         Asked::ServerSettings => "could not read the server's settings",
@@ -14,12 +14,28 @@ fn asked(asked: Asked) -> &'static str {
         Asked::FreeSlots => "could not read the free connection slots",
         Asked::ServerState => "could not read the server's state",
         Asked::RoleRights => "could not read the connecting role's rights",
-    }
+        Asked::BeginMigration => "could not begin the migration's transaction",
+        Asked::ListTables => "could not list the tables",
+        Asked::CreateExecutor => {
+            "could not create the temporary function that applies the migration (the role needs \
+             TEMPORARY on the database and PL/pgSQL)"
+        }
+        Asked::SessionSettings => "could not read the session's settings",
+        Asked::ReadExecutor => "could not read the temporary function that applies the migration",
+        Asked::Sequences => "could not read the sequences",
+        Asked::RequiredIndexes => "could not read the required indexes",
+        Asked::ReadOnlyMigrated => "could not make the migrated transaction read-only",
+        Asked::RestoreSession => "could not put the session back as it was before the migration",
+        Asked::SessionSettingsAndSequences => "could not read the session's settings and sequences",
+        Asked::MigrationChanges => "could not list what the migration changed",
+        Asked::Analyze(table) => return format!("could not ANALYZE {table}"),
+    };
+    text.to_string()
 }
 
 impl From<Unanswered> for DatabaseFailure {
     fn from(u: Unanswered) -> DatabaseFailure {
-        DatabaseFailure(format!("{}: {}", asked(u.asked), u.cause))
+        DatabaseFailure(format!("{}: {}", asked(&u.asked), u.cause))
     }
 }
 
