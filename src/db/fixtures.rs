@@ -13,7 +13,7 @@ use std::time::Instant;
 use tokio_postgres::Client;
 use tokio_postgres::error::SqlState;
 
-use super::cause;
+use super::{Asked, Unanswered, cause};
 use crate::error::{BadInput, DatabaseFailure};
 use crate::project::Source;
 
@@ -134,7 +134,7 @@ pub async fn load(client: &Client, scale: f64, quiet: bool) -> Result<f64, Datab
              SET client_min_messages = warning"
         ))
         .await
-        .map_err(|e| DatabaseFailure(format!("could not start the load: {}", cause(&e))))?;
+        .map_err(|e| Unanswered::of(Asked::StartLoad, &e))?;
     let total = all.len();
     for (i, step) in all.iter().enumerate() {
         let t = Instant::now();
@@ -327,9 +327,8 @@ fn survey(found: &[Found], replace: bool) -> Ground {
 /// (the search path: where the files create and find what they name). Also fails when the
 /// search path names no schema to create the board in.
 async fn inventory(client: &Client) -> crate::error::Result<Vec<Found>> {
-    let failed = |e: tokio_postgres::Error| {
-        DatabaseFailure(format!("could not read the catalog: {}", cause(&e)))
-    };
+    let failed =
+        |e: tokio_postgres::Error| DatabaseFailure::from(Unanswered::of(Asked::Catalog, &e));
     let schema: Option<String> = client
         .query_one("SELECT current_schema()::text", &[])
         .await
@@ -390,7 +389,7 @@ async fn make_room(client: &Client, replace: bool) -> crate::error::Result<Vec<S
             "BEGIN; SET LOCAL lock_timeout = '{DROP_LOCK_TIMEOUT}'"
         ))
         .await
-        .map_err(|e| DatabaseFailure(format!("could not start the load: {}", cause(&e))))?;
+        .map_err(|e| Unanswered::of(Asked::StartLoad, &e))?;
     let cleared = clear(client, replace).await;
     // A refusal or a failed drop rolls back: whatever was dropped before it is back.
     let end = if cleared.is_ok() {
@@ -472,7 +471,7 @@ async fn additions(client: &Client, tables: &[u32]) -> crate::error::Result<Vec<
             &[&tables, &indexes],
         )
         .await
-        .map_err(|e| DatabaseFailure(format!("could not read the catalog: {}", cause(&e))))?;
+        .map_err(|e| Unanswered::of(Asked::Catalog, &e))?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 

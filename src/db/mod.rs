@@ -225,6 +225,8 @@ pub enum Asked {
     MigrationChanges,
     /// `ANALYZE` of this table.
     Analyze(String),
+    /// The start of `fixtures load`.
+    StartLoad,
 }
 
 /// The server's failure to answer what was [`Asked`], in its own words ([`cause`]).

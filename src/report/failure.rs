@@ -29,6 +29,7 @@ fn asked(asked: &Asked) -> String {
         Asked::SessionSettingsAndSequences => "could not read the session's settings and sequences",
         Asked::MigrationChanges => "could not list what the migration changed",
         Asked::Analyze(table) => return format!("could not ANALYZE {table}"),
+        Asked::StartLoad => "could not start the load",
     };
     text.to_string()
 }
