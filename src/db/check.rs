@@ -30,7 +30,7 @@ use super::guard::{self, Span, Watched};
 mod definitions;
 mod rivals;
 mod session;
-use super::{cause, scratch};
+use super::{Asked, Unanswered, cause, scratch};
 use crate::error::{DatabaseFailure, Spot, located};
 use crate::measure::{
     Document, Failure, IndexFacts, IndexLookup, Measured, Measurement, Outcome, PlanKind, Probe,
@@ -111,12 +111,7 @@ pub async fn bound_session(client: &Client, settings: &Settings) -> Result<(), D
             settings.lock_timeout.as_millis().max(1)
         ))
         .await
-        .map_err(|e| {
-            DatabaseFailure(format!(
-                "could not set the session's timeouts: {}",
-                cause(&e)
-            ))
-        })
+        .map_err(|e| Unanswered::of(Asked::SessionTimeouts, &e).into())
 }
 
 /// The `temp_file_limit` each check sets, from the one asked for (`wanted`, kB): None where the
@@ -127,12 +122,9 @@ pub async fn temp_file_limit(
     client: &Client,
     wanted: Option<u64>,
 ) -> Result<(Option<u64>, Option<String>), DatabaseFailure> {
-    read_temp_file_limit(client, wanted).await.map_err(|e| {
-        DatabaseFailure(format!(
-            "could not read temp_file_limit: {}",
-            super::cause(&e)
-        ))
-    })
+    read_temp_file_limit(client, wanted)
+        .await
+        .map_err(|e| Unanswered::of(Asked::TempFileLimit, &e).into())
 }
 
 async fn read_temp_file_limit(

@@ -227,6 +227,8 @@ pub enum Asked {
     Analyze(String),
     /// The start of `fixtures load`.
     StartLoad,
+    SessionTimeouts,
+    TempFileLimit,
 }
 
 /// The server's failure to answer what was [`Asked`], in its own words ([`cause`]).

@@ -3,15 +3,16 @@
 
 use crate::db::{Asked, Unanswered};
 use crate::error::DatabaseFailure;
+use crate::report::stderr::asking;
 
 /// What was asked, as a failure to answer it says it.
 fn asked(asked: &Asked) -> String {
     let text = match asked {
         Asked::ServerVersionNum => "could not read server_version_num",
         Asked::ServerVersion => "could not read server_version",
-        Asked::ServerSettings => "could not read the server's settings",
-        Asked::Catalog => "could not read the catalog",
-        Asked::FreeSlots => "could not read the free connection slots",
+        Asked::ServerSettings => asking::SERVER_SETTINGS,
+        Asked::Catalog => asking::CATALOG,
+        Asked::FreeSlots => asking::FREE_SLOTS,
         Asked::ServerState => "could not read the server's state",
         Asked::RoleRights => "could not read the connecting role's rights",
         Asked::BeginMigration => "could not begin the migration's transaction",
@@ -30,6 +31,8 @@ fn asked(asked: &Asked) -> String {
         Asked::MigrationChanges => "could not list what the migration changed",
         Asked::Analyze(table) => return format!("could not ANALYZE {table}"),
         Asked::StartLoad => "could not start the load",
+        Asked::SessionTimeouts => asking::SESSION_TIMEOUTS,
+        Asked::TempFileLimit => asking::TEMP_FILE_LIMIT,
     };
     text.to_string()
 }
