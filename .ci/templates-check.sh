@@ -94,25 +94,26 @@ assert bool(failed) == (sys.argv[2] == "fails"), failed
 PY
 }
 
+# Runs the action with `args` in a home of its own (named `home`), fresh report folder; prints
+# its step lines and checks it ended with exit `status`.
+run_action() {
+    local home=$work/$1 args=$2 status=$3 out
+    rm -rf "$work/repo/plancheck-out"
+    mkdir -p "$home"
+    out=$(cd "$work" && "$work/tools/bin/python" action.py "$repo/action.yml" "$work/repo" \
+        "$home" "package=$wheel" "database-url=$url" "args=$args")
+    grep -E "^(not run here|step |status=|[0-9]+ checks on)" <<<"$out"
+    grep -qx "status=$status" <<<"$out"
+}
+
 echo "-- the GitHub Action: every check passes under --require usable"
-home=$work/home-pass
-mkdir -p "$home"
-out=$(cd "$work" && "$work/tools/bin/python" action.py "$repo/action.yml" "$work/repo" "$home" \
-    "package=$wheel" "database-url=$url" "args=--require usable --quiet")
-grep -E "^(not run here|step |status=|[0-9]+ checks on)" <<<"$out"
-grep -qx 'status=0' <<<"$out"
-grep -qx 'junit=plancheck-out/plancheck.xml' "$home/github_output"
+run_action home-pass "--require usable --quiet" 0
+grep -qx 'junit=plancheck-out/plancheck.xml' "$work/home-pass/github_output"
 junit_of "$work/repo/plancheck-out/plancheck.xml" passes
-grep -q '^| ' "$home/github_step_summary" || { echo "no table in the job summary" >&2; exit 1; }
+grep -q '^| ' "$work/home-pass/github_step_summary" || { echo "no table in the job summary" >&2; exit 1; }
 
 echo "-- the GitHub Action: the same read paths fail the job under --require chosen"
-rm -rf "$work/repo/plancheck-out"
-home=$work/home-fail
-mkdir -p "$home"
-out=$(cd "$work" && "$work/tools/bin/python" action.py "$repo/action.yml" "$work/repo" "$home" \
-    "package=$wheel" "database-url=$url" "args=--require chosen --quiet")
-grep -E "^(not run here|step |status=|[0-9]+ checks on)" <<<"$out"
-grep -qx 'status=1' <<<"$out"
+run_action home-fail "--require chosen --quiet" 1
 junit_of "$work/repo/plancheck-out/plancheck.xml" fails
 
 echo "-- the GitLab CI template's script, under sh, with its variables"

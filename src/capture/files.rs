@@ -74,6 +74,8 @@ pub fn read_log(
 /// Each group with its name: the existing read path whose statement has the same shape (it is
 /// covered), else a new name from what it reads, made unique against the project's files and
 /// the other new names the same way on every run.
+// Long because it reads the project's files once (each plan's shape and text, the names taken)
+// and then places every group in one of three ways: covered, merged as a new scope, or new.
 pub fn existing(
     dir: &Path,
     grouper: &Grouper,
@@ -133,43 +135,21 @@ pub fn existing(
         }
         // One condition apart from exactly one plan (the same page under another scope): that
         // read path, given this scope, the condition a fragment.
-        let near: Vec<(&String, super::merge::Merge)> = plans
-            .iter()
-            .filter_map(|(name, text)| {
-                super::merge::one_condition_apart(text, group.text_or_key()).map(|m| (name, m))
-            })
-            .collect();
-        if let ([(name, merge)], Some(folder)) = (near.as_slice(), &folder) {
-            let rel = expectation_rel(name);
+        if let (Some((name, merge)), Some(folder)) = (near_plan(&plans, &group), &folder) {
+            let rel = expectation_rel(&name);
             if !has_scope(folder, &rel, scope)? && takes_fragments(folder, &rel)? {
                 found.push(Found {
-                    name: (*name).clone(),
+                    name,
                     covered: Some(Covered {
                         has_scope: false,
-                        merge: Some(merge.clone()),
+                        merge: Some(merge),
                     }),
                     group,
                 });
                 continue;
             }
         }
-        let base = shape::name(group.text_or_key());
-        let mut name = base.clone();
-        if taken.contains(&name) {
-            // What tells it apart from the read path of that name, readably where anything
-            // does (`-deleted`, `-offset`); else a tag of its shape.
-            let other = texts.get(&base).map_or("", String::as_str);
-            name = shape::distinctions(&group.key, group.text_or_key(), other)
-                .iter()
-                .map(|d| shape::distinguished(&base, d))
-                .find(|n| !taken.contains(n))
-                .unwrap_or_else(|| format!("{base}-{}", shape::tag(&group.key, &[])));
-        }
-        let mut n = 2;
-        while taken.contains(&name) {
-            name = format!("{base}-{}-{n}", shape::tag(&group.key, &[]));
-            n += 1;
-        }
+        let name = new_name(&group, &taken, &texts);
         taken.push(name.clone());
         texts.insert(name.clone(), group.text_or_key().to_string());
         found.push(Found {
@@ -179,6 +159,38 @@ pub fn existing(
         });
     }
     Ok(found)
+}
+
+/// The one plan `group`'s statement is one condition apart from, and their merge; none where no
+/// plan is, or more than one.
+fn near_plan(plans: &[(String, String)], group: &Group) -> Option<(String, super::merge::Merge)> {
+    let mut near = plans.iter().filter_map(|(name, text)| {
+        super::merge::one_condition_apart(text, group.text_or_key()).map(|m| (name.clone(), m))
+    });
+    let first = near.next()?;
+    near.next().is_none().then_some(first)
+}
+
+/// A name for a new read path: from what it reads; where another has that name (`taken`, with
+/// its statement in `texts`), told apart readably where anything does (`-deleted`, `-offset`),
+/// else by a tag of its shape; the same on every run.
+fn new_name(group: &Group, taken: &[String], texts: &BTreeMap<String, String>) -> String {
+    let base = shape::name(group.text_or_key());
+    let mut name = base.clone();
+    if taken.contains(&name) {
+        let other = texts.get(&base).map_or("", String::as_str);
+        name = shape::distinctions(&group.key, group.text_or_key(), other)
+            .iter()
+            .map(|d| shape::distinguished(&base, d))
+            .find(|n| !taken.contains(n))
+            .unwrap_or_else(|| format!("{base}-{}", shape::tag(&group.key, &[])));
+    }
+    let mut n = 2;
+    while taken.contains(&name) {
+        name = format!("{base}-{}-{n}", shape::tag(&group.key, &[]));
+        n += 1;
+    }
+    name
 }
 
 /// The project folder as named on the command line (links in its own path followed), made
@@ -305,7 +317,8 @@ pub struct Destination<'a> {
 /// scope's table appended to a covered read path's expectation. With --dry-run, only says what
 /// it would write ([`Written::would`]).
 // Long because each proposal is one of two writes (a scope appended to a covered read path's
-// expectation, or a new read path's two files), each with what --dry-run says in its place.
+// expectation, its plan rewritten with a fragment where it was merged; or a new read path's two
+// files), each with what --dry-run says in its place.
 pub fn write_all(
     args: &Destination<'_>,
     found: &[Found],

@@ -57,20 +57,6 @@ pub fn one_condition_apart(plan: &str, statement: &str) -> Option<Merge> {
     let dialect = Dialect::default();
     let a = without_semicolons(sql::significant(plan, dialect));
     let b = without_semicolons(sql::significant(statement, dialect));
-    // Compared as the grouper compares statements: a literal or parameter is any value (the
-    // member's page bound `$1` where the moderator's sent `4`), a word in any case.
-    let value = |t: &Token<'_>| {
-        matches!(
-            t.kind,
-            TokenKind::String | TokenKind::Number | TokenKind::Param | TokenKind::BitString
-        )
-    };
-    let same = |x: &Token<'_>, y: &Token<'_>| {
-        (value(x) && value(y))
-            || x.kind == y.kind
-                && (x.text == y.text
-                    || x.kind == TokenKind::Word && x.text.eq_ignore_ascii_case(y.text))
-    };
     if a.len() == b.len() {
         return None;
     }
@@ -80,32 +66,7 @@ pub fn one_condition_apart(plan: &str, statement: &str) -> Option<Merge> {
     } else {
         (&b, &a, statement)
     };
-    let k = long.len() - short.len();
-    let prefix = long
-        .iter()
-        .zip(short)
-        .take_while(|(x, y)| same(x, y))
-        .count();
-    let word = |t: &Token<'_>| t.keyword().unwrap_or_default();
-    // Where the extra tokens may start: anywhere the two agree before and after them (`p.` of
-    // `p.deleted_at IS NULL AND p.thread_id` is also the start of what follows); the first, from
-    // the right, that is one condition joined by AND (`AND cond`, `cond AND`, `WHERE cond`).
-    let (at, lead, cond) = (0..=prefix.min(short.len())).rev().find_map(|at| {
-        if !long[at + k..]
-            .iter()
-            .zip(&short[at..])
-            .all(|(x, y)| same(x, y))
-        {
-            return None;
-        }
-        let extra = &long[at..at + k];
-        let (lead, cond) = match (extra.first().map(word), extra.last().map(word)) {
-            (Some(w), _) if w == "AND" || w == "WHERE" => (Some(w), &extra[1..]),
-            (_, Some(w)) if w == "AND" => (None, &extra[..extra.len() - 1]),
-            _ => return None,
-        };
-        is_one_condition(cond).then_some((at, lead, cond))
-    })?;
+    let (at, lead, cond) = extra_condition(long, short)?;
     let span = |t: &[Token<'_>]| (t[0].start, t[t.len() - 1].start + t[t.len() - 1].text.len());
     let (from, to) = span(cond);
     let value = long_text[from..to].to_string();
@@ -134,6 +95,56 @@ pub fn one_condition_apart(plan: &str, statement: &str) -> Option<Merge> {
         plan: rewritten,
         existing,
         new,
+    })
+}
+
+/// Two tokens compared as the grouper compares statements: a literal or parameter is any value
+/// (the member's page bound `$1` where the moderator's sent `4`), a word in any case.
+fn same(x: &Token<'_>, y: &Token<'_>) -> bool {
+    let value = |t: &Token<'_>| {
+        matches!(
+            t.kind,
+            TokenKind::String | TokenKind::Number | TokenKind::Param | TokenKind::BitString
+        )
+    };
+    (value(x) && value(y))
+        || x.kind == y.kind
+            && (x.text == y.text
+                || x.kind == TokenKind::Word && x.text.eq_ignore_ascii_case(y.text))
+}
+
+/// Where `long` says one condition more than `short`: the index in `short` where it goes, the
+/// `AND`/`WHERE` before it (none when an `AND` follows it instead), and its tokens. The extra
+/// tokens may start anywhere the two agree before and after them (`p.` of `p.deleted_at IS NULL
+/// AND p.thread_id` is also the start of what follows); the first such place from the right
+/// that is one condition joined by AND (`AND cond`, `cond AND`, `WHERE cond`), with a token of
+/// `short` on the side it is joined to.
+fn extra_condition<'l, 't>(
+    long: &'l [Token<'t>],
+    short: &[Token<'_>],
+) -> Option<(usize, Option<String>, &'l [Token<'t>])> {
+    let k = long.len() - short.len();
+    let prefix = long
+        .iter()
+        .zip(short)
+        .take_while(|(x, y)| same(x, y))
+        .count();
+    let word = |t: &Token<'_>| t.keyword().unwrap_or_default();
+    (0..=prefix.min(short.len())).rev().find_map(|at| {
+        if !long[at + k..]
+            .iter()
+            .zip(&short[at..])
+            .all(|(x, y)| same(x, y))
+        {
+            return None;
+        }
+        let extra = &long[at..at + k];
+        let (lead, cond) = match (extra.first().map(word), extra.last().map(word)) {
+            (Some(w), _) if (w == "AND" || w == "WHERE") && at > 0 => (Some(w), &extra[1..]),
+            (_, Some(w)) if w == "AND" && at < short.len() => (None, &extra[..extra.len() - 1]),
+            _ => return None,
+        };
+        is_one_condition(cond).then_some((at, lead, cond))
     })
 }
 
@@ -314,6 +325,14 @@ mod tests {
             m.plan,
             "SELECT id FROM posts WHERE thread_id = $1 AND {{visibility}} LIMIT 20"
         );
+    }
+
+    #[test]
+    fn an_extra_condition_with_nothing_to_join_it_to_is_not_merged() {
+        // A trailing `x AND` (a cut log line) or a leading `WHERE x`: no plan token on the side
+        // the condition is joined to, nowhere to put the fragment.
+        assert_eq!(one_condition_apart("SELECT 1", "SELECT 1 x AND"), None);
+        assert_eq!(one_condition_apart("SELECT 1", "WHERE x SELECT 1"), None);
     }
 
     #[test]

@@ -205,16 +205,7 @@ pub async fn apply(
 ) -> crate::error::Result<Applied> {
     let run =
         |sql: String| async move { clocked(client, settings, client.batch_execute(&sql)).await };
-    let db = |asked: Asked, f: Fail| -> crate::error::Error {
-        match f {
-            Fail::Db(e) => Unanswered::of(asked, &e).into(),
-            Fail::Hung(limit) => Unanswered {
-                asked,
-                cause: hung_message(limit),
-            }
-            .into(),
-        }
-    };
+    let db = unanswered;
     run(begin_bounded(Begin::Migration, settings))
         .await
         .map_err(|f| db(Asked::BeginMigration, f))?;
@@ -242,38 +233,16 @@ pub async fn apply(
         executor: &executor,
         sequences: &sequences,
     };
-    let mut watched = watched_indexes(client, settings, watched)
+    let watched = watched_indexes(client, settings, watched)
         .await
         .map_err(|f| db(Asked::RequiredIndexes, f))?;
-    let mut changes = Vec::new();
-    for (offset, statement) in &migration.statements {
-        if let Err(e) = apply_statement(client, &applying, *offset, statement).await {
+    let changes = match apply_statements(client, &applying, watched).await {
+        Ok(changes) => changes,
+        Err(e) => {
             let _ = client.batch_execute("ROLLBACK").await;
             return Err(e);
         }
-        if watched.is_empty() {
-            continue;
-        }
-        let changed = match index_changes(client, settings, &watched).await {
-            Ok(changed) => changed,
-            Err(f) => {
-                let _ = client.batch_execute("ROLLBACK").await;
-                return Err(db(Asked::RequiredIndexes, f));
-            }
-        };
-        // Each index is blamed on the first statement that changed it.
-        for (i, change) in changed.iter().rev() {
-            let w = watched.remove(*i);
-            changes.push(IndexChange {
-                index: w.name,
-                path: migration.path.clone(),
-                line: crate::error::line_col(&migration.sql, *offset).0,
-                statement: first_line(&migration.sql[*offset..]),
-                change: change.clone(),
-            });
-        }
-    }
-    changes.sort_by(|a, b| (a.line, &a.index).cmp(&(b.line, &b.index)));
+    };
     let notes = analyse(client, settings, &existing, analyze).await?;
     // The session as it was before the migration: a migration's `SET search_path`, `SET ROLE`
     // or application setting must not reach the checks after it. `RESET ALL` leaves the role
@@ -292,6 +261,50 @@ pub async fn apply(
         notes,
         index_changes: changes,
     })
+}
+
+/// A failure of a step of the migration's transaction, as data.
+fn unanswered(asked: Asked, f: Fail) -> crate::error::Error {
+    match f {
+        Fail::Db(e) => Unanswered::of(asked, &e).into(),
+        Fail::Hung(limit) => Unanswered {
+            asked,
+            cause: hung_message(limit),
+        }
+        .into(),
+    }
+}
+
+/// Applies the migration's statements in order, reading the `watched` indexes after each: what
+/// changed each, blamed on the first statement after which it was gone or no longer the same.
+async fn apply_statements(
+    client: &Client,
+    applying: &Applying<'_>,
+    mut watched: Vec<Watched>,
+) -> crate::error::Result<Vec<IndexChange>> {
+    let (migration, settings) = (applying.migration, applying.settings);
+    let mut changes = Vec::new();
+    for (offset, statement) in &migration.statements {
+        apply_statement(client, applying, *offset, statement).await?;
+        if watched.is_empty() {
+            continue;
+        }
+        let changed = index_changes(client, settings, &watched)
+            .await
+            .map_err(|f| unanswered(Asked::RequiredIndexes, f))?;
+        for (i, change) in changed.iter().rev() {
+            let w = watched.remove(*i);
+            changes.push(IndexChange {
+                index: w.name,
+                path: migration.path.clone(),
+                line: crate::error::line_col(&migration.sql, *offset).0,
+                statement: first_line(&migration.sql[*offset..]),
+                change: change.clone(),
+            });
+        }
+    }
+    changes.sort_by(|a, b| (a.line, &a.index).cmp(&(b.line, &b.index)));
+    Ok(changes)
 }
 
 /// A statement's first line as written, cut at 100 characters.
