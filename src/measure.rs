@@ -76,6 +76,10 @@ pub struct Failure {
     /// path's SQL, a parameter value, a setup statement).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<crate::error::Spot>,
+    /// The server answered nothing in time, not even a cancel request, and plancheck gave the
+    /// session up (its backend may still run).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gave_up: bool,
 }
 
 /// Which plan of a read path: the custom plan (its parameter values known, or no parameters at

@@ -286,7 +286,7 @@ pub async fn run_checks(
             say!("note: {note}");
         }
         for note in &applied.notes {
-            say!("note: {note}");
+            say!("note: {}", crate::report::migration::note(note));
         }
         // The lint and the checks now see the migrated catalog.
         lint = lint_findings(&session, project).await?;

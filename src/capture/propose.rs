@@ -352,6 +352,7 @@ mod tests {
                 message: "relation \"nope\" does not exist".into(),
                 connection_lost: false,
                 at: None,
+                gave_up: false,
             },
         );
         assert_eq!(

@@ -28,20 +28,23 @@ use tokio_postgres::{Client, Row, Statement};
 use super::guard::{self, Span, Watched};
 
 mod definitions;
+mod failed;
 mod rivals;
 mod session;
-use super::{Asked, Unanswered, cause, scratch};
-use crate::error::{DatabaseFailure, Spot, located};
+use super::{Asked, Unanswered, scratch};
+use crate::error::DatabaseFailure;
 use crate::measure::{
     Document, Failure, IndexFacts, IndexLookup, Measured, Measurement, Outcome, PlanKind, Probe,
     RelationFacts, Requirement, ScratchOutcome, ScratchReplan,
 };
 use crate::plan::explain::Explain;
 use crate::plan::replans;
-use crate::project::{ReadPath, ScopeCheck};
+use crate::project::{Place, ReadPath, ScopeCheck};
 use crate::stop::Stop;
-pub use session::{Fail, Session, clocked, hung_message};
-use session::{GAVE_UP, Held, Sess};
+use failed::failure;
+pub use failed::{Said, Why};
+pub use session::{Fail, Session, clocked};
+use session::{Held, Sess};
 
 /// How each check runs.
 #[derive(Debug, Clone)]
@@ -361,7 +364,7 @@ impl Catalog {
             )
             .await
             .map_err(|f| {
-                f.or(|e| failure(e, "could not read the functions the read path calls", sess.settings))
+                f.or(|e| failure(e, Asked::CalledFunctions, sess.settings))
             })?;
         let only = rows.first().is_some_and(|r| r.get::<_, bool>(0));
         self.builtins.borrow_mut().insert(sql.to_string(), only);
@@ -412,6 +415,7 @@ pub fn not_run(read_path: &ReadPath, check: &ScopeCheck, why: &str) -> Measureme
             message: why.to_string(),
             connection_lost: true,
             at: None,
+            gave_up: false,
         },
     )
 }
@@ -480,13 +484,7 @@ async fn measure_check(
             // Stop the statement now rather than when it next talks to us; the rollback below
             // (or the end of the session) undoes the rest.
             let _ = client.cancel_token().cancel_query(tokio_postgres::NoTls).await;
-            Err(Failure {
-                message: "interrupted: the running statement was cancelled and the check's \
-                          transaction rolled back"
-                    .into(),
-                connection_lost: false,
-                at: None,
-            })
+            Err(Why::Interrupted.into())
         }
     };
     let mut request = None;
@@ -514,11 +512,7 @@ async fn measure_check(
     };
     if tried && !rolled_back && shared {
         // The migration's session can no longer be trusted for the checks after this one.
-        outcome = Outcome::Failed(Failure {
-            message: "the migration's session was lost after this check".into(),
-            connection_lost: true,
-            at: None,
-        });
+        outcome = Outcome::Failed(Why::MigrationSessionLost.into());
     }
     if settings.replan_without_rivals
         && !shared
@@ -530,12 +524,15 @@ async fn measure_check(
     }
     if let (Session::Own(pool), Held::Pooled(pooled), Outcome::Failed(failure)) =
         (session, &held, &mut outcome)
-        && failure.connection_lost
-        && failure.message.contains(GAVE_UP)
+        && failure.gave_up
         && let Some(pid) = pooled.pid
-        && let Some(outlived) = pool.outlived(pid, settings).await
+        && pool.outlived(pid, settings).await
     {
-        crate::term::say!("warning: {} [{}]: {outlived}", read_path.name, check.scope);
+        let outlived = crate::report::failure::outlived(pid);
+        crate::term::say!(
+            "{}",
+            crate::report::stderr::check_warning(&read_path.name, &check.scope, &outlived)
+        );
         failure.message.push_str(&format!("; {outlived}"));
     }
     if let (Session::Own(pool), Held::Pooled(pooled)) = (session, held) {
@@ -617,11 +614,7 @@ async fn measure(
         catalog.read_builtins(sess, &check.sql.text).await?;
     }
     if custom.is_empty() {
-        return Err(Failure {
-            message: "no measured run (--iterations 0?)".into(),
-            connection_lost: false,
-            at: None,
-        });
+        return Err(Why::NoMeasuredRun.into());
     }
 
     // Re-plans, when the plans read none of the accepted indexes (for a partitioned one, any of
@@ -720,7 +713,7 @@ async fn begin_check(
     } else {
         (begun.await, None)
     };
-    begun.map_err(|f| f.or(|e| failure(e, "could not start the check's transaction", settings)))?;
+    begun.map_err(|f| f.or(|e| failure(e, Asked::BeginCheck, settings)))?;
     for (name, value) in &check.settings {
         sess.query("SELECT pg_catalog.set_config($1, $2, true)", &[name, value])
             .await
@@ -728,10 +721,12 @@ async fn begin_check(
                 f.or(|e| {
                     failure(
                         e,
-                        &format!(
-                            "{}: scope `{}`: setting `{name} = {value}`",
-                            read_path.expectation_path, check.scope
-                        ),
+                        Asked::ScopeSetting {
+                            file: read_path.expectation_path.clone(),
+                            scope: check.scope.clone(),
+                            name: name.clone(),
+                            value: value.clone(),
+                        },
                         settings,
                     )
                 })
@@ -879,7 +874,7 @@ async fn explain_read_path(
         let parsed = sess
             .unlocked(parse_runs(sess, read_path, check, &runs))
             .await
-            .map_err(|f| f.or(|e| failure(e, "could not parse the read path", settings)))??;
+            .map_err(|f| f.or(|e| failure(e, Asked::ParseReadPath, settings)))??;
         let plans = explain_runs(sess, read_path, check, (&runs, &parsed), before).await?;
         return Ok((plans, None));
     }
@@ -891,7 +886,7 @@ async fn explain_read_path(
             protocol_name(sess, &check.sql.text),
         ))
         .await
-        .map_err(|f| f.or(|e| failure(e, "could not parse the read path", settings)))?;
+        .map_err(|f| f.or(|e| failure(e, Asked::ParseReadPath, settings)))?;
     let statement =
         statement.map_err(|f| f.or(|e| sql_failure(e, read_path, check, 0, settings)))?;
     let name = name?;
@@ -932,49 +927,36 @@ async fn run_setup(
     before: &guard::Snapshot,
 ) -> Result<(), Failure> {
     let settings = sess.settings;
-    let here = |i: usize, message: String| {
-        check
-            .locate_setup(i, &message)
-            .unwrap_or_else(|| format!("{}: {message}", read_path.expectation_path))
-    };
     for (i, statement) in check.setup.iter().enumerate() {
         sess.execute(statement).await.map_err(|f| {
             f.or(|e| {
-                let mut f = failure(
-                    e,
-                    &format!("scope `{}` setup statement {}", check.scope, i + 1),
-                    settings,
-                );
-                if !f.connection_lost {
-                    f.at = check.setup_spot(i);
-                    f.message = here(
-                        i,
-                        format!(
-                            "scope `{}` setup statement {} failed: {}",
-                            check.scope,
-                            i + 1,
-                            describe_db_error(e, settings)
-                        ),
-                    );
+                let asked = Asked::SetupStatement {
+                    scope: check.scope.clone(),
+                    n: i + 1,
+                };
+                match Why::of(e, asked, settings) {
+                    Why::Failed { said, .. } => Why::SetupFailed {
+                        scope: check.scope.clone(),
+                        n: i + 1,
+                        said,
+                        place: check.setup_place(i).cloned(),
+                        file: read_path.expectation_path.clone(),
+                    },
+                    lost => lost,
                 }
-                f
+                .into()
             })
         })?;
         let now = sess.snapshot().await?;
         if let Some(what) = guard::changed(&settings.watched, before, &now, Span::Fixed, true) {
-            return Err(Failure {
-                message: here(
-                    i,
-                    format!(
-                        "scope `{}` setup statement {} {what}, which a project's files may not \
-                         do; the check was stopped before its read path ran",
-                        check.scope,
-                        i + 1
-                    ),
-                ),
-                connection_lost: false,
-                at: check.setup_spot(i),
-            });
+            return Err(Why::SetupChanged {
+                scope: check.scope.clone(),
+                n: i + 1,
+                what,
+                place: check.setup_place(i).cloned(),
+                file: read_path.expectation_path.clone(),
+            }
+            .into());
         }
     }
     Ok(())
@@ -983,14 +965,11 @@ async fn run_setup(
 /// The server's name for the protocol-level statement just prepared from `text` (the driver
 /// names its statements itself): its `EXPLAIN … EXECUTE` runs exactly that statement.
 async fn protocol_name(sess: Sess<'_>, text: &str) -> Result<String, Failure> {
-    let rows = sess.query(PREPARED, &[]).await.map_err(|f| {
-        f.or(|e| failure(e, "could not read the prepared statements", sess.settings))
-    })?;
-    prepared_name(&rows, text).ok_or_else(|| Failure {
-        message: "the server does not list the read path's prepared statement".into(),
-        connection_lost: false,
-        at: None,
-    })
+    let rows = sess
+        .query(PREPARED, &[])
+        .await
+        .map_err(|f| f.or(|e| failure(e, Asked::PreparedStatements, sess.settings)))?;
+    prepared_name(&rows, text).ok_or_else(|| Why::PreparedNotListed.into())
 }
 
 /// The statements prepared at the protocol level in the session, newest first: name and text.
@@ -1048,7 +1027,7 @@ async fn non_immutable_functions(
             &[&names],
         )
         .await
-        .map_err(|f| f.or(|e| failure(e, "could not read function volatility", sess.settings)))?;
+        .map_err(|f| f.or(|e| failure(e, Asked::Volatility, sess.settings)))?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
@@ -1101,7 +1080,7 @@ async fn replan(
     disabled: &[&str],
 ) -> Result<Document, Failure> {
     let settings = sess.settings;
-    let fail = |f: Fail| f.or(|e| failure(e, "re-planning to test the index", settings));
+    let fail = |f: Fail| f.or(|e| failure(e, Asked::Replan, settings));
     let mut sets: String = disabled
         .iter()
         .map(|g| format!("SET LOCAL {g} = off; "))
@@ -1148,15 +1127,7 @@ async fn set_plan_cache_mode(
     before: Option<&guard::Snapshot>,
 ) -> Result<guard::Snapshot, Failure> {
     let set = format!("SET LOCAL plan_cache_mode = {mode}");
-    let failed = |f: Fail| {
-        f.or(|e| {
-            failure(
-                e,
-                "could not set plan_cache_mode (PostgreSQL 12 or later is needed)",
-                sess.settings,
-            )
-        })
-    };
+    let failed = |f: Fail| f.or(|e| failure(e, Asked::PlanCacheMode, sess.settings));
     let derived =
         before.and_then(|b| b.with_setting(&sess.settings.watched, "plan_cache_mode", mode));
     if let Some(after) = derived {
@@ -1213,15 +1184,11 @@ async fn explain_runs(
             .map_err(|f| f.or(|e| run_failure(e, read_path, check, runs, settings)))?;
         let now = now?;
         if let Some(what) = guard::changed(&settings.watched, before, &now, Span::All, true) {
-            return Err(Failure {
-                message: format!(
-                    "{}: a run of the read path {what} (through a function it calls), which a \
-                     read path may not do; the check was stopped",
-                    read_path.plan_path
-                ),
-                connection_lost: false,
-                at: None,
-            });
+            return Err(Why::RunChanged {
+                plan: read_path.plan_path.clone(),
+                what,
+            }
+            .into());
         }
         if run < warmup {
             continue;
@@ -1259,50 +1226,40 @@ fn run_failure(
             .nth((*pos as usize).saturating_sub(1))
             .map_or(runs.statement.len(), |(b, _)| b);
         let at = byte.saturating_sub(open);
-        let message = format!(
-            "scope `{}`: parameter value: {}",
-            check.scope,
-            describe_db_error(e, settings)
-        );
-        let param = check.param_at(at);
-        if let Some(located) = param.and_then(|i| check.locate_param(i, &message)) {
-            return Failure {
-                message: located,
-                connection_lost: false,
-                at: param.and_then(|i| check.param_spot(i)),
-            };
-        }
-        return failure(
-            e,
-            &format!(
-                "{}: scope `{}`: the parameter values",
-                read_path.expectation_path, check.scope
+        let place = check.param_at(at).and_then(|i| check.param_place(i));
+        return match (Why::of(e, Asked::ReadPath(String::new()), settings), place) {
+            (Why::Failed { said, .. }, Some(place)) => Why::ParameterValue {
+                scope: check.scope.clone(),
+                said,
+                place: place.clone(),
+            }
+            .into(),
+            _ => failure(
+                e,
+                Asked::ParameterValues {
+                    file: read_path.expectation_path.clone(),
+                    scope: check.scope.clone(),
+                },
+                settings,
             ),
-            settings,
-        );
+        };
     }
     sql_failure(e, read_path, check, 0, settings)
 }
 
 /// The plan an `EXPLAIN (FORMAT JSON)` returned, and its document.
 fn read_plan(rows: &[tokio_postgres::Row]) -> Result<Document, Failure> {
-    let unreadable = |message: String| Failure {
-        message,
-        connection_lost: false,
-        at: None,
-    };
     let RawJson(text) = rows
         .first()
         .and_then(|r| r.try_get::<_, RawJson>(0).ok())
-        .ok_or_else(|| unreadable("EXPLAIN returned no JSON document".into()))?;
-    let text = text.map_err(|size| {
-        unreadable(format!(
-            "the EXPLAIN document is {:.1} MiB ({size} bytes), over plancheck's cap of {} MiB on \
-             one plan document; it was not read",
-            size as f64 / f64::from(1 << 20),
-            MAX_PLAN_DOCUMENT >> 20
-        ))
+        .ok_or_else(|| Failure::from(Why::NoExplainJson))?;
+    let text = text.map_err(|bytes| {
+        Failure::from(Why::PlanTooLarge {
+            bytes,
+            cap: MAX_PLAN_DOCUMENT,
+        })
     })?;
+    let unreadable = |e: String| Failure::from(Why::PlanUnreadable(e));
     let value = crate::plan::explain::parse_json(&text).map_err(|e| unreadable(e.to_string()))?;
     Document::new(value).map_err(|e| unreadable(e.to_string()))
 }
@@ -1310,35 +1267,29 @@ fn read_plan(rows: &[tokio_postgres::Row]) -> Result<Document, Failure> {
 /// indexes on its table; or, when there is none of that name, the names there are.
 async fn lookup_index(sess: Sess<'_>, name: &str) -> Result<IndexLookup, Failure> {
     let (client, settings) = (sess.client, sess.settings);
-    let read = |what: String| move |f: Fail| f.or(|e| failure(e, &what, settings));
+    let read = |asked: Asked| move |f: Fail| f.or(|e| failure(e, asked, settings));
     let info = clocked(client, settings, super::catalog::index_info(client, name))
         .await
-        .map_err(read(format!("could not look up index {name}")))?;
+        .map_err(read(Asked::LookUpIndex(name.to_string())))?;
     let Some(info) = info else {
         let (nearest, schemas) = clocked(client, settings, super::catalog::index_names(client))
             .await
-            .map_err(read("could not list the indexes".into()))?;
+            .map_err(read(Asked::ListIndexes))?;
         return Ok(IndexLookup::Missing { nearest, schemas });
     };
     let partitions = clocked(client, settings, super::catalog::partitions(client, &info))
         .await
-        .map_err(read(format!("could not read the partitions of {name}")))?;
+        .map_err(read(Asked::Partitions(name.to_string())))?;
     let siblings = clocked(client, settings, super::catalog::siblings(client, &info))
         .await
-        .map_err(read(format!(
-            "could not read the other indexes on {}",
-            info.table
-        )))?;
+        .map_err(read(Asked::OtherIndexes(info.table.clone())))?;
     let columns = clocked(
         client,
         settings,
         super::catalog::columns(client, &info.schema, &info.table),
     )
     .await
-    .map_err(read(format!(
-        "could not read the columns of {}",
-        info.table
-    )))?;
+    .map_err(read(Asked::Columns(info.table.clone())))?;
     Ok(IndexLookup::Found(Box::new(IndexFacts {
         info,
         partitions,
@@ -1376,7 +1327,7 @@ async fn relation_stats(
             &[&schemas, &names],
         )
         .await
-        .map_err(|f| f.or(|e| failure(e, "could not read relation statistics", sess.settings)))?;
+        .map_err(|f| f.or(|e| failure(e, Asked::RelationStatistics, sess.settings)))?;
     Ok(rows
         .iter()
         .map(|r| RelationFacts {
@@ -1399,31 +1350,26 @@ fn sql_failure(
     prefix_len: usize,
     settings: &Settings,
 ) -> Failure {
-    let mut f = failure(e, &read_path.plan_path, settings);
-    if f.connection_lost {
-        return f;
-    }
+    let said = match Why::of(e, Asked::ReadPath(read_path.plan_path.clone()), settings) {
+        Why::Failed { said, .. } => said,
+        lost => return lost.into(),
+    };
+    let place = |offset: usize| Place {
+        path: read_path.plan_path.clone(),
+        text: check.sql.source().into(),
+        offset: check.sql.source_offset(offset),
+    };
     // PostgreSQL names the top statement (`cannot execute SELECT in a read-only transaction`)
     // when the write is a data-modifying statement inside WITH: name the write instead.
     if e.code() == Some(&SqlState::READ_ONLY_SQL_TRANSACTION)
         && let Some((write, at)) = nested_write(&check.sql.text)
     {
-        f.at = Some(Spot::at(
-            &read_path.plan_path,
-            check.sql.source(),
-            check.sql.source_offset(at),
-        ));
-        f.message = located(
-            &read_path.plan_path,
-            check.sql.source(),
-            check.sql.source_offset(at),
-            &format!(
-                "the read path writes: {write} inside WITH, which its read-only transaction \
-                 refused (scope `{}`); a read path must not write, and nothing was written",
-                check.scope
-            ),
-        );
-        return f;
+        return Why::NestedWrite {
+            write,
+            scope: check.scope.clone(),
+            place: place(at),
+        }
+        .into();
     }
     if let Some(db) = e.as_db_error()
         && let Some(ErrorPosition::Original(pos)) = db.position()
@@ -1440,21 +1386,19 @@ fn sql_failure(
                 .nth(in_rendered)
                 .map(|(b, _)| b)
                 .unwrap_or(check.sql.text.len());
-            let src = check.sql.source_offset(byte);
-            f.at = Some(Spot::at(&read_path.plan_path, check.sql.source(), src));
-            f.message = located(
-                &read_path.plan_path,
-                check.sql.source(),
-                src,
-                &format!(
-                    "{} (scope `{}`)",
-                    describe_db_error(e, settings),
-                    check.scope
-                ),
-            );
+            return Why::ReadPathFailed {
+                scope: check.scope.clone(),
+                said,
+                place: place(byte),
+            }
+            .into();
         }
     }
-    f
+    Why::Failed {
+        asked: Asked::ReadPath(read_path.plan_path.clone()),
+        said,
+    }
+    .into()
 }
 
 /// The first data-modifying statement nested in a query (`INSERT`, `UPDATE`, `DELETE`, `MERGE`
@@ -1473,50 +1417,4 @@ fn nested_write(sql: &str) -> Option<(String, usize)> {
         previous = word;
     }
     None
-}
-
-fn failure(e: &tokio_postgres::Error, context: &str, settings: &Settings) -> Failure {
-    // A FATAL error ends the session, whoever sent it (`pg_terminate_backend` from the read
-    // path itself, an administrator, a shutdown): the connection is lost.
-    let fatal = e.as_db_error().is_some_and(|d| {
-        matches!(
-            d.parsed_severity(),
-            Some(tokio_postgres::error::Severity::Fatal | tokio_postgres::error::Severity::Panic)
-        )
-    });
-    let lost = fatal || e.is_closed() || e.as_db_error().is_none() && e.code().is_none();
-    let message = if lost {
-        format!("{context}: the connection was lost: {}", cause(e))
-    } else {
-        format!("{context}: {}", describe_db_error(e, settings))
-    };
-    Failure {
-        message,
-        connection_lost: lost,
-        at: None,
-    }
-}
-
-fn describe_db_error(e: &tokio_postgres::Error, settings: &Settings) -> String {
-    match e.code() {
-        Some(c) if *c == SqlState::QUERY_CANCELED => format!(
-            "timed out: statement_timeout ({} ms) reached",
-            settings.statement_timeout.as_millis()
-        ),
-        Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => format!(
-            "timed out waiting for a lock: lock_timeout ({} ms) reached",
-            settings.lock_timeout.as_millis()
-        ),
-        Some(c) if *c == SqlState::READ_ONLY_SQL_TRANSACTION => format!(
-            "{} (a read path must not write; nothing was written)",
-            cause(e)
-        ),
-        _ => match e.as_db_error() {
-            Some(db) => match db.detail() {
-                Some(detail) => format!("{} ({detail})", db.message()),
-                None => db.message().to_string(),
-            },
-            None => cause(e),
-        },
-    }
 }

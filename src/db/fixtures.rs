@@ -14,7 +14,7 @@ use tokio_postgres::Client;
 use tokio_postgres::error::SqlState;
 
 use super::{Asked, Unanswered, cause};
-use crate::error::{BadInput, DatabaseFailure};
+use crate::error::DatabaseFailure;
 use crate::project::Source;
 
 /// How the load marks what it creates: the start of the comment on each of its tables and on its
@@ -34,7 +34,59 @@ const FUNCTIONS: [&str; 1] = ["board_hash"];
 
 /// How long dropping an old board may wait for another session's lock. Waiting longer would hold
 /// the locks already taken and queue every reader of the board behind the drop.
-const DROP_LOCK_TIMEOUT: &str = "5s";
+pub const DROP_LOCK_TIMEOUT: &str = "5s";
+
+/// Why a load was refused or failed, as data: worded by `report::fixtures`
+/// (`impl From<Problem> for Error`). A refusal changed nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Problem {
+    /// `--scale` out of (0, 1].
+    BadScale(f64),
+    /// A fixture file is not in this build.
+    MissingFile(String),
+    /// The load failed at this step: the server's words.
+    StepFailed { label: String, cause: String },
+    /// The search_path names no schema that exists.
+    NoSchema,
+    /// These names are held by objects plancheck did not mark.
+    Taken(Vec<String>),
+    /// A board is loaded already (at this scale, when readable) and `--replace` was not given.
+    Loaded(Option<String>),
+    /// `--replace` would drop these, which a user added to plancheck's tables.
+    Additions(Vec<String>),
+    /// Objects of the user's depend on the board: the server's DETAIL.
+    Dependents(Option<String>),
+    /// Another session holds a lock on the board (waited [`DROP_LOCK_TIMEOUT`]).
+    DropLocked,
+    /// The drop failed: the server's words.
+    DropFailed(String),
+    /// Committing the drop failed: the server's words.
+    CommitFailed(String),
+}
+
+/// What a load tells as it goes (quiet with `-q`): worded by `report::fixtures`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress<'a> {
+    /// What was dropped to make room.
+    Dropped(&'a [String]),
+    /// Step `n` of `total` is starting.
+    Step {
+        scale: f64,
+        n: usize,
+        total: usize,
+        label: &'a str,
+    },
+    /// The step took this many seconds.
+    StepDone(f64),
+    /// A step failed: end the line.
+    StepFailed,
+    /// The board is loaded at `scale`, in this many seconds.
+    Loaded { scale: f64, secs: f64 },
+}
+
+fn tell(progress: Progress<'_>) {
+    crate::report::fixtures::tell(&progress);
+}
 
 /// The files, in the order they run.
 const FILES: [&str; 3] = [
@@ -83,11 +135,9 @@ fn steps(file: &str, text: &str) -> Vec<Step> {
 }
 
 /// Checks a scale given on the command line.
-pub fn validate_scale(scale: f64) -> Result<f64, BadInput> {
+pub fn validate_scale(scale: f64) -> Result<f64, crate::error::Error> {
     if !scale.is_finite() || scale <= 0.0 || scale > 1.0 {
-        return Err(BadInput(format!(
-            "--scale {scale}: must be above 0 and at most 1 (1 is the full board: 2,343,847 posts)"
-        )));
+        return Err(Problem::BadScale(scale).into());
     }
     Ok(scale)
 }
@@ -104,19 +154,16 @@ pub async fn load_into(
 ) -> crate::error::Result<f64> {
     let dropped = make_room(client, replace).await?;
     if !quiet && !dropped.is_empty() {
-        crate::term::say!(
-            "dropped what plancheck loaded here before: {}",
-            dropped.join(", ")
-        );
+        tell(Progress::Dropped(&dropped));
     }
-    Ok(load(client, scale, quiet).await?)
+    load(client, scale, quiet).await
 }
 
 /// Loads the board at `scale` (1 = the full board). Returns the seconds it took. The files only
 /// create: into a database where a name the board uses is taken, the load fails (before
 /// anything is created when a table's name is taken). A database that may hold anything goes
 /// through [`load_into`].
-pub async fn load(client: &Client, scale: f64, quiet: bool) -> Result<f64, DatabaseFailure> {
+pub async fn load(client: &Client, scale: f64, quiet: bool) -> crate::error::Result<f64> {
     let started = Instant::now();
     let source = Source::Embedded;
     let mut all = Vec::new();
@@ -125,7 +172,7 @@ pub async fn load(client: &Client, scale: f64, quiet: bool) -> Result<f64, Datab
             .read(file)
             .ok()
             .flatten()
-            .ok_or_else(|| DatabaseFailure(format!("{file} is missing from this build")))?;
+            .ok_or_else(|| Problem::MissingFile(file.to_string()))?;
         all.extend(steps(file, &text));
     }
     client
@@ -142,30 +189,30 @@ pub async fn load(client: &Client, scale: f64, quiet: bool) -> Result<f64, Datab
             flush_statistics(client).await;
         }
         if !quiet {
-            crate::term::say_part!(
-                "loading the reference board (scale {scale}): [{}/{total}] {} …",
-                i + 1,
-                step.label
-            );
+            tell(Progress::Step {
+                scale,
+                n: i + 1,
+                total,
+                label: &step.label,
+            });
         }
         client.batch_execute(&step.sql).await.map_err(|e| {
             if !quiet {
-                crate::term::say!();
+                tell(Progress::StepFailed);
             }
-            DatabaseFailure(format!(
-                "loading the board failed at step `{}`: {}",
-                step.label,
-                cause(&e)
-            ))
+            Problem::StepFailed {
+                label: step.label.clone(),
+                cause: cause(&e),
+            }
         })?;
         if !quiet {
-            crate::term::say!(" {:.1} s", t.elapsed().as_secs_f64());
+            tell(Progress::StepDone(t.elapsed().as_secs_f64()));
         }
     }
     settle_statistics(client).await;
     let secs = started.elapsed().as_secs_f64();
     if !quiet {
-        crate::term::say!("loaded the reference board at scale {scale} in {secs:.1} s");
+        tell(Progress::Loaded { scale, secs });
     }
     Ok(secs)
 }
@@ -335,12 +382,7 @@ async fn inventory(client: &Client) -> crate::error::Result<Vec<Found>> {
         .map_err(failed)?
         .get(0);
     if schema.is_none() {
-        return Err(BadInput(
-            "the search_path names no schema that exists, so there is nowhere to create the \
-             reference board; nothing was changed"
-                .to_string(),
-        )
-        .into());
+        return Err(Problem::NoSchema.into());
     }
     let tables: Vec<&str> = BOARD_TABLES
         .iter()
@@ -399,12 +441,7 @@ async fn make_room(client: &Client, replace: bool) -> crate::error::Result<Vec<S
     };
     let ended = client.batch_execute(end).await;
     let dropped = cleared?;
-    ended.map_err(|e| {
-        DatabaseFailure(format!(
-            "could not commit dropping the board loaded before: {}; nothing was dropped",
-            cause(&e)
-        ))
-    })?;
+    ended.map_err(|e| Problem::CommitFailed(cause(&e)))?;
     Ok(dropped)
 }
 
@@ -412,19 +449,19 @@ async fn make_room(client: &Client, replace: bool) -> crate::error::Result<Vec<S
 async fn clear(client: &Client, replace: bool) -> crate::error::Result<Vec<String>> {
     let found = inventory(client).await?;
     match survey(&found, replace) {
-        Ground::Taken(taken) => Err(BadInput(taken_message(&taken)).into()),
+        Ground::Taken(taken) => Err(Problem::Taken(taken).into()),
         Ground::Loaded(params) => {
             let scale = match params {
                 Some(params) => board_scale(client, &params).await,
                 None => None,
             };
-            Err(BadInput(loaded_message(scale.as_deref())).into())
+            Err(Problem::Loaded(scale).into())
         }
         Ground::Clear(drops) => {
             let tables: Vec<u32> = found.iter().filter(|f| !f.routine).map(|f| f.oid).collect();
             let added = additions(client, &tables).await?;
             if !added.is_empty() {
-                return Err(BadInput(additions_message(&added)).into());
+                return Err(Problem::Additions(added).into());
             }
             for statement in &drops {
                 client
@@ -448,7 +485,7 @@ async fn additions(client: &Client, tables: &[u32]) -> crate::error::Result<Vec<
         .read("fixtures/indexes.sql")
         .ok()
         .flatten()
-        .ok_or_else(|| DatabaseFailure("fixtures/indexes.sql is missing from this build".into()))?;
+        .ok_or_else(|| Problem::MissingFile("fixtures/indexes.sql".into()))?;
     let indexes = index_names(&text);
     // A primary key is the board's: every board table and scratch table has one, and a table
     // can have only one.
@@ -487,17 +524,6 @@ fn index_names(sql: &str) -> Vec<String> {
         .collect()
 }
 
-/// Why `--replace` refuses to drop tables a user added to.
-fn additions_message(added: &[String]) -> String {
-    format!(
-        "cannot replace the reference board: {} would be dropped with its tables, and plancheck \
-         did not create {}; nothing was dropped (drop {} yourself, then run again)",
-        added.join(", "),
-        if added.len() == 1 { "it" } else { "them" },
-        if added.len() == 1 { "it" } else { "them" },
-    )
-}
-
 /// The scale a loaded board was generated at, from its `board_params`; `None` when unreadable
 /// (a failed load left it empty, or the role may not read it).
 async fn board_scale(client: &Client, board_params: &str) -> Option<String> {
@@ -507,68 +533,18 @@ async fn board_scale(client: &Client, board_params: &str) -> Option<String> {
     row.try_get(0).ok()
 }
 
-/// Why the load refuses a name held by an object plancheck did not mark.
-fn taken_message(taken: &[String]) -> String {
-    let (verb, pronoun) = if taken.len() == 1 {
-        ("exists", "it")
-    } else {
-        ("exist", "them")
-    };
-    format!(
-        "cannot load the reference board: {} already {verb} in the search path without a comment \
-         starting `{MARKER}`, so nothing shows plancheck created {pronoun}; nothing was changed \
-         (rename or drop {pronoun} yourself, or load into another database)",
-        taken.join(", ")
-    )
-}
-
-/// Why the load refuses to load over a board without `--replace`.
-fn loaded_message(scale: Option<&str>) -> String {
-    let scale = scale.map(|s| format!(" (scale {s})")).unwrap_or_default();
-    format!(
-        "a reference board is already loaded in this database{scale}; nothing was changed: \
-         `plancheck fixtures load --replace` reloads it"
-    )
-}
-
 /// A failed drop of plancheck's own objects, the transaction about to be rolled back. Objects of
 /// the user's that depend on the board are bad input, named from the server's DETAIL (every
 /// dependent outside the dropped set, one a line).
 fn drop_failure(e: &tokio_postgres::Error) -> crate::error::Error {
     match e.as_db_error() {
         Some(db) if *db.code() == SqlState::DEPENDENT_OBJECTS_STILL_EXIST => {
-            BadInput(dependents_message(db.detail())).into()
+            Problem::Dependents(db.detail().map(str::to_string))
         }
-        Some(db) if *db.code() == SqlState::LOCK_NOT_AVAILABLE => DatabaseFailure(format!(
-            "could not drop the board loaded before: another session holds a lock on it \
-             (waited {DROP_LOCK_TIMEOUT}); nothing was dropped"
-        ))
-        .into(),
-        _ => DatabaseFailure(format!(
-            "could not drop the board loaded before: {}; nothing was dropped",
-            cause(e)
-        ))
-        .into(),
+        Some(db) if *db.code() == SqlState::LOCK_NOT_AVAILABLE => Problem::DropLocked,
+        _ => Problem::DropFailed(cause(e)),
     }
-}
-
-/// Names the objects that depend on the board, from the server's DETAIL of the refused drop.
-fn dependents_message(detail: Option<&str>) -> String {
-    let dependents: Vec<&str> = detail
-        .unwrap_or("")
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let dependents = if dependents.is_empty() {
-        "objects of yours depend on it".to_string()
-    } else {
-        dependents.join("; ")
-    };
-    format!(
-        "cannot replace the reference board: {dependents}; nothing was dropped (plancheck never \
-         drops what it did not create: drop or change those objects, then run again)"
-    )
+    .into()
 }
 
 #[cfg(test)]
@@ -662,9 +638,6 @@ mod tests {
                 "function public.board_hash(bigint, integer)"
             ]
         );
-        let message = taken_message(&taken);
-        assert!(message.contains("table public.posts, view"), "{message}");
-        assert!(message.contains("nothing was changed"), "{message}");
     }
 
     #[test]
@@ -675,9 +648,6 @@ mod tests {
             Ground::Loaded(Some("public.board_params".to_string()))
         );
         assert_eq!(survey(&[ours("posts")], false), Ground::Loaded(None));
-        let message = loaded_message(Some("0.05"));
-        assert!(message.contains("(scale 0.05)"), "{message}");
-        assert!(message.contains("--replace"), "{message}");
     }
 
     #[test]
@@ -731,11 +701,6 @@ mod tests {
             index_names("create unique index a_idx on t (x); -- CREATE INDEX b_idx\n"),
             ["a_idx"]
         );
-        let message = additions_message(&["index public.mine on table posts".to_string()]);
-        assert!(
-            message.contains("did not create it; nothing was dropped"),
-            "{message}"
-        );
     }
 
     #[test]
@@ -744,23 +709,6 @@ mod tests {
         assert_eq!(kind_name(false, 'm'), "materialized view");
         assert_eq!(kind_name(true, 'p'), "procedure");
         assert_eq!(kind_name(true, 'f'), "function");
-    }
-
-    #[test]
-    fn the_dependents_come_from_the_servers_detail() {
-        let message = dependents_message(Some(
-            "view recent_posts depends on table posts\n\
-             constraint likes_thread_fkey on table likes depends on table threads",
-        ));
-        assert!(
-            message.contains(
-                "view recent_posts depends on table posts; constraint likes_thread_fkey on table \
-                 likes depends on table threads; nothing was dropped"
-            ),
-            "{message}"
-        );
-        assert!(!message.contains("CASCADE"), "{message}");
-        assert!(dependents_message(None).contains("nothing was dropped"));
     }
 
     #[test]

@@ -11,23 +11,86 @@
 //! planner settings before the next one runs. Once applied, the transaction is made read-only,
 //! so a read path that writes is an `error` after the migration as before it.
 
+use std::time::Duration;
+
 use tokio_postgres::Client;
 use tokio_postgres::error::{ErrorPosition, SqlState};
 
 use super::cause;
-use super::check::{Begin, Fail, Settings, begin_bounded, clocked, hung_message, local_bounds};
+use super::check::{Begin, Fail, Settings, begin_bounded, clocked, local_bounds};
 use super::guard::{self, Span};
 use super::{Asked, Unanswered};
-use crate::error::{BadInput, DatabaseFailure, located};
 use crate::model::{Change, IndexChange};
+use crate::project::Place;
 use crate::project::migration::Migration;
 
 /// What applying left to say: notes for the user (statistics not gathered, …), and what the
 /// migration did to the indexes the checks require.
 #[derive(Debug, Default)]
 pub struct Applied {
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     pub index_changes: Vec<IndexChange>,
+}
+
+/// What applying the migration has to tell the user: worded by `report::migration`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// The migration creates an expression index on this existing table, which is not
+    /// analysed without `--analyze`.
+    ExpressionIndexUnanalysed(String),
+}
+
+/// What stopped the migration, as data: worded by `report::migration`
+/// (`impl From<Stopped> for Error`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stopped {
+    /// The server answered nothing within `limit` while the migration in `path` was applied.
+    Hung { path: String, limit: Duration },
+    /// The session could not be put back as it was before: what the guard saw it did.
+    NotRestored(String),
+    /// The statement at `place` in the migration file: what it did or met. `lost` when the
+    /// connection went with it.
+    Statement {
+        place: Place,
+        fault: Fault,
+        lost: bool,
+    },
+}
+
+/// What a statement of the migration did or met.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// The migration replaced or altered the temporary function plancheck applies its
+    /// statements with, so the statement was not run.
+    ExecutorTouched,
+    /// It moved sequences back (setval): those set where they were at once, and those that
+    /// could not be.
+    SequencesMovedBack {
+        restored: Vec<Sequence>,
+        failed: Vec<Sequence>,
+    },
+    /// It changed what a checked migration may not (the guard's words).
+    Changed(String),
+    /// The server refused it.
+    Failed(Refusal),
+}
+
+/// A sequence the migration moved back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sequence {
+    /// By name.
+    Named(String),
+    /// Its name unread: its oid, and where it was.
+    Unnamed { oid: u32, was: i64 },
+}
+
+/// Why the server refused a migration statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    LockTimeout(Duration),
+    StatementTimeout(Duration),
+    /// The server's (or the driver's) words.
+    Said(String),
 }
 
 /// Each watched index by name as the session resolves it (`to_regclass`), its definition, and
@@ -269,7 +332,7 @@ fn unanswered(asked: Asked, f: Fail) -> crate::error::Error {
         Fail::Db(e) => Unanswered::of(asked, &e).into(),
         Fail::Hung(limit) => Unanswered {
             asked,
-            cause: hung_message(limit),
+            cause: crate::report::failure::hung(limit),
         }
         .into(),
     }
@@ -338,7 +401,11 @@ async fn restore_session(
     let failed = |f: Fail| -> crate::error::Error {
         match f {
             Fail::Db(e) => Unanswered::of(Asked::RestoreSession, &e).into(),
-            Fail::Hung(limit) => DatabaseFailure(hung_message(limit)).into(),
+            Fail::Hung(limit) => Unanswered {
+                asked: Asked::RestoreSession,
+                cause: crate::report::failure::hung(limit),
+            }
+            .into(),
         }
     };
     clocked(
@@ -356,10 +423,7 @@ async fn restore_session(
         .map_err(failed)?;
     match guard::changed_but_placeholders(&settings.watched, before, &now) {
         None => Ok(()),
-        Some(what) => Err(DatabaseFailure(format!(
-            "the session could not be put back as it was before the migration: it {what}"
-        ))
-        .into()),
+        Some(what) => Err(Stopped::NotRestored(what).into()),
     }
 }
 
@@ -406,20 +470,16 @@ async fn apply_statement(
 ) -> crate::error::Result<()> {
     let (migration, settings) = (applying.migration, applying.settings);
     let hung = |limit| -> crate::error::Error {
-        DatabaseFailure(format!(
-            "applying {}: {}",
-            migration.path,
-            hung_message(limit)
-        ))
+        Stopped::Hung {
+            path: migration.path.clone(),
+            limit,
+        }
         .into()
     };
-    let here = |what: &str| {
-        located(
-            &migration.path,
-            &migration.sql,
-            offset + leading_space(statement),
-            what,
-        )
+    let at = |within: usize| Place {
+        path: migration.path.clone(),
+        text: migration.sql.as_str().into(),
+        offset: offset + within,
     };
     // Parse of the statement alone proves it is one statement (the split and PostgreSQL's
     // grammar could disagree, and EXECUTE would run two), without running it. What Parse
@@ -427,9 +487,13 @@ async fn apply_statement(
     match clocked(client, settings, client.prepare(statement)).await {
         Ok(_) => {}
         Err(Fail::Db(e)) => {
-            return Err(
-                BadInput(statement_error(&e, migration, offset, statement, settings)).into(),
-            );
+            let (within, refusal) = refusal(&e, statement, settings);
+            return Err(Stopped::Statement {
+                place: at(within),
+                fault: Fault::Failed(refusal),
+                lost: false,
+            }
+            .into());
         }
         Err(Fail::Hung(limit)) => return Err(hung(limit)),
     }
@@ -439,31 +503,32 @@ async fn apply_statement(
         client.execute(CALL_EXECUTOR, &[&statement, &applying.executor]),
     )
     .await;
-    let message = match outcome {
-        Ok(0) => here(
-            "before this statement, the migration replaced or altered the temporary function \
-             plancheck applies its statements with (pg_temp.plancheck_apply), so it was not \
-             run; a checked migration may not touch it",
-        ),
+    let (within, fault) = match outcome {
+        Ok(0) => (leading_space(statement), Fault::ExecutorTouched),
         Ok(_) => match what_it_did(client, applying).await? {
-            Some(what) => here(&what),
+            Some(fault) => (leading_space(statement), fault),
             None => return Ok(()),
         },
         Err(Fail::Hung(limit)) => return Err(hung(limit)),
-        Err(Fail::Db(e)) => statement_error(&e, migration, offset, statement, settings),
+        Err(Fail::Db(e)) => {
+            let (within, refusal) = refusal(&e, statement, settings);
+            (within, Fault::Failed(refusal))
+        }
     };
-    if client.is_closed() {
-        return Err(DatabaseFailure(message).into());
+    Err(Stopped::Statement {
+        place: at(within),
+        fault,
+        lost: client.is_closed(),
     }
-    Err(BadInput(message).into())
+    .into())
 }
 
 /// What a statement just applied did that a checked migration may not (a sequence moved back,
-/// set back at once; a setting outside what a migration may set), in words; None when nothing.
+/// set back at once; a setting outside what a migration may set); None when nothing.
 async fn what_it_did(
     client: &Client,
     applying: &Applying<'_>,
-) -> crate::error::Result<Option<String>> {
+) -> crate::error::Result<Option<Fault>> {
     let settings = applying.settings;
     let read = async {
         let (now, seqs) = futures_util::future::join(
@@ -479,11 +544,10 @@ async fn what_it_did(
     let (now, sequences) = match clocked(client, settings, read).await {
         Ok(both) => both,
         Err(Fail::Hung(limit)) => {
-            return Err(DatabaseFailure(format!(
-                "applying {}: {}",
-                applying.migration.path,
-                hung_message(limit)
-            ))
+            return Err(Stopped::Hung {
+                path: applying.migration.path.clone(),
+                limit,
+            }
             .into());
         }
         Err(Fail::Db(e)) => return Err(unreadable(&e)),
@@ -493,29 +557,7 @@ async fn what_it_did(
     let back = moved_back(applying.sequences, &sequences);
     if !back.is_empty() {
         let (restored, failed) = put_back(client, settings, &back).await;
-        let mut what = format!(
-            "this statement moved {} back (setval), which no rollback undoes, and the migration \
-             was stopped",
-            restored
-                .iter()
-                .chain(&failed)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        if !restored.is_empty() {
-            what.push_str(&format!(
-                "; plancheck set {} where it was at once",
-                restored.join(", ")
-            ));
-        }
-        if !failed.is_empty() {
-            what.push_str(&format!(
-                "; plancheck could not set {} back: set it back by hand",
-                failed.join(", ")
-            ));
-        }
-        return Ok(Some(what));
+        return Ok(Some(Fault::SequencesMovedBack { restored, failed }));
     }
     Ok(guard::changed(
         &settings.watched,
@@ -524,12 +566,7 @@ async fn what_it_did(
         Span::Migration,
         false,
     )
-    .map(|what| {
-        format!(
-            "this statement {what}, which a checked migration may not do; nothing was \
-                     kept"
-        )
-    }))
+    .map(Fault::Changed))
 }
 
 /// Sets each sequence of `back` to where it was before the migration (or further on, when
@@ -539,7 +576,7 @@ async fn put_back(
     client: &Client,
     settings: &Settings,
     back: &[(u32, i64)],
-) -> (Vec<String>, Vec<String>) {
+) -> (Vec<Sequence>, Vec<Sequence>) {
     let (mut names, mut failed) = (Vec::new(), Vec::new());
     for (oid, was) in back {
         let row = clocked(
@@ -560,8 +597,11 @@ async fn put_back(
         )
         .await;
         match row {
-            Ok(row) => names.push(format!("sequence {}", row.get::<_, String>(0))),
-            Err(_) => failed.push(format!("the sequence of oid {oid} (to {was})")),
+            Ok(row) => names.push(Sequence::Named(row.get(0))),
+            Err(_) => failed.push(Sequence::Unnamed {
+                oid: *oid,
+                was: *was,
+            }),
         }
     }
     (names, failed)
@@ -575,25 +615,18 @@ fn leading_space(statement: &str) -> usize {
         .map_or(0, |t| t.start)
 }
 
-/// A statement the server refused, located in the migration file (an error inside the statement
-/// points at its place: PostgreSQL reports it as a position in the EXECUTEd text).
-fn statement_error(
-    e: &tokio_postgres::Error,
-    migration: &Migration,
-    offset: usize,
-    statement: &str,
-    settings: &Settings,
-) -> String {
-    let detail = match e.code() {
-        Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => format!(
-            "it waited longer than lock_timeout ({} ms) for a lock another session holds",
-            settings.lock_timeout.as_millis()
-        ),
-        Some(c) if *c == SqlState::QUERY_CANCELED => format!(
-            "it ran longer than statement_timeout ({} ms)",
-            settings.statement_timeout.as_millis()
-        ),
-        _ => cause(e),
+/// Why the server refused a statement, and where in it (the byte offset into the statement:
+/// an error inside it points at its place, which PostgreSQL reports as a position in the
+/// EXECUTEd text; else its first word).
+fn refusal(e: &tokio_postgres::Error, statement: &str, settings: &Settings) -> (usize, Refusal) {
+    let refusal = match e.code() {
+        Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => {
+            Refusal::LockTimeout(settings.lock_timeout)
+        }
+        Some(c) if *c == SqlState::QUERY_CANCELED => {
+            Refusal::StatementTimeout(settings.statement_timeout)
+        }
+        _ => Refusal::Said(cause(e)),
     };
     let within = e
         .as_db_error()
@@ -607,12 +640,7 @@ fn statement_error(
             _ => None,
         })
         .unwrap_or_else(|| leading_space(statement));
-    located(
-        &migration.path,
-        &migration.sql,
-        offset + within,
-        &format!("the migration failed, so nothing was checked after it: {detail}"),
-    )
+    (within, refusal)
 }
 
 /// Every table, partitioned table and materialised view there is before the migration.
@@ -639,7 +667,7 @@ async fn analyse(
     settings: &Settings,
     existing: &[u32],
     analyze: bool,
-) -> crate::error::Result<Vec<String>> {
+) -> crate::error::Result<Vec<Note>> {
     let touched = clocked(
         client,
         settings,
@@ -661,10 +689,7 @@ async fn analyse(
         ),
     )
     .await
-    .map_err(|f| match f {
-        Fail::Db(e) => Unanswered::of(Asked::MigrationChanges, &e).into(),
-        Fail::Hung(limit) => DatabaseFailure(hung_message(limit)),
-    })?;
+    .map_err(|f| unanswered(Asked::MigrationChanges, f))?;
     let mut notes = Vec::new();
     for row in touched {
         let oid: u32 = row.get(0);
@@ -673,11 +698,7 @@ async fn analyse(
         let created = !existing.contains(&oid);
         if !created && !analyze {
             if expression_index == Some(true) {
-                notes.push(format!(
-                    "the migration creates an expression index on {table}, which has no \
-                     statistics until {table} is analysed; plancheck does not ANALYZE existing \
-                     tables unless --analyze is given (see \"Before a migration\" in plancheck's documentation)"
-                ));
+                notes.push(Note::ExpressionIndexUnanalysed(table));
             }
             continue;
         }
@@ -687,10 +708,7 @@ async fn analyse(
             client.batch_execute(&format!("ANALYZE {table}")),
         )
         .await
-        .map_err(|f| match f {
-            Fail::Db(e) => Unanswered::of(Asked::Analyze(table.clone()), &e).into(),
-            Fail::Hung(limit) => DatabaseFailure(hung_message(limit)),
-        })?;
+        .map_err(|f| unanswered(Asked::Analyze(table.clone()), f))?;
     }
     Ok(notes)
 }

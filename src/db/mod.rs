@@ -229,6 +229,58 @@ pub enum Asked {
     StartLoad,
     SessionTimeouts,
     TempFileLimit,
+    /// A check's steps.
+    CalledFunctions,
+    BeginCheck,
+    ParseReadPath,
+    PreparedStatements,
+    Volatility,
+    PlanCacheMode,
+    Replan,
+    /// The required index of this name.
+    LookUpIndex(String),
+    ListIndexes,
+    /// The partitions of this index.
+    Partitions(String),
+    /// The other indexes on this table.
+    OtherIndexes(String),
+    /// The columns of this table.
+    Columns(String),
+    RelationStatistics,
+    ScratchDefinitions,
+    ScratchNames,
+    ScratchSearchPath,
+    ScratchIndexes,
+    ScratchRls,
+    ScratchPlannerSettings,
+    BeginReplan,
+    ReplanSettings,
+    RollbackReplan,
+    RivalAside,
+    /// `--replan-without-rivals`: setting this index aside with this statement.
+    SetRivalAside {
+        index: String,
+        statement: String,
+    },
+    /// The read path in this plan file.
+    ReadPath(String),
+    /// Setup statement `n` (from 1) of a scope.
+    SetupStatement {
+        scope: String,
+        n: usize,
+    },
+    /// A scope's planner setting `name = value`, written in this expectation file.
+    ScopeSetting {
+        file: String,
+        scope: String,
+        name: String,
+        value: String,
+    },
+    /// A scope's parameter values, written in this expectation file.
+    ParameterValues {
+        file: String,
+        scope: String,
+    },
 }
 
 /// The server's failure to answer what was [`Asked`], in its own words ([`cause`]).

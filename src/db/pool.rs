@@ -161,11 +161,13 @@ impl<'a> Pool<'a> {
 impl Pool<'_> {
     /// After a session was given up because its backend answered neither the statement's end
     /// nor a cancel request: asks the server, from a new session, to end backend `pid`
-    /// (`pg_terminate_backend`, which the same role may do), and waits a little. The sentence
-    /// to add to the check's failure when the backend is still there: a function that never
-    /// checks for interrupts (libxml2 inside `xpath`, say) runs on, holding its locks.
-    pub async fn outlived(&self, pid: i32, settings: &Settings) -> Option<String> {
-        let client = self.target.connect().await.ok()?;
+    /// (`pg_terminate_backend`, which the same role may do), and waits a little. Whether the
+    /// backend is still there: a function that never checks for interrupts (libxml2 inside
+    /// `xpath`, say) runs on, holding its locks.
+    pub async fn outlived(&self, pid: i32, settings: &Settings) -> bool {
+        let Ok(client) = self.target.connect().await else {
+            return false;
+        };
         let alive = "SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity a \
                      WHERE a.pid OPERATOR(pg_catalog.=) $1";
         let _ = clocked(
@@ -176,20 +178,14 @@ impl Pool<'_> {
         .await;
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3);
         loop {
-            let n: i64 = clocked(&client, settings, client.query_one(alive, &[&pid]))
-                .await
-                .ok()?
-                .get(0);
-            if n == 0 {
-                return None;
+            let Ok(row) = clocked(&client, settings, client.query_one(alive, &[&pid])).await else {
+                return false;
+            };
+            if row.get::<_, i64>(0) == 0 {
+                return false;
             }
             if tokio::time::Instant::now() >= deadline {
-                return Some(format!(
-                    "its server process (pid {pid}) outlived the cancel request and \
-                     pg_terminate_backend: it runs on in the server, with its locks, until the \
-                     function it is in returns; only the server's administrator can end it \
-                     sooner (a SIGKILL of pid {pid} restarts the whole server)"
-                ));
+                return true;
             }
             tokio::time::sleep(std::time::Duration::from_millis(250)).await;
         }

@@ -46,7 +46,7 @@ use crate::model::Budget;
 pub use names::is_safe_name;
 pub use values::max_placeholder;
 
-use place::Place;
+pub use place::Place;
 use template::Segment;
 
 /// Where the project's files come from: a folder, the reference project built into the binary,
@@ -190,32 +190,18 @@ impl Project {
 }
 
 impl ScopeCheck {
-    /// `message` located at parameter value `index` (0 for `$1`) in the file that gives it,
-    /// with the line shown: for an error the server finds in the value (a text it cannot
-    /// convert to the parameter's type). `None` when there is no such parameter.
-    pub fn locate_param(&self, index: usize, message: &str) -> Option<String> {
-        let p = self.param_places.get(index)?;
-        Some(located(&p.path, &p.text, p.offset, message))
+    /// Where parameter value `index` (0 for `$1`) is written: for an error the server finds in
+    /// the value (a text it cannot convert to the parameter's type). `None` when there is no
+    /// such parameter.
+    pub fn param_place(&self, index: usize) -> Option<&Place> {
+        self.param_places.get(index)
     }
 
-    /// `message` located at setup statement `index` (0 for the first) in the file that gives
-    /// it (the expectation, or plancheck.toml), with the line shown: for a statement the server
-    /// refuses. `None` when there is no such statement.
-    pub fn locate_setup(&self, index: usize, message: &str) -> Option<String> {
-        let p = self.setup_places.get(index)?;
-        Some(located(&p.path, &p.text, p.offset, message))
-    }
-
-    /// Where parameter value `index` (0 for `$1`) is written.
-    pub fn param_spot(&self, index: usize) -> Option<crate::error::Spot> {
-        let p = self.param_places.get(index)?;
-        Some(crate::error::Spot::at(&p.path, &p.text, p.offset))
-    }
-
-    /// Where setup statement `index` (0 for the first) is written.
-    pub fn setup_spot(&self, index: usize) -> Option<crate::error::Spot> {
-        let p = self.setup_places.get(index)?;
-        Some(crate::error::Spot::at(&p.path, &p.text, p.offset))
+    /// Where setup statement `index` (0 for the first) is written (the expectation, or
+    /// plancheck.toml): for a statement the server refuses. `None` when there is no such
+    /// statement.
+    pub fn setup_place(&self, index: usize) -> Option<&Place> {
+        self.setup_places.get(index)
     }
 
     /// The parameter (0 for `$1`) at byte `offset` of the parameter list as sent,

@@ -33,11 +33,23 @@ impl File<'_> {
 }
 
 /// A place in a file people write: the file's path and text, and a byte offset into it.
-#[derive(Debug, Clone)]
-pub(super) struct Place {
-    pub(super) path: String,
-    pub(super) text: Arc<str>,
-    pub(super) offset: usize,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub path: String,
+    pub text: Arc<str>,
+    pub offset: usize,
+}
+
+impl Place {
+    /// `message` located here, with the line shown.
+    pub fn locate(&self, message: &str) -> String {
+        located(&self.path, &self.text, self.offset, message)
+    }
+
+    /// Line and column of the place.
+    pub fn spot(&self) -> crate::error::Spot {
+        crate::error::Spot::at(&self.path, &self.text, self.offset)
+    }
 }
 
 /// Longest value a message quotes whole.

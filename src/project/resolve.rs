@@ -527,12 +527,12 @@ mod tests {
         assert_eq!(c.param_at(0), Some(0));
         assert_eq!(c.param_at(1), None);
         assert_eq!(c.param_at(4), Some(1));
-        let e = c.locate_param(1, "invalid input syntax").unwrap();
+        let e = c.param_place(1).unwrap().locate("invalid input syntax");
         assert!(
             e.starts_with("expectations/path.toml:1:14: invalid input syntax"),
             "{e}"
         );
-        assert_eq!(c.locate_param(2, "m"), None);
+        assert_eq!(c.param_place(2), None);
     }
 
     #[test]
@@ -545,9 +545,12 @@ mod tests {
         .unwrap();
         let c = &p.read_paths[0].checks[0];
         assert_eq!(c.setup, ["SET ROLE a", "SET ROLE b"]);
-        let e = c.locate_setup(1, "role \"b\" does not exist").unwrap();
+        let e = c
+            .setup_place(1)
+            .unwrap()
+            .locate("role \"b\" does not exist");
         assert!(e.starts_with("plancheck.toml:2:24: role"), "{e}");
-        assert_eq!(c.locate_setup(2, "m"), None);
+        assert_eq!(c.setup_place(2), None);
     }
 
     #[test]

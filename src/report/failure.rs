@@ -1,8 +1,13 @@
 //! The failures `db` raises as data ([`Unanswered`]: what was asked, the server's own words),
 //! worded here.
 
+use std::time::Duration;
+
+use crate::db::check::{Said, Why};
 use crate::db::{Asked, Unanswered};
-use crate::error::DatabaseFailure;
+use crate::error::{DatabaseFailure, Spot};
+use crate::measure::Failure;
+use crate::project::Place;
 use crate::report::stderr::asking;
 
 /// What was asked, as a failure to answer it says it.
@@ -33,8 +38,228 @@ fn asked(asked: &Asked) -> String {
         Asked::StartLoad => "could not start the load",
         Asked::SessionTimeouts => asking::SESSION_TIMEOUTS,
         Asked::TempFileLimit => asking::TEMP_FILE_LIMIT,
+        Asked::CalledFunctions => "could not read the functions the read path calls",
+        Asked::BeginCheck => "could not start the check's transaction",
+        Asked::ParseReadPath => "could not parse the read path",
+        Asked::PreparedStatements => "could not read the prepared statements",
+        Asked::Volatility => "could not read function volatility",
+        Asked::PlanCacheMode => "could not set plan_cache_mode (PostgreSQL 12 or later is needed)",
+        Asked::Replan => "re-planning to test the index",
+        Asked::LookUpIndex(name) => return format!("could not look up index {name}"),
+        Asked::ListIndexes => "could not list the indexes",
+        Asked::Partitions(name) => return format!("could not read the partitions of {name}"),
+        Asked::OtherIndexes(table) => {
+            return format!("could not read the other indexes on {table}");
+        }
+        Asked::Columns(table) => return format!("could not read the columns of {table}"),
+        Asked::RelationStatistics => "could not read relation statistics",
+        Asked::ScratchDefinitions => "reading definitions for the scratch copy",
+        Asked::ScratchNames => "reading what the read path names, for the scratch copy",
+        Asked::ScratchSearchPath => "reading the search path, for the scratch copy",
+        Asked::ScratchIndexes => "reading the asked indexes, for the scratch copy",
+        Asked::ScratchRls => "reading the role's row-level security, for the scratch copy",
+        Asked::ScratchPlannerSettings => "reading the planner's settings, for the scratch copy",
+        Asked::BeginReplan => "could not start the re-plan's transaction",
+        Asked::ReplanSettings => "applying the scope's settings for the re-plan",
+        Asked::RollbackReplan => "rolling the re-plan back",
+        Asked::RivalAside => "reading how to set a rival index aside",
+        Asked::SetRivalAside { index, statement } => {
+            return format!("--replan-without-rivals: setting {index} aside ({statement})");
+        }
+        Asked::ReadPath(plan) => plan,
+        Asked::SetupStatement { scope, n } => {
+            return format!("scope `{scope}` setup statement {n}");
+        }
+        Asked::ScopeSetting {
+            file,
+            scope,
+            name,
+            value,
+        } => return format!("{file}: scope `{scope}`: setting `{name} = {value}`"),
+        Asked::ParameterValues { file, scope } => {
+            return format!("{file}: scope `{scope}`: the parameter values");
+        }
     };
     text.to_string()
+}
+
+/// What the server said, after what was asked.
+fn said(said: &Said) -> String {
+    match said {
+        Said::StatementTimeout(limit) => format!(
+            "timed out: statement_timeout ({} ms) reached",
+            limit.as_millis()
+        ),
+        Said::LockTimeout(limit) => format!(
+            "timed out waiting for a lock: lock_timeout ({} ms) reached",
+            limit.as_millis()
+        ),
+        Said::ReadOnly(cause) => {
+            format!("{cause} (a read path must not write; nothing was written)")
+        }
+        Said::Error {
+            message,
+            detail: Some(detail),
+        } => format!("{message} ({detail})"),
+        Said::Error {
+            message,
+            detail: None,
+        } => message.clone(),
+        Said::Other(cause) => cause.clone(),
+    }
+}
+
+/// The words every message about a session given up ends with.
+const GAVE_UP: &str = "plancheck gave the session up";
+
+/// What a session that stopped answering within `limit` is reported as.
+pub fn hung(limit: Duration) -> String {
+    format!(
+        "the server did not answer within {} ms (--statement-timeout and a grace), and not \
+         after a cancel request either: {GAVE_UP}",
+        limit.as_millis()
+    )
+}
+
+/// What is added to a given-up check's failure when its server process `pid` outlived the
+/// cancel request and `pg_terminate_backend`.
+pub fn outlived(pid: i32) -> String {
+    format!(
+        "its server process (pid {pid}) outlived the cancel request and pg_terminate_backend: \
+         it runs on in the server, with its locks, until the function it is in returns; only \
+         the server's administrator can end it sooner (a SIGKILL of pid {pid} restarts the \
+         whole server)"
+    )
+}
+
+/// `message` located at `place` (with the line shown) and where that is; or, with no place,
+/// after the name of the file that gives it.
+fn placed(place: Option<&Place>, file: &str, message: &str) -> (String, Option<Spot>) {
+    match place {
+        Some(p) => (p.locate(message), Some(p.spot())),
+        None => (format!("{file}: {message}"), None),
+    }
+}
+
+impl From<Why> for Failure {
+    fn from(why: Why) -> Failure {
+        let lost = why.lost();
+        let gave_up = matches!(why, Why::Hung(_));
+        let (message, at) = match why {
+            Why::Failed { asked: a, said: s } => (format!("{}: {}", asked(&a), said(&s)), None),
+            Why::Lost { asked: a, cause } => (
+                format!("{}: the connection was lost: {cause}", asked(&a)),
+                None,
+            ),
+            Why::Hung(limit) => (hung(limit), None),
+            Why::Interrupted => (
+                "interrupted: the running statement was cancelled and the check's transaction \
+                 rolled back"
+                    .to_string(),
+                None,
+            ),
+            Why::MigrationSessionLost => (
+                "the migration's session was lost after this check".to_string(),
+                None,
+            ),
+            Why::NoMeasuredRun => ("no measured run (--iterations 0?)".to_string(), None),
+            Why::PreparedNotListed => (
+                "the server does not list the read path's prepared statement".to_string(),
+                None,
+            ),
+            Why::NoExplainJson => ("EXPLAIN returned no JSON document".to_string(), None),
+            Why::PlanTooLarge { bytes, cap } => (
+                format!(
+                    "the EXPLAIN document is {:.1} MiB ({bytes} bytes), over plancheck's cap of \
+                     {} MiB on one plan document; it was not read",
+                    bytes as f64 / f64::from(1 << 20),
+                    cap >> 20
+                ),
+                None,
+            ),
+            Why::PlanUnreadable(words) => (words, None),
+            Why::NoRlsAnswer => (
+                "reading the role's row-level security: no answer".to_string(),
+                None,
+            ),
+            Why::DependenciesUnended(rounds) => (
+                format!(
+                    "reading definitions for the scratch copy: the dependencies did not end in \
+                     {rounds} rounds"
+                ),
+                None,
+            ),
+            Why::RivalGone { schema, index } => (
+                format!("--replan-without-rivals: index {schema}.{index} is gone"),
+                None,
+            ),
+            Why::SetupFailed {
+                scope,
+                n,
+                said: s,
+                place,
+                file,
+            } => placed(
+                place.as_ref(),
+                &file,
+                &format!("scope `{scope}` setup statement {n} failed: {}", said(&s)),
+            ),
+            Why::SetupChanged {
+                scope,
+                n,
+                what,
+                place,
+                file,
+            } => placed(
+                place.as_ref(),
+                &file,
+                &format!(
+                    "scope `{scope}` setup statement {n} {what}, which a project's files may not \
+                     do; the check was stopped before its read path ran"
+                ),
+            ),
+            Why::RunChanged { plan, what } => (
+                format!(
+                    "{plan}: a run of the read path {what} (through a function it calls), which \
+                     a read path may not do; the check was stopped"
+                ),
+                None,
+            ),
+            Why::NestedWrite {
+                write,
+                scope,
+                place,
+            } => placed(
+                Some(&place),
+                "",
+                &format!(
+                    "the read path writes: {write} inside WITH, which its read-only transaction \
+                     refused (scope `{scope}`); a read path must not write, and nothing was \
+                     written"
+                ),
+            ),
+            Why::ParameterValue {
+                scope,
+                said: s,
+                place,
+            } => placed(
+                Some(&place),
+                "",
+                &format!("scope `{scope}`: parameter value: {}", said(&s)),
+            ),
+            Why::ReadPathFailed {
+                scope,
+                said: s,
+                place,
+            } => placed(Some(&place), "", &format!("{} (scope `{scope}`)", said(&s))),
+        };
+        Failure {
+            message,
+            connection_lost: lost,
+            at,
+            gave_up,
+        }
+    }
 }
 
 impl From<Unanswered> for DatabaseFailure {

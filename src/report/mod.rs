@@ -15,13 +15,15 @@
 
 pub mod brief;
 pub mod capture;
-mod failure;
+pub mod failure;
+pub mod fixtures;
 mod github;
 mod json;
 mod junit;
 mod lint;
 pub mod list;
 mod markdown;
+pub mod migration;
 pub mod stderr;
 mod table;
 mod tree;

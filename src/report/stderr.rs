@@ -172,6 +172,11 @@ pub fn sequence_moved(name: &str, before: Option<i64>, now: Option<i64>) -> Stri
 }
 
 /// `accept`: a check whose plan could not be recorded.
+/// A warning about one check, said as the run goes.
+pub fn check_warning(read_path: &str, scope: &str, what: &str) -> String {
+    format!("warning: {read_path} [{scope}]: {what}")
+}
+
 pub fn not_recorded(read_path: &str, scope: &str, why: &str) -> String {
     format!("{read_path} [{scope}]: not recorded: {why}")
 }

@@ -56,7 +56,9 @@ fn shared() -> &'static Shared {
                     .await
                     .map_err(|e| plancheck::error::DatabaseFailure(e.to_string()))?;
                 let client = server.target("board").connect().await?;
-                plancheck::db::fixtures::load(&client, TEST_SCALE, true).await?;
+                plancheck::db::fixtures::load(&client, TEST_SCALE, true)
+                    .await
+                    .map_err(|e| plancheck::error::DatabaseFailure(e.to_string()))?;
                 Ok::<_, plancheck::error::DatabaseFailure>(server)
             });
             // Dropping the runtime closes the loading sessions, which would otherwise hold the

@@ -21,6 +21,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Fail, Sess, failure};
+use crate::db::Asked as DbAsked;
 use crate::db::scratch::{Ask, Definitions, Request, RoleFacts, Unit};
 use crate::measure::{Failure, IndexFacts};
 use crate::plan::explain::Explain;
@@ -487,12 +488,12 @@ pub(super) async fn request(
     definitions: &RefCell<Definitions>,
 ) -> Result<Request, Failure> {
     let settings = sess.settings;
-    let fail = |what: &'static str| move |f: Fail| f.or(|e| failure(e, what, settings));
+    let fail = |asked: DbAsked| move |f: Fail| f.or(|e| failure(e, asked, settings));
     // In a savepoint of its own, rolled back whatever happens: the search path it sets goes,
     // and a read that fails leaves the check's transaction as it was.
     sess.exec("SAVEPOINT plancheck_definitions")
         .await
-        .map_err(fail("reading definitions for the scratch copy"))?;
+        .map_err(fail(DbAsked::ScratchDefinitions))?;
     let read = read_request(sess, asked, definitions).await;
     let ended = sess
         .exec(
@@ -500,7 +501,7 @@ pub(super) async fn request(
              RELEASE SAVEPOINT plancheck_definitions",
         )
         .await
-        .map_err(fail("reading definitions for the scratch copy"));
+        .map_err(fail(DbAsked::ScratchDefinitions));
     let request = read?;
     ended?;
     Ok(request)
@@ -522,7 +523,7 @@ async fn read_request(
         session,
     } = asked;
     let settings = sess.settings;
-    let fail = |what: &'static str| move |f: Fail| f.or(|e| failure(e, what, settings));
+    let fail = |asked: DbAsked| move |f: Fail| f.or(|e| failure(e, asked, settings));
     let mut names = names_in(&check.sql.text);
     for plan in plans {
         for s in plan.scans() {
@@ -545,9 +546,7 @@ async fn read_request(
     let seeds = sess
         .query(SEEDS, &[&schemas, &relnames, &functions, &words])
         .await
-        .map_err(fail(
-            "reading what the read path names, for the scratch copy",
-        ))?;
+        .map_err(fail(DbAsked::ScratchNames))?;
     let mut found = Found::default();
     let mut fresh: Vec<(String, u32)> = seeds
         .iter()
@@ -559,7 +558,7 @@ async fn read_request(
             &[],
         )
         .await
-        .map_err(fail("reading the search path, for the scratch copy"))?;
+        .map_err(fail(DbAsked::ScratchSearchPath))?;
     // The asked indexes and their leaves, by OID: the only indexes whose dependencies are copied.
     let (index_schemas, index_names): (Vec<String>, Vec<String>) = indexes
         .iter()
@@ -582,26 +581,25 @@ async fn read_request(
             &[&index_schemas, &index_names],
         )
         .await
-        .map_err(fail("reading the asked indexes, for the scratch copy"))?;
+        .map_err(fail(DbAsked::ScratchIndexes))?;
     let asked_indexes: Vec<u32> = rows.iter().filter_map(|r| r.get(0)).collect();
     let search_path: Vec<String> = path.first().map(|r| r.get(0)).unwrap_or_default();
 
     // From here on every name the definitions print is schema-qualified.
     sess.exec("SET LOCAL search_path = pg_catalog, pg_temp")
         .await
-        .map_err(fail("reading definitions for the scratch copy"))?;
+        .map_err(fail(DbAsked::ScratchDefinitions))?;
     closure(sess, &mut found, &mut fresh, &asked_indexes).await?;
     let (mut objects, index_keys) = ddl(sess, &found, definitions).await?;
 
     let relations: Vec<u32> = found.relations.iter().copied().collect();
-    let row = sess.query(ROLE_FACTS, &[&relations]).await.map_err(fail(
-        "reading the role's row-level security, for the scratch copy",
-    ))?;
-    let row = row.first().ok_or_else(|| Failure {
-        message: "reading the role's row-level security: no answer".into(),
-        connection_lost: false,
-        at: None,
-    })?;
+    let row = sess
+        .query(ROLE_FACTS, &[&relations])
+        .await
+        .map_err(fail(DbAsked::ScratchRls))?;
+    let row = row
+        .first()
+        .ok_or_else(|| Failure::from(super::Why::NoRlsAnswer))?;
     let owned: Vec<String> = row.get::<_, Option<Vec<String>>>(0).unwrap_or_default();
     let bypasses = row.get::<_, Option<bool>>(2).unwrap_or(false);
     let role = RoleFacts {
@@ -617,7 +615,7 @@ async fn read_request(
             &[&wanted],
         )
         .await
-        .map_err(fail("reading the planner's settings, for the scratch copy"))?;
+        .map_err(fail(DbAsked::ScratchPlannerSettings))?;
     let mut settings: Vec<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
     settings.extend(
         session
@@ -669,7 +667,7 @@ async fn closure(
 ) -> Result<(), Failure> {
     let asked = asked.to_vec();
     let settings = sess.settings;
-    let fail = |f: Fail| f.or(|e| failure(e, "reading definitions for the scratch copy", settings));
+    let fail = |f: Fail| f.or(|e| failure(e, DbAsked::ScratchDefinitions, settings));
     // Bounded: a catalog is finite, and every round adds only what was not seen.
     for _ in 0..64 {
         fresh.retain(|(c, o)| !found.seen.contains(&(c.clone(), *o)));
@@ -777,13 +775,7 @@ async fn closure(
             );
         }
     }
-    Err(Failure {
-        message: "reading definitions for the scratch copy: the dependencies did not end in 64 \
-                  rounds"
-            .into(),
-        connection_lost: false,
-        at: None,
-    })
+    Err(super::Why::DependenciesUnended(64).into())
 }
 
 /// The keys of a request's indexes by `(schema, name)`.
@@ -797,7 +789,7 @@ async fn ddl(
     definitions: &RefCell<Definitions>,
 ) -> Result<(Vec<String>, IndexKeys), Failure> {
     let settings = sess.settings;
-    let fail = |f: Fail| f.or(|e| failure(e, "reading definitions for the scratch copy", settings));
+    let fail = |f: Fail| f.or(|e| failure(e, DbAsked::ScratchDefinitions, settings));
     let oids = |set: &BTreeSet<u32>| set.iter().copied().collect::<Vec<u32>>();
     let (rels, types, funcs) = (
         oids(&found.relations),

@@ -11,6 +11,7 @@
 //! SELECT in a read-only transaction, never in this one.
 
 use super::{Begin, Fail, Sess, begin_bounded, failure, replan, run_setup, set_plan_cache_mode};
+use crate::db::Asked;
 use crate::measure::{Failure, IndexLookup, Measured, PlanKind, Probe};
 use crate::plan::explain::Explain;
 use crate::plan::replans;
@@ -92,7 +93,7 @@ pub(super) async fn settle(
     // Whatever happened, nothing of it stays.
     let end = sess.exec("ROLLBACK").await;
     let found = found?;
-    end.map_err(|f| f.or(|e| failure(e, "rolling the re-plan back", sess.settings)))?;
+    end.map_err(|f| f.or(|e| failure(e, Asked::RollbackReplan, sess.settings)))?;
     measured.probes.extend(found);
     Ok(())
 }
@@ -128,14 +129,14 @@ async fn without_rivals(
     kind: PlanKind,
 ) -> Result<Vec<Probe>, Failure> {
     let settings = sess.settings;
-    let fail = |what: &'static str| move |f: Fail| f.or(|e| failure(e, what, settings));
+    let fail = |asked: Asked| move |f: Fail| f.or(|e| failure(e, asked, settings));
     sess.exec(&begin_bounded(Begin::ReadWrite, settings))
         .await
-        .map_err(fail("could not start the re-plan's transaction"))?;
+        .map_err(fail(Asked::BeginReplan))?;
     for (k, v) in &check.settings {
         sess.query("SELECT pg_catalog.set_config($1, $2, true)", &[k, v])
             .await
-            .map_err(fail("applying the scope's settings for the re-plan"))?;
+            .map_err(fail(Asked::ReplanSettings))?;
     }
     let before = sess.snapshot().await?;
     run_setup(sess, read_path, check, &before).await?;
@@ -197,19 +198,22 @@ async fn set_aside(sess: Sess<'_>, schema: &str, index: &str) -> Result<(), Fail
             &[&schema, &index],
         )
         .await
-        .map_err(|f| f.or(|e| failure(e, "reading how to set a rival index aside", settings)))?;
+        .map_err(|f| f.or(|e| failure(e, Asked::RivalAside, settings)))?;
     let Some(statement) = rows.first().map(|r| r.get::<_, String>(0)) else {
-        return Err(Failure {
-            message: format!("--replan-without-rivals: index {schema}.{index} is gone"),
-            connection_lost: false,
-            at: None,
-        });
+        return Err(super::Why::RivalGone {
+            schema: schema.to_string(),
+            index: index.to_string(),
+        }
+        .into());
     };
     sess.exec(&statement).await.map_err(|f| {
         f.or(|e| {
             failure(
                 e,
-                &format!("--replan-without-rivals: setting {index} aside ({statement})"),
+                Asked::SetRivalAside {
+                    index: index.to_string(),
+                    statement: statement.clone(),
+                },
                 settings,
             )
         })

@@ -9,6 +9,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row, Statement};
 
 use super::{CANCEL_WAIT, Failure, Settings, failure, guard};
+use crate::db::Asked;
 
 /// Where a check runs.
 #[derive(Clone, Copy)]
@@ -41,25 +42,9 @@ impl Fail {
     pub(super) fn or(self, f: impl FnOnce(&tokio_postgres::Error) -> Failure) -> Failure {
         match self {
             Fail::Db(e) => f(&e),
-            Fail::Hung(limit) => Failure {
-                message: hung_message(limit),
-                connection_lost: true,
-                at: None,
-            },
+            Fail::Hung(limit) => super::Why::Hung(limit).into(),
         }
     }
-}
-
-/// The words every message about a session given up ends with ([`hung_message`]).
-pub(super) const GAVE_UP: &str = "plancheck gave the session up";
-
-/// What a session that stopped answering is reported as.
-pub fn hung_message(limit: Duration) -> String {
-    format!(
-        "the server did not answer within {} ms (--statement-timeout and a grace), and not \
-         after a cancel request either: {GAVE_UP}",
-        limit.as_millis()
-    )
 }
 
 /// Runs `request` on `client` against plancheck's own clock. When the server has not answered
@@ -137,7 +122,7 @@ impl Sess<'_> {
             guard::snapshot_with(self.client, guard, &self.settings.watched),
         )
         .await
-        .map_err(|f| f.or(|e| failure(e, "could not read the session's settings", self.settings)))
+        .map_err(|f| f.or(|e| failure(e, Asked::SessionSettings, self.settings)))
     }
 
     pub(super) async fn guard_statement(&self) -> Result<&Statement, Failure> {
@@ -149,9 +134,10 @@ impl Sess<'_> {
                 guard::prepare(self.client, watched),
             )
         };
-        self.guard.get_or_try_init(prepare).await.map_err(|f| {
-            f.or(|e| failure(e, "could not read the session's settings", self.settings))
-        })
+        self.guard
+            .get_or_try_init(prepare)
+            .await
+            .map_err(|f| f.or(|e| failure(e, Asked::SessionSettings, self.settings)))
     }
 
     /// `statement`, then the guard, sent together (one round trip) inside a savepoint rolled back
@@ -186,8 +172,7 @@ impl Sess<'_> {
         let (rows, now, ended) = clocked(client, self.settings, all).await?;
         let rows = rows.map_err(Fail::Db)?;
         ended.map_err(Fail::Db)?;
-        let now =
-            now.map_err(|e| failure(&e, "could not read the session's settings", self.settings));
+        let now = now.map_err(|e| failure(&e, Asked::SessionSettings, self.settings));
         Ok((rows, now))
     }
 }
