@@ -187,13 +187,13 @@ async fn before_checks(
     })
     .await?;
     let what = asking::TEMP_FILE_LIMIT;
-    let (temp, temp_warning) = within(limit, what, async {
+    let (temp, unbounded) = within(limit, what, async {
         Ok(db::check::temp_file_limit(&client, settings.temp_file_limit).await?)
     })
     .await?;
     settings.temp_file_limit = temp;
-    if let Some(warning) = temp_warning {
-        say!("warning: {warning}");
+    if unbounded {
+        say!("warning: {}", stderr::TEMP_FILES_UNBOUNDED);
     }
     let one_session = (options.migration.is_some() || options.replan_without_rivals)
         .then(|| stderr::one_at_a_time(options.migration.is_some()));
@@ -342,7 +342,7 @@ pub async fn run_checks(
 /// binaries of the measured server's major version.
 fn scratch_mode(off: bool, major: u32) -> db::scratch::Mode {
     if off {
-        return db::scratch::Mode::Off("--no-scratch".into());
+        return db::scratch::Mode::Off(db::scratch::Off::NoScratch);
     }
     match db::scratch::local_binaries(major) {
         Ok(bin) => db::scratch::Mode::On { bin },

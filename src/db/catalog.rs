@@ -213,9 +213,9 @@ async fn lookup(
                     || *c == tokio_postgres::error::SqlState::QUERY_CANCELED
             }) =>
         {
-            Ok(Err(format!(
-                "could not be linted: reading index {name} timed out ({})",
-                super::cause(&e)
+            Ok(Err(crate::report::failure::unlinted(
+                name,
+                &super::cause(&e),
             )))
         }
         Err(e) if e.as_db_error().is_some() => Ok(Ok(None)),

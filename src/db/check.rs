@@ -118,13 +118,14 @@ pub async fn bound_session(client: &Client, settings: &Settings) -> Result<(), D
 }
 
 /// The `temp_file_limit` each check sets, from the one asked for (`wanted`, kB): None where the
-/// server's own is as low already, and None with a warning to say where the role may not set it
-/// (a superuser may; from PostgreSQL 15, a role granted `SET` on it) and the server has none:
-/// then a read path may fill the server's disk with temporary files until its statement ends.
+/// server's own is as low already; and whether temporary files are unbounded: the role may not
+/// set it (a superuser may; from PostgreSQL 15, a role granted `SET` on it) and the server has
+/// none, so a read path may fill the server's disk with temporary files until its statement
+/// ends.
 pub async fn temp_file_limit(
     client: &Client,
     wanted: Option<u64>,
-) -> Result<(Option<u64>, Option<String>), DatabaseFailure> {
+) -> Result<(Option<u64>, bool), DatabaseFailure> {
     read_temp_file_limit(client, wanted)
         .await
         .map_err(|e| Unanswered::of(Asked::TempFileLimit, &e).into())
@@ -133,9 +134,9 @@ pub async fn temp_file_limit(
 async fn read_temp_file_limit(
     client: &Client,
     wanted: Option<u64>,
-) -> Result<(Option<u64>, Option<String>), tokio_postgres::Error> {
+) -> Result<(Option<u64>, bool), tokio_postgres::Error> {
     let Some(wanted) = wanted else {
-        return Ok((None, None));
+        return Ok((None, false));
     };
     let version: i32 = client
         .query_one(
@@ -162,19 +163,9 @@ async fn read_temp_file_limit(
     let (server, may): (i64, bool) = (row.get(0), row.get(1));
     let lower_already = server >= 0 && u64::try_from(server).is_ok_and(|s| s <= wanted);
     Ok(match (lower_already, may) {
-        (true, _) => (None, None),
-        (false, true) => (Some(wanted), None),
-        (false, false) if server < 0 => (
-            None,
-            Some(
-                "the role may not set temp_file_limit (only a superuser, or from PostgreSQL 15 a \
-                 role granted SET on it) and the server has none: a read path may write \
-                 temporary files until its statement ends; ask the administrator to set one \
-                 for the role (ALTER ROLE … SET temp_file_limit = '1GB')"
-                    .into(),
-            ),
-        ),
-        (false, false) => (None, None),
+        (true, _) => (None, false),
+        (false, true) => (Some(wanted), false),
+        (false, false) => (None, server < 0),
     })
 }
 
@@ -188,11 +179,7 @@ pub async fn within<T>(
 ) -> crate::error::Result<T> {
     match tokio::time::timeout(limit, request).await {
         Ok(answer) => answer,
-        Err(_) => Err(DatabaseFailure(format!(
-            "{what}: the server did not answer within {} ms (--statement-timeout and a grace)",
-            limit.as_millis()
-        ))
-        .into()),
+        Err(_) => Err(DatabaseFailure(crate::report::failure::not_within(what, limit)).into()),
     }
 }
 
@@ -768,11 +755,12 @@ async fn ask_scratch(
     open: &Open<'_>,
     needed: &[(String, PlanKind)],
 ) -> Result<(Vec<ScratchReplan>, Option<scratch::Request>), Failure> {
-    let not_made = |asks: &mut dyn Iterator<Item = (String, PlanKind)>, why: &str| {
+    let not_made = |asks: &mut dyn Iterator<Item = (String, PlanKind)>, why: scratch::NotMade| {
+        let why = why.to_string();
         asks.map(|(index, plan)| ScratchReplan {
             index,
             plan,
-            outcome: ScratchOutcome::NotMade { why: why.into() },
+            outcome: ScratchOutcome::NotMade { why: why.clone() },
         })
         .collect()
     };
@@ -780,6 +768,7 @@ async fn ask_scratch(
         return Ok((Vec::new(), None));
     }
     if let scratch::Mode::Off(why) = &sess.settings.scratch {
+        let why = scratch::NotMade::Off(why.clone());
         return Ok((not_made(&mut needed.iter().cloned(), why), None));
     }
     let found: Vec<&IndexFacts> = open
@@ -827,7 +816,7 @@ async fn ask_scratch(
         Err(f) => Ok((
             not_made(
                 &mut asks.iter().map(|a| (a.shown.clone(), a.plan)),
-                &f.message,
+                scratch::NotMade::Unread(f.message),
             ),
             None,
         )),

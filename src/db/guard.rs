@@ -250,7 +250,22 @@ pub async fn snapshot_with(
     })
 }
 
-/// What changed between `before` and `now`, in words, over `span`; `None` when nothing did.
+/// What the guard saw change that may not: data, worded by `report::failure` (`Display`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// The check's transaction ended (a new one runs in its place).
+    EndedTransaction,
+    /// A watched setting changed (`None`: unset).
+    Setting {
+        name: String,
+        was: Option<String>,
+        is: Option<String>,
+    },
+    /// A lock beyond reading was taken (`pg_locks`' mode and object).
+    Lock(String),
+}
+
+/// What changed between `before` and `now` over `span`; `None` when nothing did.
 /// `locks` says whether new locks count (a migration takes them by design).
 pub fn changed(
     watched: &Watched,
@@ -258,9 +273,9 @@ pub fn changed(
     now: &Snapshot,
     span: Span,
     locks: bool,
-) -> Option<String> {
+) -> Option<Change> {
     if before.vxid != now.vxid {
-        return Some("ended the check's transaction (a new one runs in its place)".into());
+        return Some(Change::EndedTransaction);
     }
     let upto = match span {
         Span::Fixed | Span::Migration => watched.fixed,
@@ -277,15 +292,11 @@ pub fn changed(
         }
         let (was, is) = (before.values.get(i), now.values.get(i));
         if was != is {
-            let show = |v: Option<&Option<String>>| match v {
-                Some(Some(v)) => format!("`{v}`"),
-                _ => "unset".to_string(),
-            };
-            return Some(format!(
-                "changed `{name}` from {} to {}",
-                show(was),
-                show(is)
-            ));
+            return Some(Change::Setting {
+                name: name.clone(),
+                was: was.cloned().flatten(),
+                is: is.cloned().flatten(),
+            });
         }
     }
     if locks
@@ -294,7 +305,7 @@ pub fn changed(
             .iter()
             .find(|l| !before.strong_locks.contains(l))
     {
-        return Some(format!("took a lock beyond reading ({lock})"));
+        return Some(Change::Lock(lock.clone()));
     }
     None
 }
@@ -306,7 +317,7 @@ pub fn changed_but_placeholders(
     watched: &Watched,
     before: &Snapshot,
     now: &Snapshot,
-) -> Option<String> {
+) -> Option<Change> {
     let mut now = now.clone();
     for (i, name) in watched.names.iter().enumerate().skip(watched.fixed) {
         let unset = |v: Option<&Option<String>>| matches!(v, None | Some(None));
@@ -375,7 +386,9 @@ mod tests {
             &[("enable_seqscan", "off"), START[1], START[2]],
             &[],
         );
-        let m = changed(&w, &before, &after, Span::Fixed, true).unwrap();
+        let m = changed(&w, &before, &after, Span::Fixed, true)
+            .unwrap()
+            .to_string();
         assert!(m.contains("enable_seqscan") && m.contains("`off`"), "{m}");
         assert_eq!(changed(&w, &before, &before, Span::All, true), None);
     }
@@ -389,7 +402,9 @@ mod tests {
         let mut on = START.to_vec();
         on.push(("debug_print_plan", "on"));
         let after = snap(&w, "3/1", &on, &[]);
-        let m = changed(&w, &before, &after, Span::Fixed, true).unwrap();
+        let m = changed(&w, &before, &after, Span::Fixed, true)
+            .unwrap()
+            .to_string();
         assert!(m.contains("debug_print_plan"), "{m}");
     }
 
@@ -407,6 +422,7 @@ mod tests {
         assert!(
             changed(&w, &before, &worse, Span::Migration, false)
                 .unwrap()
+                .to_string()
                 .contains("debug_print_plan")
         );
     }
@@ -442,7 +458,9 @@ mod tests {
                 &["x"]
             )
         );
-        let m = changed(&w, &after, &before, Span::All, true).unwrap();
+        let m = changed(&w, &after, &before, Span::All, true)
+            .unwrap()
+            .to_string();
         assert!(m.contains("enable_seqscan"), "{m}");
         assert_eq!(before.with_setting(&w, "no_such_setting", "1"), None);
     }
@@ -455,6 +473,7 @@ mod tests {
         assert!(
             changed(&w, &before, &after, Span::Fixed, false)
                 .unwrap()
+                .to_string()
                 .contains("ended the check's transaction")
         );
     }
@@ -473,6 +492,7 @@ mod tests {
         assert!(
             changed(&w, &before, &after, Span::All, true)
                 .unwrap()
+                .to_string()
                 .contains("search_path")
         );
     }
@@ -490,6 +510,7 @@ mod tests {
         assert!(
             changed(&w, &before, &after, Span::Fixed, true)
                 .unwrap()
+                .to_string()
                 .contains("AccessExclusiveLock")
         );
         assert_eq!(changed(&w, &before, &after, Span::Fixed, false), None);

@@ -47,7 +47,7 @@ pub enum Stopped {
     /// The server answered nothing within `limit` while the migration in `path` was applied.
     Hung { path: String, limit: Duration },
     /// The session could not be put back as it was before: what the guard saw it did.
-    NotRestored(String),
+    NotRestored(guard::Change),
     /// The statement at `place` in the migration file: what it did or met. `lost` when the
     /// connection went with it.
     Statement {
@@ -70,7 +70,7 @@ pub enum Fault {
         failed: Vec<Sequence>,
     },
     /// It changed what a checked migration may not (the guard's words).
-    Changed(String),
+    Changed(guard::Change),
     /// The server refused it.
     Failed(Refusal),
 }

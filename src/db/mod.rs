@@ -154,50 +154,28 @@ impl Target {
     /// Opens a session: each host in turn, with TLS as the sslmode says. Failure is a
     /// [`DatabaseFailure`] naming each host and port tried and the cause.
     pub async fn connect(&self) -> Result<Client, DatabaseFailure> {
-        let mut failures = Vec::new();
+        let mut tried = Vec::new();
         for host in &self.info.hosts {
             match tls::connect_host(&self.info, host).await {
                 Ok(client) => return Ok(client),
-                Err(cause) => {
-                    failures.push(format!("could not connect to {}: {cause}", host.describe()))
-                }
+                Err(cause) => tried.push((host.describe(), cause)),
             }
         }
-        let mut message = failures.join("; ");
-        if let Some(hint) = connection_hint(&message) {
-            message.push_str(&format!(" ({hint})"));
+        Err(NotConnected {
+            tried,
+            chosen_by_defaults: self.from_defaults.then(|| self.describe()),
         }
-        if self.from_defaults {
-            message = format!(
-                "no --database-url or DATABASE_URL was given, so the PG* variables and libpq's \
-                 defaults chose {}: {message}",
-                self.describe()
-            );
-        }
-        Err(DatabaseFailure(message))
+        .into())
     }
 }
 
-/// What a PostgreSQL user is told for the commonest failures to connect, as psql tells it.
-fn connection_hint(failure: &str) -> Option<&'static str> {
-    if failure.contains("Connection refused") {
-        Some("is the server running on that host and accepting TCP/IP connections on that port?")
-    } else if failure.contains(".s.PGSQL.") && failure.contains("No such file or directory") {
-        Some(
-            "is the server running locally and accepting connections on that socket? host= or \
-             PGHOST names the socket's folder",
-        )
-    } else if failure.contains("password authentication failed")
-        || failure.contains("no password")
-        || failure.contains("password missing")
-    {
-        Some(
-            "give the password in PGPASSWORD, or in a password file readable by you alone \
-             (PGPASSFILE; libpq's format), not in a URL a log may show",
-        )
-    } else {
-        None
-    }
+/// Why no session could be opened: data, worded by `report::connect`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotConnected {
+    /// Each host and port tried, and why it failed.
+    pub tried: Vec<(String, String)>,
+    /// What the PG* variables and libpq's defaults chose, when no URL was given.
+    pub chosen_by_defaults: Option<String>,
 }
 
 /// What was asked of the server when it failed to answer: data, worded by `report::failure`

@@ -129,11 +129,69 @@ pub enum Mode {
     /// The binaries of the measured server's major version.
     On { bin: std::path::PathBuf },
     /// Not, and why: `--no-scratch`, no local PostgreSQL of that major version, ….
-    Off(String),
+    Off(Off),
+}
+
+/// Why a run does not re-plan on a scratch copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Off {
+    /// `--no-scratch`.
+    NoScratch,
+    /// Nobody asked (a run that never set the mode).
+    NotAsked,
+    /// No local server binaries of this major version.
+    NoBinaries(u32),
+}
+
+/// Why a re-plan on the scratch copy was not made: data, worded by `report::scratch`
+/// (`Display`); the measurement keeps the words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotMade {
+    Off(Off),
+    InterruptedBeforeCopy,
+    /// The copy could not be made.
+    CopyNotMade(Trouble),
+    InterruptedBeforeReplan,
+    /// The re-plan on the copy failed.
+    ReplanFailed(Trouble),
+    /// The copy cannot hold these definitions.
+    CannotHold(Vec<String>),
+    /// The copy could not take these objects: each key, and the server's words.
+    CouldNotTake(Vec<(String, String)>),
+    /// The definitions could not be read on the measured server: the check's failure, worded.
+    Unread(String),
+}
+
+/// What went wrong on the scratch server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trouble {
+    /// The server's (or the throwaway server's, or the network's) own words.
+    Said(String),
+    /// Preparing the copy (roles, schema) failed: the server's words.
+    Preparing(String),
+    /// The scratch server failed underneath: its words.
+    Lost(String),
+    /// Recording a definition it could not take failed: the server's words.
+    Recording(String),
+    /// Reading back what it could not take failed: the server's words.
+    ReadingFailures(String),
+    /// No answer within this long.
+    NoAnswer(std::time::Duration),
+    /// Ctrl-C during the re-plan.
+    Interrupted,
+    NoExplainJson,
+    /// The EXPLAIN document is this many bytes, over the cap.
+    PlanTooLarge(usize),
+    /// The EXPLAIN document could not be read: the reader's words.
+    PlanUnreadable(String),
+    NoRivalAnswer,
+    /// The asked index is not on the copy.
+    IndexNotOnCopy(String),
+    PreparedNotListed,
 }
 
 impl Default for Mode {
     fn default() -> Self {
-        Mode::Off("the scratch copy was not asked for".into())
+        Mode::Off(Off::NotAsked)
     }
 }

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::db::check::{Said, Why};
+use crate::db::guard::Change;
 use crate::db::{Asked, Unanswered};
 use crate::error::{DatabaseFailure, Spot};
 use crate::measure::Failure;
@@ -107,6 +108,47 @@ fn said(said: &Said) -> String {
         } => message.clone(),
         Said::Other(cause) => cause.clone(),
     }
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let show = |v: &Option<String>| match v {
+            Some(v) => format!("`{v}`"),
+            None => "unset".to_string(),
+        };
+        match self {
+            Change::EndedTransaction => {
+                f.write_str("ended the check's transaction (a new one runs in its place)")
+            }
+            Change::Setting { name, was, is } => {
+                write!(f, "changed `{name}` from {} to {}", show(was), show(is))
+            }
+            Change::Lock(lock) => write!(f, "took a lock beyond reading ({lock})"),
+        }
+    }
+}
+
+/// A read made before or between checks (`what`, as [`asked`] says it) that got no answer
+/// within `limit`.
+pub fn not_within(what: &str, limit: Duration) -> String {
+    format!(
+        "{what}: the server did not answer within {} ms (--statement-timeout and a grace)",
+        limit.as_millis()
+    )
+}
+
+/// Why a read path is left unlinted: reading its index `name` timed out (the server's words).
+pub fn unlinted(name: &str, cause: &str) -> String {
+    format!("could not be linted: reading index {name} timed out ({cause})")
+}
+
+/// Why `--replan-without-rivals` was not applied to a check: its scope's setup runs
+/// `statement`, which runs only in a read-only transaction.
+pub fn rivals_not_set_aside(statement: &str) -> String {
+    format!(
+        "--replan-without-rivals was not applied: the scope's setup runs `{statement}`, and \
+         plancheck runs a setup's SELECT only in a read-only transaction"
+    )
 }
 
 /// The words every message about a session given up ends with.

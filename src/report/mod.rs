@@ -15,6 +15,7 @@
 
 pub mod brief;
 pub mod capture;
+mod connect;
 pub mod failure;
 pub mod fixtures;
 mod github;
@@ -24,6 +25,7 @@ mod lint;
 pub mod list;
 mod markdown;
 pub mod migration;
+mod scratch;
 pub mod stderr;
 mod table;
 mod tree;

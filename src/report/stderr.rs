@@ -172,6 +172,12 @@ pub fn sequence_moved(name: &str, before: Option<i64>, now: Option<i64>) -> Stri
 }
 
 /// `accept`: a check whose plan could not be recorded.
+/// Where the role may not set `temp_file_limit` and the server has none.
+pub const TEMP_FILES_UNBOUNDED: &str = "the role may not set temp_file_limit (only a superuser, \
+     or from PostgreSQL 15 a role granted SET on it) and the server has none: a read path may \
+     write temporary files until its statement ends; ask the administrator to set one for the \
+     role (ALTER ROLE … SET temp_file_limit = '1GB')";
+
 /// A warning about one check, said as the run goes.
 pub fn check_warning(read_path: &str, scope: &str, what: &str) -> String {
     format!("warning: {read_path} [{scope}]: {what}")

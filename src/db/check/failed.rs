@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio_postgres::error::SqlState;
 
 use super::Settings;
+use crate::db::guard::Change;
 use crate::db::{Asked, cause};
 use crate::measure::Failure;
 use crate::project::Place;
@@ -93,12 +94,12 @@ pub enum Why {
     SetupChanged {
         scope: String,
         n: usize,
-        what: String,
+        what: Change,
         place: Option<Place>,
         file: String,
     },
     /// A run of the read path in `plan` changed what the guard watches.
-    RunChanged { plan: String, what: String },
+    RunChanged { plan: String, what: Change },
     /// The read path writes (`write` inside WITH), at `place`.
     NestedWrite {
         write: String,

@@ -69,11 +69,7 @@ pub(super) async fn settle(
         .iter()
         .find(|s| !matches!(classify(s, dialect), Kind::Set { .. } | Kind::Reset { .. }))
     {
-        measured.replan_skipped = Some(format!(
-            "--replan-without-rivals was not applied: the scope's setup runs `{}`, and plancheck \
-             runs a setup's SELECT only in a read-only transaction",
-            s.trim()
-        ));
+        measured.replan_skipped = Some(crate::report::failure::rivals_not_set_aside(s.trim()));
         return Ok(());
     }
     let mode = match kind {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio_postgres::Client;
 
-use super::{Ask, Definitions, Request, Unit};
+use super::{Ask, Definitions, NotMade, Request, Trouble, Unit};
 use crate::measure::{PlanKind, ScratchOutcome, ScratchPlan, ScratchReplan};
 use crate::server::{Server, cache};
 use crate::stop::Stop;
@@ -32,7 +32,7 @@ const SERVER_SETTINGS: [(&str, &str); 4] = [
 /// The folder of server binaries of PostgreSQL `major`, or why there is none: looked for in
 /// `PLANCHECK_PG_BIN`, `PLANCHECK_PG<major>_BIN`, `initdb` on the PATH, `pg_config --bindir`
 /// and `/usr/lib/postgresql/<major>/bin`, each asked its version (`postgres --version`).
-pub fn local_binaries(major: u32) -> Result<PathBuf, String> {
+pub fn local_binaries(major: u32) -> Result<PathBuf, super::Off> {
     let mut candidates: Vec<PathBuf> = Vec::new();
     for var in [
         "PLANCHECK_PG_BIN".to_string(),
@@ -61,11 +61,7 @@ pub fn local_binaries(major: u32) -> Result<PathBuf, String> {
             return Ok(dir);
         }
     }
-    Err(format!(
-        "no local PostgreSQL {major} to re-plan on (looked at PLANCHECK_PG_BIN, \
-         PLANCHECK_PG{major}_BIN, the PATH, pg_config --bindir and /usr/lib/postgresql/{major}/bin); \
-         install it or set PLANCHECK_PG_BIN"
-    ))
+    Err(super::Off::NoBinaries(major))
 }
 
 /// Makes the re-plans of every request on one scratch server: one [`ScratchReplan`] per ask,
@@ -82,13 +78,14 @@ pub async fn settle(
     statement_timeout: Duration,
     stop: &mut Stop,
 ) -> Vec<Vec<ScratchReplan>> {
-    let not_made = |why: &str| -> Vec<Vec<ScratchReplan>> {
+    let not_made = |why: NotMade| -> Vec<Vec<ScratchReplan>> {
+        let why = why.to_string();
         requests
             .iter()
             .map(|r| {
                 r.asks
                     .iter()
-                    .map(|a| replan_of(a, ScratchOutcome::NotMade { why: why.into() }))
+                    .map(|a| replan_of(a, ScratchOutcome::NotMade { why: why.clone() }))
                     .collect()
             })
             .collect()
@@ -96,11 +93,11 @@ pub async fn settle(
     let units = units_of(definitions, requests);
     let copy = tokio::select! {
         copy = Copy::start(bin, &units, statement_timeout) => copy,
-        _ = stop.wait() => return not_made("interrupted before the scratch copy was made"),
+        _ = stop.wait() => return not_made(NotMade::InterruptedBeforeCopy),
     };
     let copy = match copy {
         Ok(copy) => copy,
-        Err(why) => return not_made(&format!("the scratch copy could not be made: {why}")),
+        Err(why) => return not_made(NotMade::CopyNotMade(why)),
     };
     let mut out = Vec::with_capacity(requests.len());
     for request in requests {
@@ -109,18 +106,20 @@ pub async fn settle(
         for ask in &request.asks {
             let outcome = match (&blocked, stop.requested()) {
                 (_, Some(_)) => ScratchOutcome::NotMade {
-                    why: "interrupted before this re-plan on the scratch copy".into(),
+                    why: NotMade::InterruptedBeforeReplan.to_string(),
                 },
-                (Some(why), None) => ScratchOutcome::NotMade { why: why.clone() },
+                (Some(why), None) => ScratchOutcome::NotMade {
+                    why: why.to_string(),
+                },
                 (None, None) => {
                     let planned = tokio::select! {
                         planned = copy.replan(request, ask) => planned,
-                        _ = stop.wait() => Err("interrupted during the re-plan".into()),
+                        _ = stop.wait() => Err(Trouble::Interrupted),
                     };
                     match planned {
                         Ok(plan) => ScratchOutcome::Planned(Box::new(plan)),
                         Err(why) => ScratchOutcome::NotMade {
-                            why: format!("the re-plan on the scratch copy failed: {why}"),
+                            why: NotMade::ReplanFailed(why).to_string(),
                         },
                     }
                 }
@@ -177,7 +176,7 @@ impl Copy {
         bin: &Path,
         units: &[&Unit],
         statement_timeout: Duration,
-    ) -> Result<Copy, String> {
+    ) -> Result<Copy, Trouble> {
         let entry = entry(bin, units);
         let settings: Vec<(&str, &str)> = SERVER_SETTINGS.to_vec();
         let cached = match &entry {
@@ -193,9 +192,13 @@ impl Copy {
             Some(server) => server,
             None => Server::start_with_settings(bin.to_path_buf(), None, &settings)
                 .await
-                .map_err(|e| e.0)?,
+                .map_err(|e| Trouble::Said(e.0))?,
         };
-        let client = server.target("postgres").connect().await.map_err(|e| e.0)?;
+        let client = server
+            .target("postgres")
+            .connect()
+            .await
+            .map_err(|e| Trouble::Said(e.0))?;
         let bounds = format!(
             "SET statement_timeout = {}; SET client_min_messages = warning",
             statement_timeout.as_millis().max(1)
@@ -203,11 +206,11 @@ impl Copy {
         client
             .batch_execute(&bounds)
             .await
-            .map_err(|e| crate::db::cause(&e))?;
+            .map_err(|e| Trouble::Said(crate::db::cause(&e)))?;
         let version: String = client
             .query_one("SELECT pg_catalog.current_setting('server_version')", &[])
             .await
-            .map_err(|e| crate::db::cause(&e))?
+            .map_err(|e| Trouble::Said(crate::db::cause(&e)))?
             .get(0);
         let mut copy = Copy {
             server: Some(server),
@@ -227,7 +230,7 @@ impl Copy {
     /// Makes the copy: plancheck's roles, then every statement in order, each through Parse on
     /// its own; a statement that fails is tried again once a round made progress (a dependency
     /// created later), and what never succeeds is recorded against its object.
-    async fn load(&mut self, units: &[&Unit]) -> Result<(), String> {
+    async fn load(&mut self, units: &[&Unit]) -> Result<(), Trouble> {
         let c = &self.client;
         c.batch_execute(&format!(
             "SET check_function_bodies = off; \
@@ -236,7 +239,7 @@ impl Copy {
              CREATE TABLE {FAILURES} (key text NOT NULL, message text NOT NULL)"
         ))
         .await
-        .map_err(|e| format!("preparing the copy: {}", crate::db::cause(&e)))?;
+        .map_err(|e| Trouble::Preparing(crate::db::cause(&e)))?;
         let mut pending: Vec<&Unit> = units.to_vec();
         let mut last: BTreeMap<&str, String> = BTreeMap::new();
         loop {
@@ -245,7 +248,7 @@ impl Copy {
                 match c.execute(unit.sql.as_str(), &[]).await {
                     Ok(_) => {}
                     Err(e) if e.as_db_error().is_none() => {
-                        return Err(format!("the scratch server: {}", crate::db::cause(&e)));
+                        return Err(Trouble::Lost(crate::db::cause(&e)));
                     }
                     Err(e) => {
                         last.insert(unit.key.as_str(), crate::db::cause(&e));
@@ -268,41 +271,37 @@ impl Copy {
                     &[&unit.key, &message],
                 )
                 .await
-                .map_err(|e| format!("recording a failure: {}", crate::db::cause(&e)))?;
+                .map_err(|e| Trouble::Recording(crate::db::cause(&e)))?;
             }
         }
         Ok(())
     }
 
-    async fn read_failures(&self) -> Result<BTreeMap<String, String>, String> {
+    async fn read_failures(&self) -> Result<BTreeMap<String, String>, Trouble> {
         let rows = self
             .client
             .query(&format!("SELECT key, message FROM {FAILURES}"), &[])
             .await
-            .map_err(|e| format!("reading the copy's failures: {}", crate::db::cause(&e)))?;
+            .map_err(|e| Trouble::ReadingFailures(crate::db::cause(&e)))?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
     /// Why the re-plans of `request` cannot be made on this copy, if they cannot.
-    fn blocked(&self, request: &Request) -> Option<String> {
+    fn blocked(&self, request: &Request) -> Option<NotMade> {
         if !request.missing.is_empty() {
-            return Some(format!(
-                "the scratch copy cannot hold {}",
-                request.missing.join(", ")
-            ));
+            return Some(NotMade::CannotHold(request.missing.clone()));
         }
-        let failed: Vec<String> = request
+        let failed: Vec<(String, String)> = request
             .objects
             .iter()
-            .filter_map(|k| self.failures.get(k).map(|why| format!("{k} ({why})")))
+            .filter_map(|k| self.failures.get(k).map(|why| (k.clone(), why.clone())))
             .collect();
-        (!failed.is_empty())
-            .then(|| format!("the scratch copy could not take {}", failed.join("; ")))
+        (!failed.is_empty()).then_some(NotMade::CouldNotTake(failed))
     }
 
     /// One re-plan: in a transaction rolled back, every other index of the table dropped, the
     /// measured session's role and settings, seq scans off, the read path explained.
-    async fn replan(&self, request: &Request, ask: &Ask) -> Result<ScratchPlan, String> {
+    async fn replan(&self, request: &Request, ask: &Ask) -> Result<ScratchPlan, Trouble> {
         let c = &self.client;
         let limit = self.statement_timeout + Duration::from_secs(5);
         let attempt = async {
@@ -316,7 +315,7 @@ impl Copy {
         match tokio::time::timeout(limit, attempt).await {
             Ok(Ok(plan)) => Ok(plan),
             Ok(Err(Failed(why))) => Err(why),
-            Err(_) => Err(format!("no answer within {} s", limit.as_secs())),
+            Err(_) => Err(Trouble::NoAnswer(limit)),
         }
     }
 
@@ -383,14 +382,13 @@ impl Copy {
         let crate::db::check::RawJson(text) = rows
             .first()
             .and_then(|r| r.try_get::<_, crate::db::check::RawJson>(0).ok())
-            .ok_or_else(|| Failed("EXPLAIN returned no JSON document".into()))?;
-        let text = text.map_err(|size| {
-            Failed(format!(
-                "the EXPLAIN document is {size} bytes, over plancheck's cap on one plan document"
-            ))
-        })?;
-        let json = crate::plan::explain::parse_json(&text).map_err(|e| Failed(e.to_string()))?;
-        let document = crate::measure::Document::new(json).map_err(|e| Failed(e.to_string()))?;
+            .ok_or(Failed(Trouble::NoExplainJson))?;
+        let text = text.map_err(|size| Failed(Trouble::PlanTooLarge(size)))?;
+        let unreadable = |e: String| Failed(Trouble::PlanUnreadable(e));
+        let json =
+            crate::plan::explain::parse_json(&text).map_err(|e| unreadable(e.to_string()))?;
+        let document =
+            crate::measure::Document::new(json).map_err(|e| unreadable(e.to_string()))?;
         Ok(ScratchPlan {
             server_version: self.version.clone(),
             dropped,
@@ -421,11 +419,11 @@ impl Copy {
 }
 
 /// A scratch-server error, for `?` in a re-plan.
-struct Failed(String);
+struct Failed(Trouble);
 
 impl From<tokio_postgres::Error> for Failed {
     fn from(e: tokio_postgres::Error) -> Self {
-        Failed(crate::db::cause(&e))
+        Failed(Trouble::Said(crate::db::cause(&e)))
     }
 }
 
@@ -470,14 +468,9 @@ async fn drop_rivals(c: &Client, ask: &Ask) -> Result<Vec<String>, Failed> {
             &[&ask.schema, &ask.index],
         )
         .await?;
-    let row = rows
-        .first()
-        .ok_or_else(|| Failed("no answer about the rival indexes".into()))?;
+    let row = rows.first().ok_or(Failed(Trouble::NoRivalAnswer))?;
     if !row.get::<_, bool>(2) {
-        return Err(Failed(format!(
-            "index {} is not on the scratch copy",
-            ask.shown
-        )));
+        return Err(Failed(Trouble::IndexNotOnCopy(ask.shown.clone())));
     }
     let names: Vec<String> = row.get::<_, Option<Vec<String>>>(0).unwrap_or_default();
     let statements: Vec<String> = row.get::<_, Option<Vec<String>>>(1).unwrap_or_default();
@@ -490,8 +483,7 @@ async fn drop_rivals(c: &Client, ask: &Ask) -> Result<Vec<String>, Failed> {
 /// The server's name for the statement just prepared from `text` at the protocol level.
 async fn protocol_name(c: &Client, text: &str) -> Result<String, Failed> {
     let rows = c.query(crate::db::check::PREPARED, &[]).await?;
-    crate::db::check::prepared_name(&rows, text)
-        .ok_or_else(|| Failed("the scratch server does not list the prepared read path".into()))
+    crate::db::check::prepared_name(&rows, text).ok_or(Failed(Trouble::PreparedNotListed))
 }
 
 /// `"name"` quoted as `quote_ident` would, always (a reserved word stays safe).
@@ -551,7 +543,7 @@ mod tests {
 
     #[test]
     fn no_local_server_of_a_major_says_which_and_how_to_get_one() {
-        let why = local_binaries(99).unwrap_err();
+        let why = local_binaries(99).unwrap_err().to_string();
         assert!(
             why.starts_with("no local PostgreSQL 99 to re-plan on"),
             "{why}"
