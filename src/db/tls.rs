@@ -30,16 +30,14 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{
-    AlertDescription, CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore,
-    SignatureScheme,
-};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
 use tokio_postgres::{Client, Config, NoTls};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::conninfo::{ConnInfo, Host, HostSpec, RootCert, SslMode};
+use crate::report::connect as words;
 
 /// The one crypto provider every TLS session uses.
 pub fn provider() -> Arc<CryptoProvider> {
@@ -71,21 +69,10 @@ pub fn check_for(info: &ConnInfo) -> Result<Check, String> {
             let root = match (existing_root, &info.sslrootcert) {
                 (Some(root), _) => root,
                 (None, Some(RootCert::File(path))) => {
-                    return Err(format!(
-                        "root certificate file \"{}\" does not exist (sslmode={}): give the CA's \
-                         certificate with sslrootcert, use the system's trusted roots with \
-                         sslrootcert=system, or choose an sslmode that does not verify the \
-                         server's certificate",
-                        path.display(),
-                        info.sslmode
-                    ));
+                    return Err(words::no_root_file(path, info.sslmode));
                 }
                 (None, _) => {
-                    return Err(format!(
-                        "no root certificate to verify the server with (sslmode={}): set \
-                         sslrootcert (or PGSSLROOTCERT) to the CA's certificate, or to system",
-                        info.sslmode
-                    ));
+                    return Err(words::no_root(info.sslmode));
                 }
             };
             Ok(if info.sslmode == SslMode::VerifyFull {
@@ -179,10 +166,7 @@ pub fn load_roots(root: &RootCert) -> Result<Arc<RootCertStore>, String> {
                     let mut store = RootCertStore::empty();
                     store.add_parsable_certificates(found.certs);
                     if store.is_empty() {
-                        Err(
-                            "the system has no trusted root certificates (sslrootcert=system)"
-                                .to_string(),
-                        )
+                        Err(words::NO_SYSTEM_ROOTS.to_string())
                     } else {
                         Ok(Arc::new(store))
                     }
@@ -190,15 +174,10 @@ pub fn load_roots(root: &RootCert) -> Result<Arc<RootCertStore>, String> {
                 .clone()
         }
         RootCert::File(path) => {
-            let certs = read_certificates(path, "root certificate file")?;
+            let certs = read_certificates(path, words::ROOT_FILE)?;
             let mut store = RootCertStore::empty();
             for cert in certs {
-                store.add(cert).map_err(|e| {
-                    format!(
-                        "root certificate file \"{}\" holds a certificate that cannot be a CA: {e}",
-                        path.display()
-                    )
-                })?;
+                store.add(cert).map_err(|e| words::not_a_ca(path, &e))?;
             }
             Ok(Arc::new(store))
         }
@@ -208,12 +187,9 @@ pub fn load_roots(root: &RootCert) -> Result<Arc<RootCertStore>, String> {
 fn read_certificates(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, String> {
     let certs = CertificateDer::pem_file_iter(path)
         .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| format!("cannot read the {what} \"{}\": {e}", path.display()))?;
+        .map_err(|e| words::unreadable(what, path, &e))?;
     if certs.is_empty() {
-        return Err(format!(
-            "the {what} \"{}\" holds no PEM certificate",
-            path.display()
-        ));
+        return Err(words::no_pem(what, path));
     }
     Ok(certs)
 }
@@ -226,24 +202,13 @@ pub fn client_identity(info: &ConnInfo) -> Result<Option<Identity>, String> {
     let Some(cert_path) = &info.sslcert else {
         return Ok(None);
     };
-    let certs = read_certificates(cert_path, "client certificate file")?;
+    let certs = read_certificates(cert_path, words::CLIENT_FILE)?;
     let Some(key_path) = info.sslkey.as_ref().filter(|p| p.is_file()) else {
-        return Err(format!(
-            "certificate present, but not private key file{} (set sslkey)",
-            info.sslkey
-                .as_ref()
-                .map(|p| format!(" \"{}\"", p.display()))
-                .unwrap_or_default()
-        ));
+        return Err(words::no_key_file(info.sslkey.as_deref()));
     };
     key_permissions(key_path)?;
-    let key = PrivateKeyDer::from_pem_file(key_path).map_err(|e| {
-        format!(
-            "cannot read the private key file \"{}\": {e} (an unencrypted PEM key is needed: \
-             PKCS#8, RSA or EC)",
-            key_path.display()
-        )
-    })?;
+    let key = PrivateKeyDer::from_pem_file(key_path)
+        .map_err(|e| words::unreadable_key(key_path, &e, true))?;
     Ok(Some((certs, key)))
 }
 
@@ -251,20 +216,11 @@ pub fn client_identity(info: &ConnInfo) -> Result<Option<Identity>, String> {
 /// may also be group-readable (0640).
 fn key_permissions(path: &Path) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(path).map_err(|e| {
-        format!(
-            "cannot read the private key file \"{}\": {e}",
-            path.display()
-        )
-    })?;
+    let meta = std::fs::metadata(path).map_err(|e| words::unreadable_key(path, &e, false))?;
     let mode = meta.mode() & 0o777;
     let allowed = if meta.uid() == 0 { 0o740 } else { 0o700 };
     if mode & !allowed != 0 {
-        return Err(format!(
-            "private key file \"{}\" has group or world access; it must be u=rw (0600) or less \
-             if owned by the current user, or u=rw,g=r (0640) or less if owned by root",
-            path.display()
-        ));
+        return Err(words::key_access(path));
     }
     Ok(())
 }
@@ -278,13 +234,13 @@ pub fn client_config(check: &Check, identity: Option<Identity>) -> Result<Client
     };
     let builder = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("cannot set up TLS: {e}"))?
+        .map_err(|e| words::tls_setup(&e))?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(PgVerifier::new(roots, check_name)));
     match identity {
         Some((certs, key)) => builder
             .with_client_auth_cert(certs, key)
-            .map_err(|e| format!("cannot use the client certificate and key: {e}")),
+            .map_err(|e| words::client_identity(&e)),
         None => Ok(builder.with_no_client_auth()),
     }
 }
@@ -445,11 +401,7 @@ async fn over_tls(
     let name = match (&check, host.tls_name()) {
         (_, Some(name)) => name.to_string(),
         (Check::ChainAndName(_), None) => {
-            return Err(setup_failed(
-                "sslmode=verify-full checks the certificate against the host name, and only \
-                 hostaddr was given: set host to the name in the server's certificate"
-                    .into(),
-            ));
+            return Err(setup_failed(words::VERIFY_FULL_NEEDS_A_NAME.into()));
         }
         (_, None) => host
             .hostaddr
@@ -461,9 +413,7 @@ async fn over_tls(
     let name = if ServerName::try_from(name.as_str()).is_ok() {
         name
     } else if matches!(check, Check::ChainAndName(_)) {
-        return Err(setup_failed(format!(
-            "the host name {name} cannot be checked against a certificate (sslmode=verify-full)"
-        )));
+        return Err(setup_failed(words::uncheckable_name(&name)));
     } else {
         "localhost".into()
     };
@@ -526,18 +476,14 @@ pub async fn connect_host(info: &ConnInfo, host: &HostSpec) -> Result<Client, St
 }
 
 fn both(first: &str, first_how: &str, second: &str, second_how: &str) -> String {
-    if first == second {
-        first.to_string()
-    } else {
-        format!("{first} ({first_how}); {second_how}: {second}")
-    }
+    words::both(first, first_how, second, second_how)
 }
 
 /// The sentence for a failed attempt.
 fn explain(failure: &Failure, info: &ConnInfo, host: &HostSpec, check: &Check) -> String {
     let e = match failure {
         Failure::TimedOut(limit) => {
-            return format!("no session within {} s (connect_timeout)", limit.as_secs());
+            return words::no_session_within(*limit);
         }
         Failure::Postgres(e) => e,
     };
@@ -545,14 +491,11 @@ fn explain(failure: &Failure, info: &ConnInfo, host: &HostSpec, check: &Check) -
         return db.message().to_string();
     }
     if let Some(tls) = rustls_error(e) {
-        return explain_tls(tls, info, host, check);
+        return words::tls_failure(tls, info, host, check);
     }
     let cause = super::cause(e);
     if cause == "server does not support TLS" {
-        return format!(
-            "the server does not support TLS, and sslmode={} needs it",
-            info.sslmode
-        );
+        return words::no_tls(info.sslmode);
     }
     cause
 }
@@ -575,89 +518,12 @@ fn rustls_error(e: &tokio_postgres::Error) -> Option<&rustls::Error> {
     None
 }
 
-/// A sentence for a TLS failure, naming the CA file, host name and sslmode that decided it.
-pub fn explain_tls(e: &rustls::Error, info: &ConnInfo, host: &HostSpec, check: &Check) -> String {
-    let root = match check {
-        Check::Chain(root) | Check::ChainAndName(root) => Some(root),
-        Check::Nothing => None,
-    };
-    let why = match (info.sslmode, root) {
-        (SslMode::VerifyCa | SslMode::VerifyFull, _) | (_, None) => {
-            format!("sslmode={}", info.sslmode)
-        }
-        (mode, Some(root)) => format!(
-            "sslmode={mode} checks the chain because the root certificate file {root} exists"
-        ),
-    };
-    let ca = match root {
-        Some(RootCert::System) => "a CA the system trusts".to_string(),
-        Some(RootCert::File(path)) => format!("the CA in {}", path.display()),
-        None => "a trusted CA".to_string(),
-    };
-    let name = host.tls_name().unwrap_or("(none)");
-    match e {
-        rustls::Error::InvalidCertificate(c) => match c {
-            CertificateError::UnknownIssuer | CertificateError::BadSignature => {
-                format!("the server's certificate is not signed by {ca} ({why})")
-            }
-            CertificateError::NotValidForNameContext { presented, .. } => format!(
-                "the server's certificate is not valid for the host name {name}: it is for {} \
-                 ({why})",
-                if presented.is_empty() {
-                    "no name".to_string()
-                } else {
-                    presented
-                        .iter()
-                        .map(|n| plain_name(n))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                }
-            ),
-            CertificateError::NotValidForName => {
-                format!("the server's certificate is not valid for the host name {name} ({why})")
-            }
-            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
-                format!("the server's certificate has expired ({why})")
-            }
-            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
-                format!("the server's certificate is not valid yet ({why})")
-            }
-            other => format!("the server's certificate was rejected: {other:?} ({why})"),
-        },
-        rustls::Error::AlertReceived(AlertDescription::CertificateRequired) => {
-            "the server requires a client certificate: give sslcert and sslkey".to_string()
-        }
-        rustls::Error::AlertReceived(
-            alert @ (AlertDescription::BadCertificate
-            | AlertDescription::UnknownCA
-            | AlertDescription::CertificateUnknown
-            | AlertDescription::UnsupportedCertificate
-            | AlertDescription::CertificateExpired
-            | AlertDescription::DecryptError),
-        ) if info.sslcert.is_some() => format!(
-            "the server did not accept the client certificate {} (TLS alert {alert:?})",
-            info.sslcert.as_deref().unwrap_or(Path::new("")).display()
-        ),
-        rustls::Error::AlertReceived(alert) => {
-            format!("the server ended the TLS handshake (TLS alert {alert:?})")
-        }
-        other => format!("the TLS handshake failed: {other} ({why})"),
-    }
-}
-
-/// `localhost` for rustls's `DnsName("localhost")`, `127.0.0.1` for `IpAddress(127.0.0.1)`.
-fn plain_name(presented: &str) -> &str {
-    match (presented.find('('), presented.rfind(')')) {
-        (Some(open), Some(close)) if open < close => presented[open + 1..close].trim_matches('"'),
-        _ => presented,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::db::conninfo::{GivenEnv, resolve};
     use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    use rustls::CertificateError;
 
     fn info(text: &str, home: Option<&Path>) -> ConnInfo {
         let env = GivenEnv {
@@ -854,7 +720,7 @@ mod tests {
         );
         let host = &i.hosts[0];
         let check = Check::ChainAndName(RootCert::File("/ca/root.crt".into()));
-        let text = explain_tls(
+        let text = words::tls_failure(
             &rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer),
             &i,
             host,
@@ -865,7 +731,7 @@ mod tests {
             "the server's certificate is not signed by the CA in /ca/root.crt \
              (sslmode=verify-full)"
         );
-        let text = explain_tls(
+        let text = words::tls_failure(
             &rustls::Error::InvalidCertificate(CertificateError::NotValidForNameContext {
                 expected: ServerName::try_from("db.example").unwrap(),
                 presented: vec!["DnsName(\"localhost\")".into()],
@@ -883,7 +749,7 @@ mod tests {
             "host=db.example sslmode=require sslrootcert=/ca/root.crt",
             None,
         );
-        let text = explain_tls(
+        let text = words::tls_failure(
             &rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer),
             &i,
             &i.hosts[0],

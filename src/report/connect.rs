@@ -1,7 +1,16 @@
 //! Why no session could be opened (`db::NotConnected`, data), in words: each host tried, and
-//! what a PostgreSQL user is told for the commonest failures, as psql tells it.
+//! what a PostgreSQL user is told for the commonest failures, as psql tells it; and the
+//! connection settings' and TLS's failures, in libpq's words where libpq has them.
+
+use std::fmt;
+use std::path::Path;
+use std::time::Duration;
+
+use rustls::{AlertDescription, CertificateError};
 
 use crate::db::NotConnected;
+use crate::db::conninfo::{ConnInfo, HostSpec, RootCert, SslMode};
+use crate::db::tls::Check;
 use crate::error::DatabaseFailure;
 
 /// The hint for the commonest failures to connect, as psql gives it.
@@ -44,6 +53,184 @@ impl From<NotConnected> for DatabaseFailure {
             );
         }
         DatabaseFailure(message)
+    }
+}
+
+/// The name of a root certificate file, in the messages that read one.
+pub const ROOT_FILE: &str = "root certificate file";
+/// The name of a client certificate file, in the messages that read one.
+pub const CLIENT_FILE: &str = "client certificate file";
+pub const NO_SYSTEM_ROOTS: &str =
+    "the system has no trusted root certificates (sslrootcert=system)";
+pub const VERIFY_FULL_NEEDS_A_NAME: &str = "sslmode=verify-full checks the certificate against \
+     the host name, and only hostaddr was given: set host to the name in the server's certificate";
+
+pub fn no_root_file(path: &Path, mode: SslMode) -> String {
+    format!(
+        "root certificate file \"{}\" does not exist (sslmode={mode}): give the CA's certificate \
+         with sslrootcert, use the system's trusted roots with sslrootcert=system, or choose an \
+         sslmode that does not verify the server's certificate",
+        path.display()
+    )
+}
+
+pub fn no_root(mode: SslMode) -> String {
+    format!(
+        "no root certificate to verify the server with (sslmode={mode}): set sslrootcert (or \
+         PGSSLROOTCERT) to the CA's certificate, or to system"
+    )
+}
+
+pub fn not_a_ca(path: &Path, e: &dyn fmt::Display) -> String {
+    format!(
+        "root certificate file \"{}\" holds a certificate that cannot be a CA: {e}",
+        path.display()
+    )
+}
+
+/// A PEM file (`what`: [`ROOT_FILE`], [`CLIENT_FILE`]) that cannot be read.
+pub fn unreadable(what: &str, path: &Path, e: &dyn fmt::Display) -> String {
+    format!("cannot read the {what} \"{}\": {e}", path.display())
+}
+
+pub fn no_pem(what: &str, path: &Path) -> String {
+    format!("the {what} \"{}\" holds no PEM certificate", path.display())
+}
+
+/// libpq's words for a client certificate without its key.
+pub fn no_key_file(key: Option<&Path>) -> String {
+    format!(
+        "certificate present, but not private key file{} (set sslkey)",
+        key.map(|p| format!(" \"{}\"", p.display()))
+            .unwrap_or_default()
+    )
+}
+
+/// A key file that cannot be read; `as_key` when it was read but is no key plancheck takes.
+pub fn unreadable_key(path: &Path, e: &dyn fmt::Display, as_key: bool) -> String {
+    let needed = if as_key {
+        " (an unencrypted PEM key is needed: PKCS#8, RSA or EC)"
+    } else {
+        ""
+    };
+    format!(
+        "cannot read the private key file \"{}\": {e}{needed}",
+        path.display()
+    )
+}
+
+pub fn key_access(path: &Path) -> String {
+    format!(
+        "private key file \"{}\" has group or world access; it must be u=rw (0600) or less if \
+         owned by the current user, or u=rw,g=r (0640) or less if owned by root",
+        path.display()
+    )
+}
+
+pub fn tls_setup(e: &dyn fmt::Display) -> String {
+    format!("cannot set up TLS: {e}")
+}
+
+pub fn client_identity(e: &dyn fmt::Display) -> String {
+    format!("cannot use the client certificate and key: {e}")
+}
+
+pub fn uncheckable_name(name: &str) -> String {
+    format!("the host name {name} cannot be checked against a certificate (sslmode=verify-full)")
+}
+
+pub fn no_session_within(limit: Duration) -> String {
+    format!("no session within {} s (connect_timeout)", limit.as_secs())
+}
+
+pub fn no_tls(mode: SslMode) -> String {
+    format!("the server does not support TLS, and sslmode={mode} needs it")
+}
+
+/// Two attempts' failures (with and without TLS), once when they say the same.
+pub fn both(first: &str, first_how: &str, second: &str, second_how: &str) -> String {
+    if first == second {
+        first.to_string()
+    } else {
+        format!("{first} ({first_how}); {second_how}: {second}")
+    }
+}
+
+/// A sentence for a TLS failure, naming the CA file, host name and sslmode that decided it.
+pub fn tls_failure(e: &rustls::Error, info: &ConnInfo, host: &HostSpec, check: &Check) -> String {
+    let root = match check {
+        Check::Chain(root) | Check::ChainAndName(root) => Some(root),
+        Check::Nothing => None,
+    };
+    let why = match (info.sslmode, root) {
+        (SslMode::VerifyCa | SslMode::VerifyFull, _) | (_, None) => {
+            format!("sslmode={}", info.sslmode)
+        }
+        (mode, Some(root)) => format!(
+            "sslmode={mode} checks the chain because the root certificate file {root} exists"
+        ),
+    };
+    let ca = match root {
+        Some(RootCert::System) => "a CA the system trusts".to_string(),
+        Some(RootCert::File(path)) => format!("the CA in {}", path.display()),
+        None => "a trusted CA".to_string(),
+    };
+    let name = host.tls_name().unwrap_or("(none)");
+    match e {
+        rustls::Error::InvalidCertificate(c) => match c {
+            CertificateError::UnknownIssuer | CertificateError::BadSignature => {
+                format!("the server's certificate is not signed by {ca} ({why})")
+            }
+            CertificateError::NotValidForNameContext { presented, .. } => format!(
+                "the server's certificate is not valid for the host name {name}: it is for {} \
+                 ({why})",
+                if presented.is_empty() {
+                    "no name".to_string()
+                } else {
+                    presented
+                        .iter()
+                        .map(|n| plain_name(n))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ),
+            CertificateError::NotValidForName => {
+                format!("the server's certificate is not valid for the host name {name} ({why})")
+            }
+            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+                format!("the server's certificate has expired ({why})")
+            }
+            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+                format!("the server's certificate is not valid yet ({why})")
+            }
+            other => format!("the server's certificate was rejected: {other:?} ({why})"),
+        },
+        rustls::Error::AlertReceived(AlertDescription::CertificateRequired) => {
+            "the server requires a client certificate: give sslcert and sslkey".to_string()
+        }
+        rustls::Error::AlertReceived(
+            alert @ (AlertDescription::BadCertificate
+            | AlertDescription::UnknownCA
+            | AlertDescription::CertificateUnknown
+            | AlertDescription::UnsupportedCertificate
+            | AlertDescription::CertificateExpired
+            | AlertDescription::DecryptError),
+        ) if info.sslcert.is_some() => format!(
+            "the server did not accept the client certificate {} (TLS alert {alert:?})",
+            info.sslcert.as_deref().unwrap_or(Path::new("")).display()
+        ),
+        rustls::Error::AlertReceived(alert) => {
+            format!("the server ended the TLS handshake (TLS alert {alert:?})")
+        }
+        other => format!("the TLS handshake failed: {other} ({why})"),
+    }
+}
+
+/// `localhost` for rustls's `DnsName("localhost")`, `127.0.0.1` for `IpAddress(127.0.0.1)`.
+fn plain_name(presented: &str) -> &str {
+    match (presented.find('('), presented.rfind(')')) {
+        (Some(open), Some(close)) if open < close => presented[open + 1..close].trim_matches('"'),
+        _ => presented,
     }
 }
 

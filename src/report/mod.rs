@@ -15,7 +15,7 @@
 
 pub mod brief;
 pub mod capture;
-mod connect;
+pub mod connect;
 pub mod failure;
 pub mod fixtures;
 mod github;
