@@ -52,6 +52,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::BadInput;
+use crate::report::connect::conninfo as words;
 
 pub mod service;
 
@@ -401,10 +402,7 @@ fn canonical(key: &str) -> Result<&'static str, String> {
                 .filter(|(d, k)| *d <= 2 && k.len() > 3)
                 .min()
                 .filter(|_| shown.starts_with('"'));
-            match meant {
-                Some((_, k)) => format!("unknown key {shown}; did you mean \"{k}\"?"),
-                None => format!("unknown key {shown}"),
-            }
+            words::unknown_key(&shown, meant.map(|(_, k)| k))
         })
 }
 
@@ -419,7 +417,7 @@ fn shown_key(key: &str) -> String {
     if looks_like_key {
         format!("\"{key}\"")
     } else {
-        "(not shown: it is not a key name)".to_string()
+        words::KEY_NOT_SHOWN.to_string()
     }
 }
 
@@ -433,7 +431,7 @@ pub fn parse(text: &str) -> Result<Settings, String> {
         }
     }
     if trimmed.contains("://") {
-        return Err("a URL must start with postgresql:// or postgres://".into());
+        return Err(words::NOT_A_URL.into());
     }
     parse_key_values(text)
 }
@@ -456,11 +454,7 @@ fn parse_key_values(text: &str) -> Result<Settings, String> {
         }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
         if chars.next() != Some('=') {
-            return Err(format!(
-                "missing \"=\" after setting {index} (key {}): write key=value pairs, or a \
-                 postgresql:// URL",
-                shown_key(&key)
-            ));
+            return Err(words::missing_equals(index, &shown_key(&key)));
         }
         while chars.next_if(|c| c.is_whitespace()).is_some() {}
         let mut value = String::new();
@@ -468,18 +462,12 @@ fn parse_key_values(text: &str) -> Result<Settings, String> {
             loop {
                 match chars.next() {
                     None => {
-                        return Err(format!(
-                            "the quoted value of {} is not closed with '",
-                            shown_key(&key)
-                        ));
+                        return Err(words::unclosed_quote(&shown_key(&key)));
                     }
                     Some('\\') => match chars.next() {
                         Some(c) => value.push(c),
                         None => {
-                            return Err(format!(
-                                "the quoted value of {} is not closed with '",
-                                shown_key(&key)
-                            ));
+                            return Err(words::unclosed_quote(&shown_key(&key)));
                         }
                     },
                     Some('\'') => break,
@@ -524,12 +512,12 @@ fn parse_url(rest: &str) -> Result<Settings, String> {
             Some((u, p)) => (u, Some(p)),
             None => (userinfo, None),
         };
-        let user = decode(user, "the user name")?;
+        let user = decode(user, words::USER_NAME)?;
         if !user.is_empty() {
             settings.set("user", user)?;
         }
         if let Some(password) = password {
-            let password = decode(password, "the password")?;
+            let password = decode(password, words::PASSWORD)?;
             if !password.is_empty() {
                 settings.set("password", password)?;
             }
@@ -540,24 +528,20 @@ fn parse_url(rest: &str) -> Result<Settings, String> {
         let mut ports = Vec::new();
         for entry in hostlist.split(',') {
             let (host, port) = if let Some(inner) = entry.strip_prefix('[') {
-                let (host, after) = inner
-                    .split_once(']')
-                    .ok_or("an IPv6 address in the URL is missing its closing ]")?;
+                let (host, after) = inner.split_once(']').ok_or(words::NO_CLOSING_BRACKET)?;
                 let port = match after {
                     "" => "",
-                    p => p
-                        .strip_prefix(':')
-                        .ok_or("unexpected text after an IPv6 address in the URL")?,
+                    p => p.strip_prefix(':').ok_or(words::AFTER_BRACKET)?,
                 };
                 (host.to_string(), port)
             } else {
                 match entry.rsplit_once(':') {
-                    Some((h, p)) => (decode(h, "a host")?, p),
-                    None => (decode(entry, "a host")?, ""),
+                    Some((h, p)) => (decode(h, words::A_HOST)?, p),
+                    None => (decode(entry, words::A_HOST)?, ""),
                 }
             };
             hosts.push(host);
-            ports.push(decode(port, "a port")?);
+            ports.push(decode(port, words::A_PORT)?);
         }
         if hosts.iter().any(|h| !h.is_empty()) {
             settings.set("host", hosts.join(","))?;
@@ -567,7 +551,7 @@ fn parse_url(rest: &str) -> Result<Settings, String> {
         }
     }
     if let Some(path) = path {
-        let dbname = decode(path, "the database name")?;
+        let dbname = decode(path, words::DATABASE_NAME)?;
         if !dbname.is_empty() {
             settings.set("dbname", dbname)?;
         }
@@ -575,13 +559,12 @@ fn parse_url(rest: &str) -> Result<Settings, String> {
     if let Some(query) = query {
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').ok_or_else(|| {
-                format!(
-                    "URL parameter {} has no \"=\"",
-                    shown_key(&decode(pair, "a parameter").unwrap_or_default())
-                )
+                words::parameter_without_equals(&shown_key(
+                    &decode(pair, words::A_PARAMETER).unwrap_or_default(),
+                ))
             })?;
-            let key = decode(key, "a parameter name")?;
-            let value = decode(value, &format!("the value of {}", shown_key(&key)))?;
+            let key = decode(key, words::A_PARAMETER_NAME)?;
+            let value = decode(value, &words::value_of(&shown_key(&key)))?;
             // As libpq: the JDBC spelling ssl=true means sslmode=require.
             if key == "ssl" && value == "true" {
                 settings.set("sslmode", "require".into())?;
@@ -605,9 +588,9 @@ fn decode(text: &str, what: &str) -> Result<String, String> {
                 .and_then(|h| std::str::from_utf8(h).ok())
                 .and_then(|h| u8::from_str_radix(h, 16).ok());
             match hex {
-                Some(0) => return Err(format!("{what} in the URL contains %00")),
+                Some(0) => return Err(words::escaped_nul(what)),
                 Some(b) => out.push(b),
-                None => return Err(format!("{what} in the URL has an invalid %-escape")),
+                None => return Err(words::bad_escape(what)),
             }
             i += 3;
         } else {
@@ -615,7 +598,7 @@ fn decode(text: &str, what: &str) -> Result<String, String> {
             i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| format!("{what} in the URL is not UTF-8 once decoded"))
+    String::from_utf8(out).map_err(|_| words::not_utf8(what))
 }
 
 /// Where a value came from, for errors.
@@ -634,11 +617,11 @@ enum Origin<'a> {
 impl Origin<'_> {
     fn error(self, problem: &str) -> BadInput {
         match self {
-            Origin::Given(key) => BadInput(format!("invalid --database-url: {key}: {problem}")),
+            Origin::Given(key) => BadInput(words::invalid_given(key, problem)),
             Origin::Service { key, line, service } => {
-                BadInput(format!("invalid {key} in {}: {problem}", service.at(line)))
+                BadInput(words::invalid_in_service(key, &service.at(line), problem))
             }
-            Origin::Env(var) => BadInput(format!("invalid {var}: {problem}")),
+            Origin::Env(var) => BadInput(words::invalid_env(var, problem)),
         }
     }
 }
@@ -648,7 +631,7 @@ impl Origin<'_> {
 pub fn resolve(text: Option<&str>, env: &dyn Environment) -> Result<ConnInfo, BadInput> {
     let given = match text {
         Some(t) if !t.trim().is_empty() => {
-            parse(t).map_err(|e| BadInput(format!("invalid --database-url: {e}")))?
+            parse(t).map_err(|e| BadInput(words::invalid_url(&e)))?
         }
         _ => Settings::default(),
     };
@@ -681,20 +664,18 @@ pub fn resolve(text: Option<&str>, env: &dyn Environment) -> Result<ConnInfo, Ba
 
     let user = match value("user") {
         Some((u, _)) => u,
-        None => env.os_user().ok_or_else(|| {
-            BadInput("cannot tell the user name: set user in --database-url, or PGUSER".into())
-        })?,
+        None => env
+            .os_user()
+            .ok_or_else(|| BadInput(words::NO_USER.into()))?,
     };
     let dbname = value("dbname")
         .map(|(d, _)| d)
         .unwrap_or_else(|| user.clone());
 
     let sslmode = match value("sslmode") {
-        Some((m, origin)) => SslMode::parse(&m).ok_or_else(|| {
-            origin.error(
-                "not an sslmode: use disable, allow, prefer, require, verify-ca or verify-full",
-            )
-        })?,
+        Some((m, origin)) => {
+            SslMode::parse(&m).ok_or_else(|| origin.error(words::NOT_AN_SSLMODE))?
+        }
         None => SslMode::Prefer,
     };
 
@@ -706,7 +687,7 @@ pub fn resolve(text: Option<&str>, env: &dyn Environment) -> Result<ConnInfo, Ba
             let secs: i64 = t
                 .trim()
                 .parse()
-                .map_err(|_| origin.error("not a whole number of seconds"))?;
+                .map_err(|_| origin.error(words::NOT_SECONDS))?;
             match secs {
                 ..=0 => None,
                 // As libpq: a timeout under 2 s is too short to be meant.
@@ -737,10 +718,7 @@ pub fn resolve(text: Option<&str>, env: &dyn Environment) -> Result<ConnInfo, Ba
         },
     };
     if sslrootcert == Some(RootCert::System) && !sslmode.verifies() {
-        return Err(BadInput(format!(
-            "weak sslmode \"{sslmode}\" may not be used with sslrootcert=system (use \
-             \"verify-full\", or \"verify-ca\")"
-        )));
+        return Err(BadInput(words::weak_with_system(sslmode)));
     }
     let sslcert = value("sslcert")
         .map(|(c, _)| PathBuf::from(c))
@@ -807,18 +785,14 @@ fn resolve_hosts(
                 s => s
                     .parse()
                     .map(Some)
-                    .map_err(|_| origin.error("not an IP address")),
+                    .map_err(|_| origin.error(words::NOT_AN_ADDRESS)),
             })
             .collect::<Result<_, _>>()?,
         None => Vec::new(),
     };
     if !names.is_empty() && !addrs.is_empty() && names.len() != addrs.len() {
         let origin = hostaddr.as_ref().map(|(_, o)| *o).unwrap();
-        return Err(origin.error(&format!(
-            "{} addresses for {} hosts: give one per host",
-            addrs.len(),
-            names.len()
-        )));
+        return Err(origin.error(&words::addresses_for_hosts(addrs.len(), names.len())));
     }
     let count = names.len().max(addrs.len()).max(1);
     let ports: Vec<u16> = match &port {
@@ -830,17 +804,14 @@ fn resolve_hosts(
                     .parse::<u16>()
                     .ok()
                     .filter(|p| *p > 0)
-                    .ok_or_else(|| origin.error("not a port number (1 to 65535)")),
+                    .ok_or_else(|| origin.error(words::NOT_A_PORT)),
             })
             .collect::<Result<_, _>>()?,
         None => vec![DEFAULT_PORT],
     };
     if ports.len() != 1 && ports.len() != count {
         let origin = port.as_ref().map(|(_, o)| *o).unwrap();
-        return Err(origin.error(&format!(
-            "{} ports for {count} hosts: give one port, or one per host",
-            ports.len()
-        )));
+        return Err(origin.error(&words::ports_for_hosts(ports.len(), count)));
     }
     let default_host = || {
         if env

@@ -234,6 +234,148 @@ fn plain_name(presented: &str) -> &str {
     }
 }
 
+/// The connection settings' and the service file's failures, in libpq's words where libpq has
+/// them. A key is quoted as `db::conninfo` shows it (never a value that is not a key name).
+pub mod conninfo {
+    use std::path::Path;
+
+    use crate::db::conninfo::SslMode;
+
+    pub const KEY_NOT_SHOWN: &str = "(not shown: it is not a key name)";
+    pub const NOT_A_URL: &str = "a URL must start with postgresql:// or postgres://";
+    pub const NO_CLOSING_BRACKET: &str = "an IPv6 address in the URL is missing its closing ]";
+    pub const AFTER_BRACKET: &str = "unexpected text after an IPv6 address in the URL";
+    pub const NO_USER: &str = "cannot tell the user name: set user in --database-url, or PGUSER";
+    pub const NOT_AN_SSLMODE: &str =
+        "not an sslmode: use disable, allow, prefer, require, verify-ca or verify-full";
+    pub const NOT_SECONDS: &str = "not a whole number of seconds";
+    pub const NOT_AN_ADDRESS: &str = "not an IP address";
+    pub const NOT_A_PORT: &str = "not a port number (1 to 65535)";
+    pub const NO_LDAP: &str =
+        "LDAP lookups (a line starting with \"ldap\") are not supported by plancheck";
+    pub const NO_EQUALS: &str = "no \"=\": write key=value";
+    pub const NO_NESTING: &str = "nested service specifications are not supported";
+
+    /// The parts of a URL, as a message names them.
+    pub const USER_NAME: &str = "the user name";
+    pub const PASSWORD: &str = "the password";
+    pub const A_HOST: &str = "a host";
+    pub const A_PORT: &str = "a port";
+    pub const DATABASE_NAME: &str = "the database name";
+    pub const A_PARAMETER: &str = "a parameter";
+    pub const A_PARAMETER_NAME: &str = "a parameter name";
+
+    pub fn value_of(key: &str) -> String {
+        format!("the value of {key}")
+    }
+
+    pub fn unknown_key(key: &str, meant: Option<&str>) -> String {
+        match meant {
+            Some(k) => format!("unknown key {key}; did you mean \"{k}\"?"),
+            None => format!("unknown key {key}"),
+        }
+    }
+
+    pub fn missing_equals(index: usize, key: &str) -> String {
+        format!(
+            "missing \"=\" after setting {index} (key {key}): write key=value pairs, or a \
+             postgresql:// URL"
+        )
+    }
+
+    pub fn unclosed_quote(key: &str) -> String {
+        format!("the quoted value of {key} is not closed with '")
+    }
+
+    pub fn parameter_without_equals(key: &str) -> String {
+        format!("URL parameter {key} has no \"=\"")
+    }
+
+    pub fn escaped_nul(what: &str) -> String {
+        format!("{what} in the URL contains %00")
+    }
+
+    pub fn bad_escape(what: &str) -> String {
+        format!("{what} in the URL has an invalid %-escape")
+    }
+
+    pub fn not_utf8(what: &str) -> String {
+        format!("{what} in the URL is not UTF-8 once decoded")
+    }
+
+    pub fn invalid_given(key: &str, problem: &str) -> String {
+        format!("invalid --database-url: {key}: {problem}")
+    }
+
+    pub fn invalid_in_service(key: &str, at: &str, problem: &str) -> String {
+        format!("invalid {key} in {at}: {problem}")
+    }
+
+    pub fn invalid_env(var: &str, problem: &str) -> String {
+        format!("invalid {var}: {problem}")
+    }
+
+    pub fn invalid_url(problem: &str) -> String {
+        format!("invalid --database-url: {problem}")
+    }
+
+    pub fn weak_with_system(mode: SslMode) -> String {
+        format!(
+            "weak sslmode \"{mode}\" may not be used with sslrootcert=system (use \
+             \"verify-full\", or \"verify-ca\")"
+        )
+    }
+
+    pub fn addresses_for_hosts(addresses: usize, hosts: usize) -> String {
+        format!("{addresses} addresses for {hosts} hosts: give one per host")
+    }
+
+    pub fn ports_for_hosts(ports: usize, hosts: usize) -> String {
+        format!("{ports} ports for {hosts} hosts: give one port, or one per host")
+    }
+
+    pub fn service_at(name: &str, file: &Path, line: usize) -> String {
+        format!("service \"{name}\" ({}, line {line})", file.display())
+    }
+
+    pub fn no_such_file(path: &Path) -> String {
+        format!("{} (no such file)", path.display())
+    }
+
+    /// `from_env`: the name came from PGSERVICE.
+    pub fn service_not_found(name: &str, from_env: bool, searched: &[String]) -> String {
+        let from = if from_env { " (from PGSERVICE)" } else { "" };
+        format!(
+            "definition of service \"{name}\"{from} not found: looked in {}",
+            searched.join(" and ")
+        )
+    }
+
+    pub fn unreadable_service_file(path: &Path) -> String {
+        format!(
+            "service file \"{}\" not found, or not readable as UTF-8 text",
+            path.display()
+        )
+    }
+
+    pub fn service_syntax(path: &Path, line: usize, problem: &str) -> String {
+        format!(
+            "syntax error in service file \"{}\", line {line}: {problem}",
+            path.display()
+        )
+    }
+
+    pub fn line_too_long(max: usize) -> String {
+        format!(
+            "the line is too long: libpq refuses lines of {max} bytes or more, newline included"
+        )
+    }
+
+    pub fn space_before_equals(key: &str) -> String {
+        format!("white space between {key} and \"=\" (libpq reads it as part of the key)")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Environment, Settings, canonical, shown_key};
 use crate::error::BadInput;
+use crate::report::connect::conninfo as words;
 
 /// libpq's compiled-in `SYSCONFDIR` on Debian (`pg_config --sysconfdir`), where the system-wide
 /// `pg_service.conf` is looked for when `PGSYSCONFDIR` is not set.
@@ -64,11 +65,7 @@ impl Service {
 
     /// `service "NAME" (FILE, line N)`, for errors about a value of the service.
     pub fn at(&self, line: usize) -> String {
-        format!(
-            "service \"{}\" ({}, line {line})",
-            self.name,
-            self.file.display()
-        )
+        words::service_at(&self.name, &self.file, line)
     }
 }
 
@@ -108,17 +105,11 @@ pub fn find(name: &str, named: Named, env: &dyn Environment) -> Result<Service, 
         }
         searched.push(system.display().to_string());
     } else {
-        searched.push(format!("{} (no such file)", system.display()));
+        searched.push(words::no_such_file(&system));
     }
 
-    let from = match named {
-        Named::Given => "",
-        Named::Env => " (from PGSERVICE)",
-    };
-    Err(BadInput(format!(
-        "definition of service \"{name}\"{from} not found: looked in {}",
-        searched.join(" and ")
-    )))
+    let from = matches!(named, Named::Env);
+    Err(BadInput(words::service_not_found(name, from, &searched)))
 }
 
 /// The service's section of one file, `None` when the file has none. A file that is there but
@@ -128,18 +119,11 @@ fn read_file(path: &Path, name: &str, env: &dyn Environment) -> Result<Option<Se
     if env.metadata(path).is_some_and(|m| m.is_dir) {
         return Ok(None);
     }
-    let text = env.read_to_string(path).ok_or_else(|| {
-        BadInput(format!(
-            "service file \"{}\" not found, or not readable as UTF-8 text",
-            path.display()
-        ))
-    })?;
-    let section = section(&text, name).map_err(|(line, problem)| {
-        BadInput(format!(
-            "syntax error in service file \"{}\", line {line}: {problem}",
-            path.display()
-        ))
-    })?;
+    let text = env
+        .read_to_string(path)
+        .ok_or_else(|| BadInput(words::unreadable_service_file(path)))?;
+    let section = section(&text, name)
+        .map_err(|(line, problem)| BadInput(words::service_syntax(path, line, &problem)))?;
     Ok(section.map(|(settings, lines)| Service {
         name: name.to_string(),
         file: path.to_path_buf(),
@@ -159,12 +143,7 @@ pub fn section(text: &str, name: &str) -> Result<Option<Section>, (usize, String
     for (index, raw) in text.split_inclusive('\n').enumerate() {
         let number = index + 1;
         if raw.len() >= MAX_LINE {
-            return Err((
-                number,
-                format!(
-                    "the line is too long: libpq refuses lines of {MAX_LINE} bytes or more, newline included"
-                ),
-            ));
+            return Err((number, words::line_too_long(MAX_LINE)));
         }
         // C's isspace in the C locale, as libpq trims.
         let line = raw.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r'));
@@ -189,28 +168,18 @@ pub fn section(text: &str, name: &str) -> Result<Option<Section>, (usize, String
             continue;
         };
         if line.starts_with("ldap") {
-            return Err((
-                number,
-                "LDAP lookups (a line starting with \"ldap\") are not supported by plancheck"
-                    .into(),
-            ));
+            return Err((number, words::NO_LDAP.into()));
         }
         let Some((key, value)) = line.split_once('=') else {
-            return Err((number, "no \"=\": write key=value".into()));
+            return Err((number, words::NO_EQUALS.into()));
         };
         if key == "service" {
-            return Err((
-                number,
-                "nested service specifications are not supported".into(),
-            ));
+            return Err((number, words::NO_NESTING.into()));
         }
         if key != key.trim_end() && canonical(key.trim_end()).is_ok() {
             return Err((
                 number,
-                format!(
-                    "white space between {} and \"=\" (libpq reads it as part of the key)",
-                    shown_key(key.trim_end())
-                ),
+                words::space_before_equals(&shown_key(key.trim_end())),
             ));
         }
         let key = canonical(key).map_err(|e| (number, e))?;
