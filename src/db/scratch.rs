@@ -162,6 +162,16 @@ pub enum NotMade {
     Unread(String),
 }
 
+/// Why an object the read path needs cannot be copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Uncopyable<'a> {
+    /// A base type no extension provides.
+    BaseType,
+    Aggregate,
+    /// A function in a language other than SQL and PL/pgSQL.
+    Language(&'a str),
+}
+
 /// What went wrong on the scratch server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Trouble {

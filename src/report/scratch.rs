@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::db::scratch::{NotMade, Off, Trouble};
+use crate::db::scratch::{NotMade, Off, Trouble, Uncopyable};
 
 impl fmt::Display for Off {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -72,5 +72,14 @@ impl fmt::Display for NotMade {
             }
             NotMade::Unread(words) => f.write_str(words),
         }
+    }
+}
+
+/// An object the copy cannot hold (`what`: its kind and name), and why.
+pub fn uncopyable(what: &str, why: Uncopyable<'_>) -> String {
+    match why {
+        Uncopyable::BaseType => format!("{what} (a base type of no extension)"),
+        Uncopyable::Aggregate => format!("{what} (an aggregate)"),
+        Uncopyable::Language(language) => format!("{what} (in language {language})"),
     }
 }

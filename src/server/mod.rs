@@ -38,6 +38,7 @@ use tokio_postgres::Config;
 
 use crate::db::Target;
 use crate::error::DatabaseFailure;
+use crate::report::server as words;
 
 pub mod cache;
 pub mod provider;
@@ -162,9 +163,7 @@ impl Server {
         let dir = tempfile::Builder::new()
             .prefix("plancheck-")
             .tempdir_in(&base)
-            .map_err(|e| {
-                DatabaseFailure(format!("cannot create a folder in {}: {e}", base.display()))
-            })?
+            .map_err(|e| DatabaseFailure(words::no_folder(&base, &e)))?
             .keep();
         // From here on, dropping the server removes the folder.
         let server = Server {
@@ -176,15 +175,11 @@ impl Server {
             extra: Vec::new(),
         };
         if let Some((uid, gid)) = owner {
-            std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).map_err(|e| {
-                DatabaseFailure(format!(
-                    "cannot hand {} to the server user: {e}",
-                    dir.display()
-                ))
-            })?;
+            std::os::unix::fs::chown(&dir, Some(uid), Some(gid))
+                .map_err(|e| DatabaseFailure(words::not_handed(&dir, &e)))?;
         }
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
-            .map_err(|e| DatabaseFailure(format!("{}: {e}", dir.display())))?;
+            .map_err(|e| DatabaseFailure(words::at(&dir, &e)))?;
         Ok(server)
     }
 
@@ -201,17 +196,11 @@ impl Server {
             .args(INITDB_ARGS)
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| {
-                DatabaseFailure(format!(
-                    "cannot run {}: {e}",
-                    self.bin.join("initdb").display()
-                ))
-            })?;
+            .map_err(|e| DatabaseFailure(words::cannot_run(&self.bin.join("initdb"), &e)))?;
         if !initdb.status.success() {
-            return Err(DatabaseFailure(format!(
-                "initdb failed ({}): {}",
-                initdb.status,
-                String::from_utf8_lossy(&initdb.stderr).trim()
+            return Err(DatabaseFailure(words::initdb_failed(
+                &initdb.status,
+                String::from_utf8_lossy(&initdb.stderr).trim(),
             )));
         }
         Ok(())
@@ -228,7 +217,7 @@ impl Server {
                 None => Ok(()),
             })
             .and_then(|()| entry.restore(&data, self.owner));
-        copied.map_err(|e| DatabaseFailure(format!("{}: {e}", entry.path.display())))
+        copied.map_err(|e| DatabaseFailure(words::at(&entry.path, &e)))
     }
 
     /// Writes the server's configuration files into the data folder from plancheck's own text and
@@ -236,10 +225,7 @@ impl Server {
     fn write_configuration(&self) -> Result<(), DatabaseFailure> {
         let data = self.data();
         let fail = |name: &str, e: std::io::Error| {
-            DatabaseFailure(format!(
-                "cannot write the server's {name} in {}: {e}",
-                data.display()
-            ))
+            DatabaseFailure(words::configuration_unwritten(name, &data, &e))
         };
         for name in RECOVERY_FILES {
             match fs::remove_file(data.join(name)) {
@@ -292,13 +278,13 @@ impl Server {
             .create(true)
             .append(true)
             .open(&log_path)
-            .map_err(|e| DatabaseFailure(format!("cannot create the server log: {e}")))?;
+            .map_err(|e| DatabaseFailure(words::no_log(&e)))?;
         if let Some((uid, gid)) = self.owner {
             let _ = std::os::unix::fs::chown(&log_path, Some(uid), Some(gid));
         }
         let log_err = log
             .try_clone()
-            .map_err(|e| DatabaseFailure(format!("server log: {e}")))?;
+            .map_err(|e| DatabaseFailure(words::log(&e)))?;
         let mut cmd = run_as(&self.bin.join("postgres"), self.owner);
         cmd.arg("-D")
             .arg(self.data())
@@ -334,12 +320,9 @@ impl Server {
                 Ok(())
             });
         }
-        let child = cmd.spawn().map_err(|e| {
-            DatabaseFailure(format!(
-                "cannot start {}: {e}",
-                self.bin.join("postgres").display()
-            ))
-        })?;
+        let child = cmd
+            .spawn()
+            .map_err(|e| DatabaseFailure(words::cannot_start(&self.bin.join("postgres"), &e)))?;
         self.child = Some(child);
         Ok(())
     }
@@ -356,9 +339,7 @@ impl Server {
             Some(status) if status.success() && !self.data().join("postmaster.pid").exists() => {
                 entry.save(&self.data())
             }
-            other => Err(std::io::Error::other(format!(
-                "the server did not shut down cleanly ({other:?})"
-            ))),
+            other => Err(std::io::Error::other(words::unclean_shutdown(other))),
         };
         self.spawn()?;
         self.wait_ready().await?;
@@ -372,10 +353,7 @@ impl Server {
             if let Some(child) = self.child.as_mut()
                 && let Ok(Some(status)) = child.try_wait()
             {
-                return Err(DatabaseFailure(format!(
-                    "the throwaway server exited ({status}) before accepting connections: {}",
-                    self.log_tail()
-                )));
+                return Err(DatabaseFailure(words::exited(&status, &self.log_tail())));
             }
             if let Ok(client) = target.connect().await
                 && client.simple_query("SELECT 1").await.is_ok()
@@ -383,10 +361,7 @@ impl Server {
                 return Ok(());
             }
             if Instant::now() > deadline {
-                return Err(DatabaseFailure(format!(
-                    "the throwaway server did not accept connections within 60 s: {}",
-                    self.log_tail()
-                )));
+                return Err(DatabaseFailure(words::not_ready(&self.log_tail())));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -434,9 +409,7 @@ impl Server {
             Some(status) if status.success() && !self.data().join("postmaster.pid").exists() => {
                 entry.save_moving(&self.data())
             }
-            other => Err(std::io::Error::other(format!(
-                "the server did not shut down cleanly ({other:?})"
-            ))),
+            other => Err(std::io::Error::other(words::unclean_shutdown(other))),
         }
     }
 
@@ -511,11 +484,7 @@ fn server_user() -> Result<Option<(u32, u32)>, DatabaseFailure> {
             }
         }
     }
-    Err(DatabaseFailure(format!(
-        "running as root, and none of the users {} exists to run PostgreSQL as (it refuses to run \
-         as root); set PLANCHECK_PG_USER to an unprivileged user",
-        wanted.join(", ")
-    )))
+    Err(DatabaseFailure(words::no_server_user(&wanted)))
 }
 
 /// The major version of the server binaries in `bin`, as `postgres --version` says it
@@ -542,10 +511,7 @@ pub fn find_bin_dir() -> Result<PathBuf, DatabaseFailure> {
         if has_server(&dir) {
             return Ok(dir);
         }
-        return Err(DatabaseFailure(format!(
-            "PLANCHECK_PG_BIN={} holds no initdb and postgres",
-            dir.display()
-        )));
+        return Err(DatabaseFailure(words::not_binaries(&dir)));
     }
     if let Some(path) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&path) {
@@ -573,12 +539,8 @@ pub fn find_bin_dir() -> Result<PathBuf, DatabaseFailure> {
         })
         .collect();
     found.sort();
-    found.pop().map(|(_, dir)| dir).ok_or_else(|| {
-        DatabaseFailure(
-            "no PostgreSQL server binaries found (looked at PLANCHECK_PG_BIN, the PATH, \
-             pg_config --bindir and /usr/lib/postgresql/*/bin): install the PostgreSQL server \
-             (Debian: apt-get install postgresql) or set PLANCHECK_PG_BIN"
-                .into(),
-        )
-    })
+    found
+        .pop()
+        .map(|(_, dir)| dir)
+        .ok_or_else(|| DatabaseFailure(words::NO_BINARIES.into()))
 }

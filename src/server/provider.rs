@@ -27,6 +27,7 @@ use tokio_postgres::Config;
 use super::{self as ephemeral, Server, cache};
 use crate::db::Target;
 use crate::error::DatabaseFailure;
+use crate::report::server as words;
 
 /// The image the Docker provider runs: pinned, never the module's end-of-life default.
 pub const IMAGE_TAG: &str = "17-alpine";
@@ -92,28 +93,22 @@ impl Throwaway {
                         save: None,
                         not_cached: None,
                     };
-                    return Ok((
-                        t,
-                        format!("a throwaway PostgreSQL container (postgres:{IMAGE_TAG})"),
-                        board,
-                    ));
+                    return Ok((t, words::docker_origin(IMAGE_TAG), board));
                 }
                 Err(e) if provider == Provider::Docker => return Err(e),
-                Err(e) => crate::term::say!("{e}; using local server binaries instead"),
+                Err(e) => crate::term::say!("{}", words::docker_fell_back(&e)),
             }
         }
         let bin = ephemeral::find_bin_dir()?;
         let entry = match cache::folder() {
-            None => Err(
-                "no cache folder: HOME, XDG_CACHE_HOME and PLANCHECK_CACHE_DIR are unset".into(),
-            ),
+            None => Err(words::NO_CACHE_FOLDER.into()),
             // A cache folder someone else may write is not read from nor written to.
             Some(folder) => match cache::trusted(&folder) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!(
-                    "{e}; plancheck uses a cache folder only its own user may write"
-                )),
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(words::untrusted_cache(&e))
+                }
                 _ => cache::Entry::new(&folder, &bin, scale, &ephemeral::INITDB_ARGS)
-                    .map_err(|e| format!("cannot name the cache entry: {e}")),
+                    .map_err(|e| words::unnamed_entry(&e)),
             },
         };
         let (server, board) = match entry {
@@ -131,9 +126,7 @@ impl Throwaway {
                     match Server::start_with(bin.clone(), Some(&entry)).await {
                         Ok(server) => Some(server),
                         Err(e) => {
-                            crate::term::say!(
-                                "the cached board cannot be used ({e}); building it again"
-                            );
+                            crate::term::say!("{}", words::cache_unusable(&e));
                             None
                         }
                     }
@@ -150,7 +143,7 @@ impl Throwaway {
                 }
             }
         };
-        let origin = format!("a throwaway PostgreSQL from {}", server.bin.display());
+        let origin = words::local_origin(&server.bin);
         Ok((Throwaway::Local(server), origin, board))
     }
 
@@ -161,10 +154,7 @@ impl Throwaway {
         if let Throwaway::Local(server) = self
             && let Err(e) = server.save_board(entry).await?
         {
-            crate::term::say!(
-                "warning: could not cache the board at {}: {e}",
-                entry.path.display()
-            );
+            crate::term::say!("{}", words::board_not_cached(&entry.path, &e));
         }
         Ok(())
     }
@@ -225,9 +215,8 @@ async fn start_container() -> Result<Throwaway, DatabaseFailure> {
 
 #[cfg(feature = "docker")]
 async fn start_container() -> Result<Throwaway, DatabaseFailure> {
-    let fail = |what: &str, e: &dyn std::fmt::Display| {
-        DatabaseFailure(format!("the Docker provider could not {what}: {e}"))
-    };
+    let fail =
+        |what: &str, e: &dyn std::fmt::Display| DatabaseFailure(words::docker_failed(what, e));
     let container = Postgres::default()
         .with_tag(IMAGE_TAG)
         .start()

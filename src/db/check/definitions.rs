@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Fail, Sess, failure};
 use crate::db::Asked as DbAsked;
-use crate::db::scratch::{Ask, Definitions, Request, RoleFacts, Unit};
+use crate::db::scratch::{Ask, Definitions, Request, RoleFacts, Uncopyable, Unit};
 use crate::measure::{Failure, IndexFacts};
 use crate::plan::explain::Explain;
 use crate::project::ScopeCheck;
@@ -709,14 +709,18 @@ async fn closure(
                 // An array comes with its element type; a table's row type with the table.
                 ("pg_type", Some("array" | "c" | "m" | "p")) => types.push(oid),
                 ("pg_type", _) => {
-                    found
-                        .missing
-                        .insert(format!("{what} (a base type of no extension)"));
+                    found.missing.insert(crate::report::scratch::uncopyable(
+                        &what,
+                        Uncopyable::BaseType,
+                    ));
                 }
                 ("pg_proc", Some(lang)) => {
                     let (language, kind) = lang.split_once(':').unwrap_or((lang, ""));
                     if kind == "a" {
-                        found.missing.insert(format!("{what} (an aggregate)"));
+                        found.missing.insert(crate::report::scratch::uncopyable(
+                            &what,
+                            Uncopyable::Aggregate,
+                        ));
                     } else if matches!(language, "sql" | "plpgsql") {
                         found.functions.insert(oid);
                         funcs.push(oid);
@@ -724,9 +728,10 @@ async fn closure(
                             body_names.extend(names_in(&body).words);
                         }
                     } else {
-                        found
-                            .missing
-                            .insert(format!("{what} (in language {language})"));
+                        found.missing.insert(crate::report::scratch::uncopyable(
+                            &what,
+                            Uncopyable::Language(language),
+                        ));
                     }
                 }
                 ("pg_collation", _) => {

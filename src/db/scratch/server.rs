@@ -408,8 +408,8 @@ impl Copy {
                         }
                     }
                     Err(e) => crate::term::say!(
-                        "note: the scratch copy was not cached at {}: {e}",
-                        entry.path.display()
+                        "{}",
+                        crate::report::server::copy_not_cached(&entry.path, &e)
                     ),
                 }
             }
