@@ -184,6 +184,7 @@ fn placed(place: Option<&Place>, file: &str, message: &str) -> (String, Option<S
 }
 
 impl From<Why> for Failure {
+    // Long because it is the words of every `Why`, an arm each: a table, read down.
     fn from(why: Why) -> Failure {
         let lost = why.lost();
         let gave_up = matches!(why, Why::Hung(_));
