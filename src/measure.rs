@@ -318,3 +318,80 @@ impl Measurement {
         }
     }
 }
+
+/// What `plancheck ladder` measured (`db::ladder`), for `verdict::ladder`: latencies in HDR
+/// histograms, microseconds.
+pub mod ladder {
+    use std::time::Duration;
+
+    use hdrhistogram::Histogram;
+
+    /// The highest latency a histogram holds, in microseconds (an hour); a longer one is counted
+    /// at this value.
+    const MAX_MICROS: u64 = 3_600_000_000;
+
+    /// A latency histogram in microseconds, 3 significant digits.
+    pub fn histogram() -> Histogram<u64> {
+        Histogram::new_with_bounds(1, MAX_MICROS, 3).expect("valid histogram bounds")
+    }
+
+    pub fn record(h: &mut Histogram<u64>, d: Duration) {
+        let micros = u64::try_from(d.as_micros())
+            .unwrap_or(MAX_MICROS)
+            .clamp(1, MAX_MICROS);
+        h.saturating_record(micros);
+    }
+
+    /// What one page measured in a rung.
+    #[derive(Debug, Clone)]
+    pub struct PageTally {
+        /// Arrivals of this page scheduled in the measured window.
+        pub offered: u64,
+        /// Requests of the measured window that finished without an error.
+        pub served: u64,
+        pub errors: u64,
+        /// Scheduled start to end, microseconds.
+        pub latency: Histogram<u64>,
+        /// Scheduled start to actual start, microseconds.
+        pub late: Histogram<u64>,
+    }
+
+    /// What one rung measured: the requests scheduled in its measured window.
+    #[derive(Debug, Clone)]
+    pub struct RungMeasured {
+        pub rate: f64,
+        /// The measured window's length.
+        pub window: Duration,
+        /// Arrivals scheduled in the window.
+        pub offered: u64,
+        /// Of those, finished without an error.
+        pub served: u64,
+        pub errors: u64,
+        /// Scheduled start to end, microseconds.
+        pub latency: Histogram<u64>,
+        /// Scheduled start to actual start, microseconds.
+        pub late: Histogram<u64>,
+        pub pages: Vec<PageTally>,
+        /// The late p95 of the window's first and second halves, microseconds: a queue that keeps
+        /// growing shows as a second half much later than the first.
+        pub late_halves: (u64, u64),
+        /// The server's words for the first error, if any.
+        pub first_error: Option<String>,
+        /// Ended early: a stop (Ctrl-C), `--max-seconds`, or every session lost.
+        pub cut: Option<Cut>,
+    }
+
+    /// Why a rung ended before its window was whole.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Cut {
+        Stopped,
+        MaxSeconds,
+        SessionsLost,
+    }
+
+    /// Steady: the window's second half is not much later than its first (late p95 at most twice
+    /// the first half's plus a millisecond), so no queue is growing.
+    pub fn steady_halves(first: u64, second: u64) -> bool {
+        second <= 2 * first + 1_000
+    }
+}

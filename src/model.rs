@@ -69,6 +69,24 @@ impl Budget {
     }
 }
 
+/// The p95 budgets of `plancheck ladder`'s rungs, as `[ladder]` in plancheck.toml gives them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LadderBudgets {
+    /// Every rung's, unless the rung has its own.
+    pub p95_ms: Option<f64>,
+    pub rungs: Vec<RungBudget>,
+}
+
+/// One rung's budget: the rung by its members or its rate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RungBudget {
+    pub members: Option<u64>,
+    pub rate: Option<f64>,
+    pub p95_ms: f64,
+    /// Recorded, never failed: where the shoulder is, not a target.
+    pub limit: bool,
+}
+
 /// An index as the catalog describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IndexInfo {

@@ -98,6 +98,7 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::e
             read_paths,
             scope_names: vec![args.scope.clone()],
             unread: Vec::new(),
+            ladder: Default::default(),
         };
         let jobs = jobs(&client, None, None).await?;
         let pool = crate::db::pool::Pool::new(&target, true);

@@ -9,6 +9,7 @@ mod demo;
 mod fixtures;
 mod init;
 mod judge;
+mod ladder;
 mod lint;
 mod list;
 mod output;
@@ -112,6 +113,7 @@ async fn run(cli: Cli, mut stop: stop::Stop) -> crate::error::Result<i32> {
         Command::Capture(args) => capture::capture(args, stop).await,
         Command::Completions(args) => completions::completions(args),
         Command::Demo(args) => demo::demo(args, stop).await,
+        Command::Ladder(args) => ladder::ladder(args, stop).await,
         Command::Fixtures(FixturesCommand::Load(args)) => {
             stop::unless_stopped(&mut stop, fixtures::load(args)).await
         }

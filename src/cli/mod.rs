@@ -39,6 +39,12 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Start a throwaway PostgreSQL, load the reference board, run every check, remove it all.
     Demo(DemoArgs),
+    /// Put the read paths under load, rung by rung: requests arriving on a fixed schedule
+    /// (open-loop) through a pool of sessions, each run as a check runs it (read-only, bounded,
+    /// rolled back); p50/p95/p99 and lateness per rung and per page, and where the shoulder is.
+    /// It loads the server: see "plancheck ladder" in the documentation before pointing it at a
+    /// shared one
+    Ladder(LadderArgs),
     /// The reference board.
     #[command(subcommand)]
     Fixtures(FixturesCommand),
@@ -294,6 +300,110 @@ pub struct VerdictArgs {
     /// junit=out/plancheck.xml, markdown=summary.md, json=…, github=…, table=…
     #[arg(help_heading = "Output", long, value_name = "FORMAT=FILE", value_parser = parse_report_file)]
     pub report: Vec<ReportFile>,
+}
+
+/// `plancheck ladder`'s arguments.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("rungs").required(true).args(["rates", "members"])))]
+pub struct LadderArgs {
+    #[command(flatten)]
+    pub connect: ConnectOpts,
+    #[command(flatten)]
+    pub project: ProjectOpts,
+    #[command(flatten)]
+    pub select: SelectOpts,
+    /// Sessions the requests share, as the application's connection pool does
+    #[arg(help_heading = "Load", long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub pool: u16,
+    /// The rungs as requests a second: 5,25,100
+    #[arg(
+        help_heading = "Load",
+        long,
+        value_delimiter = ',',
+        value_name = "R1,R2,…"
+    )]
+    pub rates: Vec<f64>,
+    /// The rungs as members, each asking for a page every --interval: 50,250,1000
+    #[arg(
+        help_heading = "Load",
+        long,
+        value_delimiter = ',',
+        value_name = "M1,M2,…"
+    )]
+    pub members: Vec<u64>,
+    /// How often each member asks for a page, with --members
+    #[arg(help_heading = "Load", long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// Seconds at the start of each rung whose requests are run and not measured
+    #[arg(help_heading = "Load", long, default_value_t = 10, value_name = "S")]
+    pub warmup_seconds: u64,
+    /// The shortest measured window of a rung, in seconds; it goes on (up to 4×) until it
+    /// holds --min-requests and its queue is steady
+    #[arg(help_heading = "Load", long, default_value_t = 30, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
+    pub rung_seconds: u64,
+    /// Fewest requests a rung's measured window holds
+    #[arg(help_heading = "Load", long, default_value_t = 400, value_name = "N")]
+    pub min_requests: u64,
+    /// How arrivals are spaced: evenly, or as a Poisson process (seeded by --seed)
+    #[arg(help_heading = "Load", long, value_enum, default_value = "fixed")]
+    pub arrivals: ArrivalsArg,
+    /// The seed of the Poisson arrivals and of the pages' draw
+    #[arg(help_heading = "Load", long, default_value_t = 1, value_name = "N")]
+    pub seed: u64,
+    /// The highest rate a rung may offer (requests a second); a higher one is refused
+    #[arg(
+        help_heading = "Safety",
+        long,
+        default_value_t = 1000.0,
+        value_name = "R"
+    )]
+    pub max_rate: f64,
+    /// The longest the whole ladder may run, in seconds; the rung running then ends, marked
+    /// partial
+    #[arg(help_heading = "Safety", long, default_value_t = 900, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_seconds: u64,
+    /// Longest one request may run
+    #[arg(help_heading = "Safety", long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    pub statement_timeout: Duration,
+    /// Output format
+    #[arg(help_heading = "Output", long, value_enum, default_value = "table")]
+    pub format: LadderFormat,
+    /// Also write the report in FORMAT to FILE (repeatable): json=ladder.json
+    #[arg(help_heading = "Output", long = "report", value_name = "FORMAT=FILE", value_parser = parse_ladder_report)]
+    pub report: Vec<(LadderFormat, PathBuf)>,
+    /// No progress on stderr
+    #[arg(help_heading = "Output", short, long)]
+    pub quiet: bool,
+}
+
+/// `plancheck ladder --arrivals`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ArrivalsArg {
+    Fixed,
+    Poisson,
+}
+
+/// `plancheck ladder --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LadderFormat {
+    /// The ladder, the per-page breakdown and the shoulder
+    Table,
+    /// One JSON document: per rung and per page, offered, served, errors, p50/p95/p99 and
+    /// late p95
+    Json,
+}
+
+fn parse_ladder_report(text: &str) -> Result<(LadderFormat, PathBuf), String> {
+    use clap::ValueEnum;
+    let (format, path) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: write FORMAT=FILE, e.g. json=ladder.json"))?;
+    let format = LadderFormat::from_str(format, true)
+        .map_err(|_| format!("{format:?}: not a ladder report format (table or json)"))?;
+    if path.is_empty() {
+        return Err(format!("{text:?}: no file after the `=`"));
+    }
+    Ok((format, PathBuf::from(path)))
 }
 
 /// `--format`, as the command line spells it.

@@ -122,6 +122,23 @@ impl Output {
     }
 }
 
+/// The width a table without colour may take on stdout (`plancheck ladder`'s): `COLUMNS`,
+/// else the terminal's, else the default.
+pub fn plain_style_of_process() -> Style {
+    use std::io::IsTerminal;
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0);
+    let terminal = std::io::stdout().is_terminal();
+    Style {
+        width: columns
+            .or(terminal.then(terminal_width).flatten())
+            .unwrap_or(DEFAULT_WIDTH),
+        color: false,
+    }
+}
+
 /// The width of the terminal stdout is, as the kernel knows it.
 fn terminal_width() -> Option<usize> {
     let (terminal_size::Width(columns), _) = terminal_size::terminal_size_of(std::io::stdout())?;

@@ -7,6 +7,7 @@ pub mod check;
 pub mod conninfo;
 pub mod fixtures;
 pub mod guard;
+pub mod ladder;
 pub mod migrate;
 pub mod pool;
 pub mod preflight;

@@ -71,6 +71,8 @@ pub struct Project {
     /// Files of the project plancheck does not read, each with why: a plan with no
     /// expectation, a file in `expectations/` that is no `NAME.toml`. Said as warnings.
     pub unread: Vec<String>,
+    /// The p95 budgets of `plancheck ladder`'s rungs (`[ladder]` in plancheck.toml).
+    pub ladder: crate::model::LadderBudgets,
 }
 
 /// A read path and the scopes it is checked under.
@@ -144,6 +146,8 @@ pub struct ScopeCheck {
     /// Declared planner settings (`settings = { … }`), name and value, applied before the setup.
     pub settings: Vec<(String, String)>,
     pub budget: Budget,
+    /// This check's share of `plancheck ladder`'s requests (`share = 0.38`), when given.
+    pub share: Option<f64>,
     /// Where each parameter value is written, for an error the server finds in one.
     param_places: Vec<Place>,
     /// Where each setup statement is written.
@@ -418,11 +422,13 @@ pub fn load(source: &Source, filter: &Filter) -> Result<Project, BadInput> {
             .into_iter()
             .map(|path| format!("{path}: not read: an expectation is expectations/NAME.toml")),
     );
+    let ladder = resolve::ladder(&config)?;
     Ok(Project {
         on_disk: matches!(source, Source::Dir(_)),
         read_paths,
         scope_names,
         unread,
+        ladder,
     })
 }
 

@@ -196,7 +196,9 @@ impl Expectation<'_> {
             }
             None => None,
         };
+        let share = self.share(scope)?;
         let check = ScopeCheck {
+            share,
             scope: scope_name.to_string(),
             index,
             also,
@@ -211,6 +213,44 @@ impl Expectation<'_> {
             setup_places,
         };
         Ok((check, target))
+    }
+
+    /// The check's share of the ladder's requests: the scope's own, or the expectation's split
+    /// evenly over its scopes that give none.
+    fn share(&self, scope: &ExpectationScope) -> Result<Option<f64>, BadInput> {
+        let here = self.own.file;
+        let valid = |s: &Spanned<f64>| {
+            let v = *s.get_ref();
+            if v.is_finite() && v > 0.0 && v <= 1.0 {
+                Ok(v)
+            } else {
+                Err(here.at(
+                    s.span().start,
+                    &format!("`share` must be above 0 and at most 1 (0.38 is 38% of the requests), not {v}"),
+                ))
+            }
+        };
+        if let Some(own) = &self.file.share {
+            valid(own)?;
+        }
+        if let Some(own) = &scope.share {
+            return valid(own).map(Some);
+        }
+        let Some(whole) = &self.file.share else {
+            return Ok(None);
+        };
+        let sharing = self
+            .file
+            .scopes
+            .as_ref()
+            .map_or(1, |s| {
+                s.get_ref()
+                    .values()
+                    .filter(|s| s.get_ref().share.is_none())
+                    .count()
+            })
+            .max(1);
+        Ok(Some(valid(whole)? / sharing as f64))
     }
 
     /// The plan with the scope's fragments filled in: plancheck.toml's scope's and the
@@ -446,6 +486,60 @@ fn budget(here: File<'_>, written: Option<&Spanned<BudgetFile>>) -> Result<Budge
         budget.buffers = b.get_ref().buffers.as_ref().map(|v| *v.get_ref());
     }
     Ok(budget)
+}
+
+/// `[ladder]` of plancheck.toml: each budget above 0, each rung named by `members` or `rate`
+/// (one of them).
+pub(super) fn ladder(config: &ProjectConfig) -> Result<crate::model::LadderBudgets, BadInput> {
+    let here = config.file();
+    let Some(ladder) = &config.file.ladder else {
+        return Ok(crate::model::LadderBudgets::default());
+    };
+    let positive = |v: &Spanned<f64>| {
+        let x = *v.get_ref();
+        if x.is_finite() && x > 0.0 {
+            Ok(x)
+        } else {
+            Err(here.at(
+                v.span().start,
+                &format!("`p95_ms` must be a number of milliseconds above 0, not {x}"),
+            ))
+        }
+    };
+    let file = ladder.get_ref();
+    let p95_ms = file.p95_ms.as_ref().map(positive).transpose()?;
+    let mut rungs = Vec::new();
+    for rung in &file.rung {
+        let r = rung.get_ref();
+        let members = r.members.as_ref().map(|m| *m.get_ref());
+        let rate = match &r.rate {
+            Some(v) if !(v.get_ref().is_finite() && *v.get_ref() > 0.0) => {
+                return Err(here.at(
+                    v.span().start,
+                    &format!(
+                        "`rate` must be requests a second above 0, not {}",
+                        v.get_ref()
+                    ),
+                ));
+            }
+            Some(v) => Some(*v.get_ref()),
+            None => None,
+        };
+        if members.is_some() == rate.is_some() || members == Some(0) {
+            return Err(here.at(
+                rung.span().start,
+                "a [[ladder.rung]] names its rung by `members = N` (above 0) or by `rate = R`, \
+                 one of the two",
+            ));
+        }
+        rungs.push(crate::model::RungBudget {
+            members,
+            rate,
+            p95_ms: positive(&r.p95_ms)?,
+            limit: r.limit,
+        });
+    }
+    Ok(crate::model::LadderBudgets { p95_ms, rungs })
 }
 
 /// A relative budget names another read path checked in the same scope, or in the scope it

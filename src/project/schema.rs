@@ -25,6 +25,29 @@ pub(super) struct ProjectFile {
     /// Planner settings production runs with, for every scope.
     #[serde(default)]
     pub(super) settings: Settings,
+    /// `[ladder]`: the p95 budgets of `plancheck ladder`'s rungs.
+    pub(super) ladder: Option<Spanned<LadderFile>>,
+}
+
+/// `[ladder]`: `p95_ms = 80` for every rung, and `[[ladder.rung]]` tables for rungs of their
+/// own (`members = 4250` or `rate = 425`, `p95_ms = 300`, `limit = true` for a rung recorded
+/// but never failed).
+#[derive(Debug, Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub(super) struct LadderFile {
+    pub(super) p95_ms: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub(super) rung: Vec<Spanned<RungFile>>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RungFile {
+    pub(super) members: Option<Spanned<u64>>,
+    pub(super) rate: Option<Spanned<f64>>,
+    pub(super) p95_ms: Spanned<f64>,
+    #[serde(default)]
+    pub(super) limit: bool,
 }
 
 /// `settings = { random_page_cost = 1.1 }`: planner settings plancheck applies (`SET LOCAL`)
@@ -51,6 +74,9 @@ pub(super) struct ExpectationFile {
     pub(super) allow_seq_scan: Vec<Spanned<String>>,
     pub(super) budget: Option<Spanned<BudgetFile>>,
     pub(super) relative: Option<Spanned<RelativeFile>>,
+    /// `share = 0.38`: the read path's share of `plancheck ladder`'s requests, split evenly
+    /// over its scopes that do not give their own.
+    pub(super) share: Option<Spanned<f64>>,
     pub(super) scopes: Option<Spanned<BTreeMap<String, Spanned<ExpectationScope>>>>,
 }
 
@@ -70,6 +96,8 @@ pub(super) struct ExpectationScope {
     pub(super) settings: Settings,
     pub(super) budget: Option<Spanned<BudgetFile>>,
     pub(super) relative: Option<Spanned<RelativeFile>>,
+    /// This scope's share of `plancheck ladder`'s requests.
+    pub(super) share: Option<Spanned<f64>>,
 }
 
 /// `budget = { warm_ms = 60, buffers = 400 }`

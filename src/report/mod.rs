@@ -21,6 +21,7 @@ pub mod fixtures;
 mod github;
 mod json;
 mod junit;
+pub mod ladder;
 mod lint;
 pub mod list;
 mod markdown;

@@ -178,6 +178,82 @@ pub const TEMP_FILES_UNBOUNDED: &str = "the role may not set temp_file_limit (on
      write temporary files until its statement ends; ask the administrator to set one for the \
      role (ALTER ROLE … SET temp_file_limit = '1GB')";
 
+/// `plancheck ladder` with no check to load.
+pub const LADDER_NOTHING: &str = "no read path to put under load (none selected)";
+/// No check gives a `share`.
+pub const LADDER_EVEN: &str = "no expectation gives a `share`, so every read path and scope has \
+     the same share of the requests";
+pub const LADDER_NO_INTERVAL: &str = "--interval must be longer than 0 with --members";
+
+pub fn ladder_shares_over(total: f64) -> String {
+    format!(
+        "the expectations' `share`s add up to {total:.3}, over 1: a share is the part of the \
+         requests a read path takes (0.38 is 38%)"
+    )
+}
+
+/// What the mix left out or scaled, when it did.
+pub fn ladder_mix(total: f64, left_out: &[String]) -> Option<String> {
+    let mut parts = Vec::new();
+    if (total - 1.0).abs() > 1e-9 {
+        parts.push(format!(
+            "the shares add up to {total:.3}; each is taken as its part of that"
+        ));
+    }
+    if !left_out.is_empty() {
+        parts.push(format!(
+            "not in the mix (no `share`): {}",
+            left_out.join(", ")
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+pub fn ladder_bad_rate(rate: f64) -> String {
+    format!("a rung of {rate} requests a second: a rate must be above 0")
+}
+
+pub fn ladder_over_max_rate(rate: f64, max: f64) -> String {
+    format!(
+        "a rung of {rate} requests a second is over --max-rate {max}: raise --max-rate if the \
+         server may take it"
+    )
+}
+
+/// The progress line as a rung starts.
+pub fn ladder_rung(n: usize, of: usize, asked: &crate::verdict::ladder::Asked) -> String {
+    let what = match asked.members {
+        Some(m) => format!(
+            "{} members ({:.1}/s)",
+            crate::verdict::group(m as f64),
+            asked.rate
+        ),
+        None => format!("{:.1}/s", asked.rate),
+    };
+    format!("rung {n}/{of}: {what} …")
+}
+
+/// The end of a rung's progress line.
+pub fn ladder_rung_done(r: &crate::verdict::ladder::RungResult) -> String {
+    let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1} ms"));
+    format!(
+        " served {:.1}/s, p95 {}, late p95 {}{}{}",
+        r.served,
+        ms(r.figures.p95_ms),
+        ms(r.figures.late_p95_ms),
+        if r.errors > 0 {
+            format!(", {} errors", r.errors)
+        } else {
+            String::new()
+        },
+        if r.partial.is_some() {
+            " (partial)"
+        } else {
+            ""
+        }
+    )
+}
+
 /// A warning about one check, said as the run goes.
 pub fn check_warning(read_path: &str, scope: &str, what: &str) -> String {
     format!("warning: {read_path} [{scope}]: {what}")

@@ -15,6 +15,7 @@ mod budgets;
 mod generic;
 mod index;
 mod keys;
+pub mod ladder;
 mod notes;
 mod plan;
 pub mod predicate;

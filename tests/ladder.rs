@@ -1,0 +1,377 @@
+//! `plancheck ladder` against a real PostgreSQL: arrivals on a schedule that slow responses do
+//! not delay (the queue shows in the latency), the figures and the shoulder, budgets from
+//! plancheck.toml, a stop that reports what was measured, and the inputs refused.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// About a millisecond on the test board.
+const FAST: &str = "SELECT p.id FROM posts p\n\
+    WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
+    ORDER BY p.created_at, p.id LIMIT 20";
+
+/// 200 ms a request, whatever the load: one session serves 5 a second.
+const SLOW: &str = "SELECT p.id FROM posts p\n\
+    WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
+      AND (SELECT count(*) FROM pg_sleep(0.2)) = 1\n\
+    ORDER BY p.created_at, p.id LIMIT 1";
+
+fn expectation(share: Option<f64>) -> String {
+    let share = share.map(|s| format!("share = {s}\n")).unwrap_or_default();
+    format!("{share}{}", member("posts_thread_visible_idx"))
+}
+
+/// `ladder --format json` of `project` on `db` with `args`, to the end.
+fn ladder(db: &str, project: &std::path::Path, args: &[&str]) -> Run {
+    let mut all = vec![
+        "ladder",
+        "--database-url",
+        db,
+        "--project",
+        project.to_str().unwrap(),
+        "--format",
+        "json",
+        "-q",
+    ];
+    all.extend(args);
+    run(&all)
+}
+
+fn rung(report: &serde_json::Value, i: usize) -> &serde_json::Value {
+    &report["rungs"][i]
+}
+
+fn f(v: &serde_json::Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no number `{key}` in {v:#}"))
+}
+
+#[test]
+fn arrivals_are_not_delayed_by_slow_responses_so_the_queue_shows_in_the_latency() {
+    // One session, 200 ms a request: it serves 5 a second. Offered 10 a second, the arrivals
+    // keep coming on schedule and wait for the session: a request-then-sleep loop would
+    // report 200 ms; the ladder reports the queue.
+    let db = fresh_board("ladder_queue");
+    let dir = one_read_path(SLOW, &expectation(None));
+    let out = ladder(
+        &db,
+        dir.path(),
+        &[
+            "--pool",
+            "1",
+            "--rates",
+            "10",
+            "--warmup-seconds",
+            "0",
+            "--rung-seconds",
+            "3",
+            "--min-requests",
+            "1",
+        ],
+    );
+    assert_eq!(
+        out.code(),
+        0,
+        "no budget: a shoulder alone does not fail\n{}",
+        out.shown()
+    );
+    let report = out.report();
+    let r = rung(&report, 0);
+    let (offered, served) = (f(r, "offered"), f(r, "served"));
+    assert!(
+        (offered - 10.0).abs() < 1.0,
+        "offered {offered}/s\n{report:#}"
+    );
+    assert!(
+        served < 6.5,
+        "one session cannot serve more than 5/s: {served}\n{report:#}"
+    );
+    let (p95, late) = (f(r, "p95_ms"), f(r, "late_p95_ms"));
+    assert!(
+        p95 > 1_000.0,
+        "the queue is not in the latency: p95 {p95} ms\n{report:#}"
+    );
+    assert!(
+        late > 800.0,
+        "the wait is not in the lateness: {late} ms\n{report:#}"
+    );
+    assert_eq!(report["shoulder"], 0, "{report:#}");
+    let shows: Vec<&str> = r["shows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(shows.contains(&"unserved"), "{shows:?}");
+    wait_for_sessions_to_end(&db, Duration::from_secs(15));
+}
+
+#[test]
+fn under_capacity_what_is_offered_is_served_and_every_figure_is_reported() {
+    let db = fresh_board("ladder_fast");
+    let dir = read_paths(&[
+        ("first", FAST, &expectation(Some(0.75))),
+        ("second", FAST, &expectation(Some(0.25))),
+    ]);
+    let out = ladder(
+        &db,
+        dir.path(),
+        &[
+            "--rates",
+            "20,40",
+            "--warmup-seconds",
+            "1",
+            "--rung-seconds",
+            "2",
+            "--min-requests",
+            "20",
+        ],
+    );
+    assert_eq!(out.code(), 0, "{}", out.shown());
+    let report = out.report();
+    assert_eq!(report["pool"], 3);
+    assert_eq!(report["arrivals"], "fixed");
+    assert_eq!(report["pages"][0]["share"], 0.75, "{report:#}");
+    assert_eq!(report["rungs"].as_array().unwrap().len(), 2);
+    for i in 0..2 {
+        let r = rung(&report, i);
+        assert_eq!(r["errors"], 0, "{r:#}");
+        let (offered, served) = (f(r, "offered"), f(r, "served"));
+        assert!(
+            served >= 0.9 * offered,
+            "served {served} of {offered}\n{r:#}"
+        );
+        for key in [
+            "offered",
+            "served",
+            "errors",
+            "p50_ms",
+            "p95_ms",
+            "p99_ms",
+            "late_p95_ms",
+        ] {
+            assert!(r[key].is_number(), "rung without `{key}`: {r:#}");
+            for page in r["pages"].as_array().unwrap() {
+                assert!(page[key].is_number(), "page without `{key}`: {page:#}");
+            }
+        }
+        assert!(f(r, "p50_ms") <= f(r, "p95_ms") && f(r, "p95_ms") <= f(r, "p99_ms"));
+        // The mix keeps the shares: three requests of `first` to one of `second`.
+        let pages = r["pages"].as_array().unwrap();
+        let (a, b) = (
+            f(&pages[0], "offered_requests"),
+            f(&pages[1], "offered_requests"),
+        );
+        let part = a / (a + b);
+        assert!(
+            (0.6..0.9).contains(&part),
+            "first took {part} of the requests\n{r:#}"
+        );
+    }
+    assert!(report["shoulder"].is_null(), "{report:#}");
+    assert_eq!(report["failed"], false);
+}
+
+#[test]
+fn a_rung_over_the_projects_budget_fails_and_a_limit_rung_is_only_recorded() {
+    let db = fresh_board("ladder_budget");
+    let slow = expectation(None);
+    let files = |toml: &str| {
+        project(&[
+            ("plancheck.toml", toml),
+            ("plans/slow.sql", SLOW),
+            ("expectations/slow.toml", &slow),
+        ])
+    };
+    let args = [
+        "--rates",
+        "2",
+        "--warmup-seconds",
+        "0",
+        "--rung-seconds",
+        "2",
+        "--min-requests",
+        "2",
+    ];
+    let over = files("[ladder]\np95_ms = 50\n");
+    let out = ladder(&db, over.path(), &args);
+    assert_eq!(
+        out.code(),
+        1,
+        "200 ms requests under a 50 ms budget\n{}",
+        out.shown()
+    );
+    let report = out.report();
+    assert_eq!(rung(&report, 0)["budget_ms"], 50.0);
+    assert_eq!(rung(&report, 0)["over_budget"], true);
+    assert_eq!(report["failed"], true);
+
+    let limit =
+        files("[ladder]\np95_ms = 50\n[[ladder.rung]]\nrate = 2\np95_ms = 60\nlimit = true\n");
+    let out = ladder(&db, limit.path(), &args);
+    assert_eq!(
+        out.code(),
+        0,
+        "a limit is recorded, not failed\n{}",
+        out.shown()
+    );
+    let report = out.report();
+    assert_eq!(rung(&report, 0)["limit"], true);
+    assert_eq!(rung(&report, 0)["over_budget"], true);
+    assert_eq!(report["shoulder"], 0);
+
+    // The table says it too.
+    let out = run(&[
+        "ladder",
+        "--database-url",
+        &db,
+        "--project",
+        over.path().to_str().unwrap(),
+        "--rates",
+        "2",
+        "--warmup-seconds",
+        "0",
+        "--rung-seconds",
+        "2",
+        "--min-requests",
+        "2",
+    ]);
+    assert_eq!(out.code(), 1, "{}", out.shown());
+    assert!(out.stdout.contains("OVER"), "{}", out.shown());
+    assert!(
+        out.stdout.contains("shoulder: the rung at 2/s"),
+        "{}",
+        out.shown()
+    );
+    assert!(
+        out.stdout.contains("p95 over its budget"),
+        "{}",
+        out.shown()
+    );
+}
+
+#[test]
+fn ctrl_c_ends_the_rung_and_reports_what_was_measured_as_partial() {
+    let db = fresh_board("ladder_stop");
+    let dir = one_read_path(SLOW, &expectation(None));
+    let child = plancheck_process(&[
+        "ladder",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+        "--rates",
+        "4,8",
+        "--warmup-seconds",
+        "0",
+        "--rung-seconds",
+        "60",
+    ])
+    .spawn()
+    .unwrap();
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_secs(3));
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let out = Run::finish(child, started);
+    assert_eq!(out.status, Some(130), "{}", out.shown());
+    assert!(
+        out.took < Duration::from_secs(10),
+        "did not stop promptly\n{}",
+        out.shown()
+    );
+    let report = out.report();
+    let rungs = report["rungs"].as_array().unwrap();
+    assert_eq!(rungs.len(), 1, "the next rung must not start\n{report:#}");
+    assert_eq!(rungs[0]["partial"], "stopped");
+    assert!(f(&rungs[0], "served_requests") >= 4.0, "{report:#}");
+    wait_for_sessions_to_end(&db, Duration::from_secs(15));
+}
+
+#[test]
+fn bad_rungs_and_shares_are_refused_before_anything_runs() {
+    let db = fresh_board("ladder_refusals");
+    let dir = one_read_path(FAST, &expectation(None));
+    let p = dir.path().to_str().unwrap();
+    let refused = |args: &[&str], says: &str| {
+        let mut all = vec!["ladder", "--database-url", &db, "--project", p];
+        all.extend(args);
+        let out = run(&all);
+        assert_eq!(out.code(), 2, "{}", out.shown());
+        assert!(out.stderr.contains(says), "not `{says}`:\n{}", out.shown());
+    };
+    refused(&["--rates", "5000"], "over --max-rate 1000");
+    refused(&["--rates", "0"], "a rate must be above 0");
+    refused(&[], "--rates");
+    refused(&["--rates", "5", "--members", "50"], "cannot be used with");
+
+    let over = read_paths(&[
+        ("first", FAST, &expectation(Some(0.75))),
+        ("second", FAST, &expectation(Some(0.5))),
+    ]);
+    let out = run(&[
+        "ladder",
+        "--database-url",
+        &db,
+        "--project",
+        over.path().to_str().unwrap(),
+        "--rates",
+        "5",
+    ]);
+    assert_eq!(out.code(), 2, "{}", out.shown());
+    assert!(out.stderr.contains("add up to 1.250"), "{}", out.shown());
+
+    let zero = one_read_path(FAST, &expectation(Some(0.0)));
+    let out = run(&[
+        "ladder",
+        "--database-url",
+        &db,
+        "--project",
+        zero.path().to_str().unwrap(),
+        "--rates",
+        "5",
+    ]);
+    assert_eq!(out.code(), 2, "{}", out.shown());
+    assert!(
+        out.stderr
+            .contains("expectations/path.toml:1:9: `share` must be above 0"),
+        "{}",
+        out.shown()
+    );
+}
+
+#[test]
+fn rungs_given_as_members_are_their_rate_and_are_named_by_members() {
+    let db = fresh_board("ladder_members");
+    let dir = one_read_path(FAST, &expectation(None));
+    let out = ladder(
+        &db,
+        dir.path(),
+        &[
+            "--members",
+            "100",
+            "--interval",
+            "5s",
+            "--warmup-seconds",
+            "0",
+            "--rung-seconds",
+            "1",
+            "--min-requests",
+            "10",
+        ],
+    );
+    assert_eq!(out.code(), 0, "{}", out.shown());
+    let report = out.report();
+    let r = rung(&report, 0);
+    assert_eq!(r["members"], 100, "{r:#}");
+    assert_eq!(r["rate"], 20.0, "{r:#}");
+    assert_eq!(report["interval_s"], 5.0);
+}
