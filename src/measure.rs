@@ -136,6 +136,10 @@ pub struct Measured {
     /// search path, `TimeZone`, an application's settings, … as name and value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub session: Vec<(String, String)>,
+    /// The runs made and discarded before the measured ones (`--warmup`); unknown in a
+    /// measurement saved before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<u32>,
 }
 
 /// The required index as the catalog resolved it.

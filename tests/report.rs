@@ -28,13 +28,20 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
         message: format!("Index Scan using {index} on {table} (custom and generic plans)"),
         warm_ms: Some(Spread {
             p50: 0.42,
+            p95: 0.5,
+            p99: 0.5,
             min: 0.4,
             max: 0.5,
+            runs: 5,
         }),
+        discarded: Some(2),
         planning_ms: Some(Spread {
             p50: 0.11,
+            p95: 0.12,
+            p99: 0.12,
             min: 0.1,
             max: 0.12,
+            runs: 5,
         }),
         shared_buffers: Some(1234.0),
         connection_lost: false,
@@ -919,8 +926,11 @@ fn reference_like() -> Report {
                 let mut c = pass(rp, scope, index);
                 c.warm_ms = Some(Spread {
                     p50: warm,
+                    p95: warm,
+                    p99: warm,
                     min: warm,
                     max: warm,
+                    runs: 5,
                 });
                 c.shared_buffers = Some(buffers);
                 c.budget = Budget {

@@ -671,6 +671,7 @@ async fn measure(
             non_immutable,
             replan_skipped: None,
             session,
+            warmup: Some(sess.settings.warmup),
         },
         request,
     ))

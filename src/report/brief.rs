@@ -207,11 +207,11 @@ fn generic_plan(c: &CheckResult, index: &str) -> Brief {
 fn over_budget(c: &CheckResult) -> String {
     let mut over = Vec::new();
     if let (Some(limit), Some(w)) = (c.budget.warm_ms, c.warm_ms)
-        && w.p50 > limit
+        && w.p95 > limit
     {
         over.push(format!(
-            "warm p50 {:.2} ms is over its budget of {limit} ms",
-            w.p50
+            "warm p95 {:.2} ms is over its budget of {limit} ms",
+            w.p95
         ));
     }
     if let (Some(limit), Some(b)) = (c.budget.buffers, c.shared_buffers)
@@ -436,7 +436,7 @@ mod tests {
         let b = of(&c, Require::Chosen);
         assert_eq!(
             b.why,
-            "warm p50 1.00 ms is over its budget of 0.5 ms; it reads 7.8× the buffers of \
+            "warm p95 1.00 ms is over its budget of 0.5 ms; it reads 7.8× the buffers of \
              first-page [member], over its limit of 2×"
         );
     }

@@ -46,6 +46,13 @@ struct JsonCheck<'a> {
     used: &'a [String],
     seq_scans: &'a [String],
     warm_ms: Option<Spread>,
+    /// The server's execution time of the measured runs: median, 95th and 99th percentiles
+    /// (nearest rank), and how many runs were measured and how many discarded before them.
+    p50_ms: Option<f64>,
+    p95_ms: Option<f64>,
+    p99_ms: Option<f64>,
+    runs: Option<usize>,
+    discarded: Option<u32>,
     planning_ms: Option<Spread>,
     shared_buffers: Option<f64>,
     /// Whether the index was proved usable (true: a re-plan used it, or its predicate is
@@ -110,6 +117,11 @@ pub(super) fn json(report: &Report) -> String {
                 used: &c.used,
                 seq_scans: &c.seq_scans,
                 warm_ms: c.warm_ms,
+                p50_ms: c.warm_ms.map(|w| w.p50),
+                p95_ms: c.warm_ms.map(|w| w.p95),
+                p99_ms: c.warm_ms.map(|w| w.p99),
+                runs: c.warm_ms.map(|w| w.runs),
+                discarded: c.discarded,
                 planning_ms: c.planning_ms,
                 shared_buffers: c.shared_buffers,
                 usable: c.usable,

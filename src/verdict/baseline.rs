@@ -175,6 +175,7 @@ mod tests {
                 non_immutable: vec![],
                 replan_skipped: None,
                 session: Vec::new(),
+                warmup: None,
             })),
         }
     }

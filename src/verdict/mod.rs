@@ -124,12 +124,18 @@ pub enum Require {
     Usable,
 }
 
-/// Median and spread of a measured figure, in milliseconds.
+/// Median, percentiles and spread of a measured figure, in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Spread {
     pub p50: f64,
+    /// The 95th and 99th percentiles, nearest rank (of 5 runs, both are the slowest; `--iterations
+    /// 60 --warmup 8` is the seed's method).
+    pub p95: f64,
+    pub p99: f64,
     pub min: f64,
     pub max: f64,
+    /// How many runs it is of.
+    pub runs: usize,
 }
 
 impl Spread {
@@ -146,10 +152,15 @@ impl Spread {
         } else {
             (s[mid - 1] + s[mid]) / 2.0
         };
+        // Nearest rank: the smallest value at least `q` of the runs are no slower than.
+        let rank = |q: f64| s[((q * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1];
         Some(Spread {
             p50,
+            p95: rank(0.95),
+            p99: rank(0.99),
             min: s[0],
             max: s[s.len() - 1],
+            runs: s.len(),
         })
     }
 }
@@ -172,6 +183,8 @@ pub struct CheckResult {
     pub message: String,
     /// Server-side `Execution Time` of the measured runs.
     pub warm_ms: Option<Spread>,
+    /// Runs made and discarded before the measured ones, when the measurement says.
+    pub discarded: Option<u32>,
     pub planning_ms: Option<Spread>,
     /// Shared buffers (hit + read) of the measured runs, median.
     pub shared_buffers: Option<f64>,
@@ -402,6 +415,7 @@ fn unjudged(m: &Measurement) -> CheckResult {
         seq_scans: Vec::new(),
         message: String::new(),
         warm_ms: None,
+        discarded: None,
         planning_ms: None,
         shared_buffers: None,
         connection_lost: false,
@@ -433,6 +447,7 @@ fn figures(r: &mut CheckResult, measured: &crate::measure::Measured, custom: &[&
     let planning: Vec<f64> = custom.iter().filter_map(|p| p.planning_ms).collect();
     let buffers: Vec<f64> = custom.iter().map(|p| p.shared_buffers()).collect();
     r.warm_ms = Spread::of(&exec);
+    r.discarded = measured.warmup;
     r.planning_ms = Spread::of(&planning);
     r.shared_buffers = Spread::of(&buffers).map(|s| s.p50);
     r.notes = notes::of(&measured.relations);
@@ -842,6 +857,12 @@ mod tests {
         assert_eq!((s.p50, s.min, s.max), (2.0, 1.0, 3.0));
         assert_eq!(Spread::of(&[1.0, 4.0]).unwrap().p50, 2.5);
         assert!(Spread::of(&[]).is_none());
+        // 1..=100: nearest-rank p95 is 95, p99 99; of five runs, both are the slowest.
+        let hundred: Vec<f64> = (1..=100).map(f64::from).collect();
+        let s = Spread::of(&hundred).unwrap();
+        assert_eq!((s.p95, s.p99, s.runs), (95.0, 99.0, 100));
+        let five = Spread::of(&[5.0, 1.0, 3.0, 2.0, 4.0]).unwrap();
+        assert_eq!((five.p50, five.p95, five.p99), (3.0, 5.0, 5.0));
     }
 
     #[test]

@@ -108,6 +108,7 @@ pub(crate) fn measured(read_path: &str, verdict: Verdict, warm: f64, buffers: f6
         seq_scans: vec![],
         message: "ok".into(),
         warm_ms: Spread::of(&[warm]),
+        discarded: None,
         planning_ms: None,
         shared_buffers: Some(buffers),
         connection_lost: false,
