@@ -424,6 +424,9 @@ fn json_report_shape_is_stable() {
     insta::assert_json_snapshot!(report, {
         ".server_version" => "[version]",
         ".checks[].warm_ms" => "[ms]",
+        ".checks[].p50_ms" => "[ms]",
+        ".checks[].p95_ms" => "[ms]",
+        ".checks[].p99_ms" => "[ms]",
         ".checks[].planning_ms" => "[ms]",
         ".checks[].shared_buffers" => "[buffers]",
         ".checks[].budget_used" => "[used]",

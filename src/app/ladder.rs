@@ -96,6 +96,8 @@ pub(super) async fn ladder(args: LadderArgs, mut stop: stop::Stop) -> crate::err
     let render = |format: LadderFormat, style: Style| match format {
         LadderFormat::Table => crate::report::ladder::text(&report, style),
         LadderFormat::Json => crate::report::ladder::json(&report),
+        LadderFormat::Markdown => crate::report::ladder::markdown(&report),
+        LadderFormat::Svg => crate::report::ladder::svg(&report),
     };
     write_stdout(&render(
         args.format,

@@ -391,6 +391,10 @@ pub enum LadderFormat {
     /// One JSON document: per rung and per page, offered, served, errors, p50/p95/p99 and
     /// late p95
     Json,
+    /// The ladder and the per-page breakdown as Markdown tables, in the seed's columns
+    Markdown,
+    /// A chart of p95 and late p95 against the offered rate, a line per page (SVG)
+    Svg,
 }
 
 fn parse_ladder_report(text: &str) -> Result<(LadderFormat, PathBuf), String> {
@@ -398,8 +402,9 @@ fn parse_ladder_report(text: &str) -> Result<(LadderFormat, PathBuf), String> {
     let (format, path) = text
         .split_once('=')
         .ok_or_else(|| format!("{text:?}: write FORMAT=FILE, e.g. json=ladder.json"))?;
-    let format = LadderFormat::from_str(format, true)
-        .map_err(|_| format!("{format:?}: not a ladder report format (table or json)"))?;
+    let format = LadderFormat::from_str(format, true).map_err(|_| {
+        format!("{format:?}: not a ladder report format (table, json, markdown or svg)")
+    })?;
     if path.is_empty() {
         return Err(format!("{text:?}: no file after the `=`"));
     }

@@ -40,6 +40,15 @@ pub struct LadderReport {
     pub ladder: Ladder,
 }
 
+/// A budget as written: `80 ms`, `0.5 ms`.
+fn budget(v: Option<f64>) -> String {
+    match v {
+        Some(b) if b.fract() == 0.0 => format!("{b:.0} ms"),
+        Some(b) => format!("{b} ms"),
+        None => "-".into(),
+    }
+}
+
 fn ms(v: Option<f64>) -> String {
     v.map(ms_value).unwrap_or_else(|| "-".into())
 }
@@ -121,7 +130,7 @@ pub fn text(report: &LadderReport, style: Style) -> String {
             rate(r.offered),
             rate(r.served),
             group(r.errors),
-            r.budget_ms.map(ms_value).unwrap_or_else(|| "-".into()),
+            budget(r.budget_ms),
             ms(r.figures.p50_ms),
             ms(r.figures.p95_ms),
             ms(r.figures.p99_ms),
@@ -238,4 +247,393 @@ pub fn json(report: &LadderReport) -> String {
     let mut s = serde_json::to_string_pretty(report).expect("a ladder report serialises");
     s.push('\n');
     s
+}
+
+/// A Markdown cell: `|` escaped.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+/// The report as Markdown: the ladder and the per-page breakdown in the seed's columns, the
+/// shoulder and the setup under them.
+pub fn markdown(report: &LadderReport) -> String {
+    let l = &report.ladder;
+    let s = &report.setup;
+    let members = l.rungs.iter().any(|r| r.asked.members.is_some());
+    let mut out = String::from("## Under load\n\n");
+    if members {
+        out.push_str("| Active members ");
+    }
+    out.push_str("| Offered | Served | Errors | Budget | p50 | p95 | p99 | Late p95 | |\n");
+    if members {
+        out.push_str("|---");
+    }
+    out.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    for r in &l.rungs {
+        if members {
+            out.push_str(&format!(
+                "| {} ",
+                r.asked.members.map(group).unwrap_or_default()
+            ));
+        }
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            rate(r.offered),
+            rate(r.served),
+            group(r.errors),
+            budget(r.budget_ms),
+            ms(r.figures.p50_ms),
+            ms(r.figures.p95_ms),
+            ms(r.figures.p99_ms),
+            ms(r.figures.late_p95_ms),
+            cell(&verdict(r)),
+        ));
+    }
+    out.push_str("\n| Page | Share |");
+    for r in &l.rungs {
+        out.push_str(&format!(" {} |", rung_name(r)));
+    }
+    out.push_str("\n|---|---|");
+    out.push_str(&"---|".repeat(l.rungs.len()));
+    out.push('\n');
+    for (i, page) in s.pages.iter().enumerate() {
+        out.push_str(&format!(
+            "| {} [{}] | {:.0}% |",
+            cell(&page.read_path),
+            cell(&page.scope),
+            page.share * 100.0
+        ));
+        for r in &l.rungs {
+            out.push_str(&format!(
+                " {} |",
+                ms(r.pages.get(i).and_then(|p| p.figures.p95_ms))
+            ));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "\nEvery row of the second table is a p95; the column heading is the rung ({}).\n\n",
+        if members {
+            "members on the board"
+        } else {
+            "requests a second"
+        }
+    ));
+    for line in summary(report).lines() {
+        out.push_str(&format!("{line}  \n"));
+    }
+    out
+}
+
+/// The chart's size and margins, in SVG user units.
+const WIDTH: f64 = 720.0;
+const HEIGHT: f64 = 420.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 220.0;
+const TOP: f64 = 30.0;
+const BOTTOM: f64 = 50.0;
+
+/// Colours of the pages' lines, in turn.
+const COLOURS: [&str; 10] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf",
+];
+
+fn xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The chart: p95 (and the mix's late p95, dashed) against the offered rate, a line per page;
+/// milliseconds on a logarithmic axis, the rate on a linear one.
+pub fn svg(report: &LadderReport) -> String {
+    let l = &report.ladder;
+    let s = &report.setup;
+    let xs: Vec<f64> = l.rungs.iter().map(|r| r.offered).collect();
+    let mut values: Vec<f64> = l
+        .rungs
+        .iter()
+        .flat_map(|r| {
+            r.pages
+                .iter()
+                .filter_map(|p| p.figures.p95_ms)
+                .chain(r.figures.p95_ms)
+                .chain(r.figures.late_p95_ms)
+        })
+        .filter(|v| *v > 0.0)
+        .collect();
+    values.sort_by(f64::total_cmp);
+    // Whole decades of milliseconds, from the one below the least value to the one above the
+    // most (at least one decade).
+    let (k_lo, k_hi) = match (values.first(), values.last()) {
+        (Some(lo), Some(hi)) => {
+            let k_lo = lo.log10().floor() as i32;
+            (k_lo, (hi.log10().ceil() as i32).max(k_lo + 1))
+        }
+        _ => (-1, 3),
+    };
+    let (lo, hi) = (10f64.powi(k_lo), 10f64.powi(k_hi));
+    let x_max = xs.iter().copied().fold(0.0, f64::max).max(1.0) * 1.05;
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let x = |v: f64| LEFT + plot_w * v / x_max;
+    let y = |v: f64| {
+        let v = v.max(lo);
+        TOP + plot_h * (1.0 - (v.log10() - lo.log10()) / (hi.log10() - lo.log10()))
+    };
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
+         viewBox=\"0 0 {WIDTH} {HEIGHT}\" font-family=\"sans-serif\" font-size=\"11\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"{LEFT}\" y=\"18\" font-size=\"13\">p95 against the offered rate \
+         (PostgreSQL {}, pool of {})</text>\n",
+        xml(&s.server_version),
+        s.pool
+    );
+    // Axes, the decades of milliseconds, and each rung's rate.
+    out.push_str(&format!(
+        "<line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{}\" stroke=\"black\"/>\n\
+         <line x1=\"{LEFT}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n",
+        TOP + plot_h,
+        TOP + plot_h,
+        LEFT + plot_w,
+        TOP + plot_h
+    ));
+    for k in k_lo..=k_hi {
+        let decade = 10f64.powi(k);
+        let shown = if k < 0 {
+            format!("{:.*}", usize::try_from(-k).unwrap_or(0), decade)
+        } else {
+            format!("{decade:.0}")
+        };
+        let yy = y(decade);
+        out.push_str(&format!(
+            "<line x1=\"{LEFT}\" y1=\"{yy:.1}\" x2=\"{:.1}\" y2=\"{yy:.1}\" stroke=\"#ddd\"/>\n\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{} ms</text>\n",
+            LEFT + plot_w,
+            LEFT - 6.0,
+            yy + 4.0,
+            shown
+        ));
+    }
+    for r in &l.rungs {
+        let xx = x(r.offered);
+        out.push_str(&format!(
+            "<text x=\"{xx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
+            TOP + plot_h + 16.0,
+            xml(&rate(r.offered))
+        ));
+    }
+    out.push_str(&format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">offered (requests a second)</text>\n",
+        LEFT + plot_w / 2.0,
+        HEIGHT - 10.0
+    ));
+    // A line per page, then the mix's p95 and late p95.
+    let mut line = |points: Vec<(f64, f64)>, colour: &str, dash: &str, name: &str, n: usize| {
+        if points.is_empty() {
+            return;
+        }
+        let path: Vec<String> = points
+            .iter()
+            .map(|(px, py)| format!("{:.1},{:.1}", x(*px), y(*py)))
+            .collect();
+        out.push_str(&format!(
+            "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\"{dash} points=\"{}\"/>\n",
+            path.join(" ")
+        ));
+        for (px, py) in &points {
+            out.push_str(&format!(
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{colour}\"/>\n",
+                x(*px),
+                y(*py)
+            ));
+        }
+        let ly = TOP + 14.0 * n as f64;
+        out.push_str(&format!(
+            "<line x1=\"{:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{colour}\" \
+             stroke-width=\"1.5\"{dash}/>\n<text x=\"{:.1}\" y=\"{:.1}\">{}</text>\n",
+            WIDTH - RIGHT + 12.0,
+            WIDTH - RIGHT + 32.0,
+            WIDTH - RIGHT + 36.0,
+            ly + 4.0,
+            xml(name)
+        ));
+    };
+    for (i, page) in s.pages.iter().enumerate() {
+        let points = l
+            .rungs
+            .iter()
+            .filter_map(|r| Some((r.offered, r.pages.get(i)?.figures.p95_ms?)))
+            .collect();
+        let name = format!("{} [{}]", page.read_path, page.scope);
+        line(points, COLOURS[i % COLOURS.len()], "", &name, i);
+    }
+    let n = s.pages.len();
+    let mix = l
+        .rungs
+        .iter()
+        .filter_map(|r| Some((r.offered, r.figures.p95_ms?)))
+        .collect();
+    line(mix, "black", "", "the mix: p95", n);
+    let late = l
+        .rungs
+        .iter()
+        .filter_map(|r| Some((r.offered, r.figures.late_p95_ms?)))
+        .collect();
+    line(
+        late,
+        "black",
+        " stroke-dasharray=\"4 3\"",
+        "the mix: late p95",
+        n + 1,
+    );
+    out.push_str("</svg>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::ladder::{Asked, Figures, PageResult};
+
+    fn figures(p95: f64) -> Figures {
+        Figures {
+            p50_ms: Some(p95 / 3.0),
+            p95_ms: Some(p95),
+            p99_ms: Some(p95 * 1.25),
+            late_p95_ms: Some(p95 / 10.0),
+        }
+    }
+
+    fn rung(members: u64, served: f64, p95: f64, budget: Option<f64>, limit: bool) -> RungResult {
+        let rate = members as f64 / 10.0;
+        let over = budget.is_some_and(|b| p95 > b);
+        RungResult {
+            asked: Asked {
+                members: Some(members),
+                rate,
+            },
+            window_s: 40.0,
+            offered: rate,
+            served,
+            offered_requests: (rate * 40.0) as u64,
+            served_requests: (served * 40.0) as u64,
+            errors: 0,
+            figures: figures(p95),
+            budget_ms: budget,
+            limit,
+            over_budget: over,
+            steady: true,
+            shows: [
+                (served < 0.95 * rate, Shoulder::Unserved),
+                (over, Shoulder::OverBudget),
+            ]
+            .into_iter()
+            .filter_map(|(shows, s)| shows.then_some(s))
+            .collect(),
+            first_error: None,
+            partial: None,
+            pages: [0.75, 0.25]
+                .iter()
+                .map(|share| PageResult {
+                    offered: rate * share,
+                    served: served * share,
+                    offered_requests: (rate * share * 40.0) as u64,
+                    served_requests: (served * share * 40.0) as u64,
+                    errors: 0,
+                    figures: figures(p95 * (1.0 + share)),
+                })
+                .collect(),
+        }
+    }
+
+    fn report() -> LadderReport {
+        LadderReport {
+            setup: Setup {
+                server_version: "15.18".into(),
+                pool: 3,
+                arrivals: "fixed",
+                interval_s: Some(10.0),
+                warmup_s: 10.0,
+                rung_s: 30.0,
+                min_requests: 400,
+                pages: vec![
+                    PageName {
+                        read_path: "thread-page-first".into(),
+                        scope: "member".into(),
+                        share: 0.75,
+                    },
+                    PageName {
+                        read_path: "forum-page-first".into(),
+                        scope: "member".into(),
+                        share: 0.25,
+                    },
+                ],
+            },
+            ladder: crate::verdict::ladder::ladder(vec![
+                rung(50, 5.0, 3.0, Some(80.0), false),
+                rung(2500, 250.0, 33.5, Some(100.0), false),
+                rung(5000, 400.0, 1570.0, Some(4000.0), true),
+            ]),
+        }
+    }
+
+    #[test]
+    fn the_table_has_the_seeds_columns_the_breakdown_and_the_shoulder() {
+        let text = text(&report(), Style::PLAIN);
+        insta::assert_snapshot!(text);
+        assert!(text.contains("Active members"), "{text}");
+        assert!(
+            text.contains("shoulder: 5,000 members (500/s offered): served below offered"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn markdown_has_both_tables_in_the_seeds_columns() {
+        let md = markdown(&report());
+        insta::assert_snapshot!(md);
+        assert!(md.contains(
+            "| Active members | Offered | Served | Errors | Budget | p50 | p95 | p99 | Late p95 | |"
+        ));
+        assert!(md.contains("| Page | Share | 50 | 2,500 | 5,000 |"), "{md}");
+    }
+
+    #[test]
+    fn json_carries_every_figure_per_rung_and_per_page() {
+        let v: serde_json::Value = serde_json::from_str(&json(&report())).unwrap();
+        insta::assert_json_snapshot!(v);
+        assert_eq!(v["shoulder"], 2);
+        assert_eq!(v["failed"], false, "the rung over budget is a limit");
+        for key in [
+            "offered",
+            "served",
+            "errors",
+            "p50_ms",
+            "p95_ms",
+            "p99_ms",
+            "late_p95_ms",
+        ] {
+            assert!(v["rungs"][0][key].is_number(), "{key}");
+            assert!(v["rungs"][0]["pages"][1][key].is_number(), "{key}");
+        }
+    }
+
+    #[test]
+    fn the_chart_draws_a_line_per_page_and_the_mixs_p95_and_late_p95() {
+        let svg = svg(&report());
+        insta::assert_snapshot!(svg);
+        assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+        assert_eq!(
+            svg.matches("<polyline").count(),
+            4,
+            "two pages, p95, late p95"
+        );
+        assert!(svg.contains(">thread-page-first [member]</text>"));
+        assert!(svg.contains(">1000 ms</text>") && svg.contains(">10000 ms</text>"));
+        assert!(svg.trim_end().ends_with("</svg>"));
+    }
 }
