@@ -368,7 +368,7 @@ pub struct LadderArgs {
     /// Output format
     #[arg(help_heading = "Output", long, value_enum, default_value = "table")]
     pub format: LadderFormat,
-    /// Also write the report in FORMAT to FILE (repeatable): json=ladder.json
+    /// Also write the report in FORMAT to FILE (repeatable): json=ladder.json, svg=ladder.svg
     #[arg(help_heading = "Output", long = "report", value_name = "FORMAT=FILE", value_parser = parse_ladder_report)]
     pub report: Vec<(LadderFormat, PathBuf)>,
     /// No progress on stderr

@@ -98,6 +98,22 @@ fn verdict(r: &RungResult) -> String {
     v
 }
 
+/// A rung's cells after its name: Offered, Served, Errors, Budget, p50, p95, p99, Late p95,
+/// and what its budget is.
+fn cells(r: &RungResult) -> [String; 9] {
+    [
+        rate(r.offered),
+        rate(r.served),
+        group(r.errors),
+        budget(r.budget_ms),
+        ms(r.figures.p50_ms),
+        ms(r.figures.p95_ms),
+        ms(r.figures.p99_ms),
+        ms(r.figures.late_p95_ms),
+        verdict(r),
+    ]
+}
+
 fn table(style: Style) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
@@ -126,17 +142,7 @@ pub fn text(report: &LadderReport, style: Style) -> String {
         if members {
             row.push(r.asked.members.map(group).unwrap_or_default());
         }
-        row.extend([
-            rate(r.offered),
-            rate(r.served),
-            group(r.errors),
-            budget(r.budget_ms),
-            ms(r.figures.p50_ms),
-            ms(r.figures.p95_ms),
-            ms(r.figures.p99_ms),
-            ms(r.figures.late_p95_ms),
-            verdict(r),
-        ]);
+        row.extend(cells(r));
         t.add_row(row);
     }
     for (i, c) in t.column_iter_mut().enumerate() {
@@ -276,18 +282,8 @@ pub fn markdown(report: &LadderReport) -> String {
                 r.asked.members.map(group).unwrap_or_default()
             ));
         }
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            rate(r.offered),
-            rate(r.served),
-            group(r.errors),
-            budget(r.budget_ms),
-            ms(r.figures.p50_ms),
-            ms(r.figures.p95_ms),
-            ms(r.figures.p99_ms),
-            ms(r.figures.late_p95_ms),
-            cell(&verdict(r)),
-        ));
+        let row: Vec<String> = cells(r).iter().map(|c| cell(c)).collect();
+        out.push_str(&format!("| {} |\n", row.join(" | ")));
     }
     out.push_str("\n| Page | Share |");
     for r in &l.rungs {
@@ -346,109 +342,121 @@ fn xml(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The chart: p95 (and the mix's late p95, dashed) against the offered rate, a line per page;
-/// milliseconds on a logarithmic axis, the rate on a linear one.
-pub fn svg(report: &LadderReport) -> String {
-    let l = &report.ladder;
-    let s = &report.setup;
-    let xs: Vec<f64> = l.rungs.iter().map(|r| r.offered).collect();
-    let mut values: Vec<f64> = l
-        .rungs
-        .iter()
-        .flat_map(|r| {
-            r.pages
-                .iter()
-                .filter_map(|p| p.figures.p95_ms)
-                .chain(r.figures.p95_ms)
-                .chain(r.figures.late_p95_ms)
-        })
-        .filter(|v| *v > 0.0)
-        .collect();
-    values.sort_by(f64::total_cmp);
-    // Whole decades of milliseconds, from the one below the least value to the one above the
-    // most (at least one decade).
-    let (k_lo, k_hi) = match (values.first(), values.last()) {
-        (Some(lo), Some(hi)) => {
-            let k_lo = lo.log10().floor() as i32;
-            (k_lo, (hi.log10().ceil() as i32).max(k_lo + 1))
-        }
-        _ => (-1, 3),
-    };
-    let (lo, hi) = (10f64.powi(k_lo), 10f64.powi(k_hi));
-    let x_max = xs.iter().copied().fold(0.0, f64::max).max(1.0) * 1.05;
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
-    let x = |v: f64| LEFT + plot_w * v / x_max;
-    let y = |v: f64| {
-        let v = v.max(lo);
-        TOP + plot_h * (1.0 - (v.log10() - lo.log10()) / (hi.log10() - lo.log10()))
-    };
-    let mut out = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
-         viewBox=\"0 0 {WIDTH} {HEIGHT}\" font-family=\"sans-serif\" font-size=\"11\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"{LEFT}\" y=\"18\" font-size=\"13\">p95 against the offered rate \
-         (PostgreSQL {}, pool of {})</text>\n",
-        xml(&s.server_version),
-        s.pool
-    );
-    // Axes, the decades of milliseconds, and each rung's rate.
-    out.push_str(&format!(
-        "<line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{}\" stroke=\"black\"/>\n\
-         <line x1=\"{LEFT}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n",
-        TOP + plot_h,
-        TOP + plot_h,
-        LEFT + plot_w,
-        TOP + plot_h
-    ));
-    for k in k_lo..=k_hi {
-        let decade = 10f64.powi(k);
-        let shown = if k < 0 {
-            format!("{:.*}", usize::try_from(-k).unwrap_or(0), decade)
-        } else {
-            format!("{decade:.0}")
+/// The chart's scales: the offered rate on a linear axis, milliseconds on a logarithmic one
+/// over whole decades.
+struct Chart {
+    x_max: f64,
+    k_lo: i32,
+    k_hi: i32,
+}
+
+impl Chart {
+    fn of(l: &Ladder) -> Chart {
+        let mut values: Vec<f64> = l
+            .rungs
+            .iter()
+            .flat_map(|r| {
+                r.pages
+                    .iter()
+                    .filter_map(|p| p.figures.p95_ms)
+                    .chain(r.figures.p95_ms)
+                    .chain(r.figures.late_p95_ms)
+            })
+            .filter(|v| *v > 0.0)
+            .collect();
+        values.sort_by(f64::total_cmp);
+        // From the decade below the least value to the one above the most (at least one).
+        let (k_lo, k_hi) = match (values.first(), values.last()) {
+            (Some(lo), Some(hi)) => {
+                let k_lo = lo.log10().floor() as i32;
+                (k_lo, (hi.log10().ceil() as i32).max(k_lo + 1))
+            }
+            _ => (-1, 3),
         };
-        let yy = y(decade);
-        out.push_str(&format!(
-            "<line x1=\"{LEFT}\" y1=\"{yy:.1}\" x2=\"{:.1}\" y2=\"{yy:.1}\" stroke=\"#ddd\"/>\n\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{} ms</text>\n",
-            LEFT + plot_w,
-            LEFT - 6.0,
-            yy + 4.0,
-            shown
-        ));
+        let x_max = l
+            .rungs
+            .iter()
+            .map(|r| r.offered)
+            .fold(0.0, f64::max)
+            .max(1.0)
+            * 1.05;
+        Chart { x_max, k_lo, k_hi }
     }
-    for r in &l.rungs {
-        let xx = x(r.offered);
-        out.push_str(&format!(
-            "<text x=\"{xx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
-            TOP + plot_h + 16.0,
-            xml(&rate(r.offered))
-        ));
+
+    fn x(&self, v: f64) -> f64 {
+        LEFT + (WIDTH - LEFT - RIGHT) * v / self.x_max
     }
-    out.push_str(&format!(
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">offered (requests a second)</text>\n",
-        LEFT + plot_w / 2.0,
-        HEIGHT - 10.0
-    ));
-    // A line per page, then the mix's p95 and late p95.
-    let mut line = |points: Vec<(f64, f64)>, colour: &str, dash: &str, name: &str, n: usize| {
+
+    fn y(&self, v: f64) -> f64 {
+        let (lo, hi) = (f64::from(self.k_lo), f64::from(self.k_hi));
+        let v = v.max(10f64.powi(self.k_lo)).log10();
+        TOP + (HEIGHT - TOP - BOTTOM) * (1.0 - (v - lo) / (hi - lo))
+    }
+
+    /// The axes, a grid line at each decade, and each rung's rate under the x axis.
+    fn axes(&self, l: &Ladder) -> String {
+        let (right, bottom) = (WIDTH - RIGHT, HEIGHT - BOTTOM);
+        let mut out = format!(
+            "<line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{bottom}\" stroke=\"black\"/>\n\
+             <line x1=\"{LEFT}\" y1=\"{bottom}\" x2=\"{right}\" y2=\"{bottom}\" stroke=\"black\"/>\n"
+        );
+        for k in self.k_lo..=self.k_hi {
+            let decade = 10f64.powi(k);
+            let shown = if k < 0 {
+                format!("{:.*}", usize::try_from(-k).unwrap_or(0), decade)
+            } else {
+                format!("{decade:.0}")
+            };
+            let yy = self.y(decade);
+            out.push_str(&format!(
+                "<line x1=\"{LEFT}\" y1=\"{yy:.1}\" x2=\"{right:.1}\" y2=\"{yy:.1}\" stroke=\"#ddd\"/>\n\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{shown} ms</text>\n",
+                LEFT - 6.0,
+                yy + 4.0,
+            ));
+        }
+        for r in &l.rungs {
+            out.push_str(&format!(
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
+                self.x(r.offered),
+                bottom + 16.0,
+                xml(&rate(r.offered))
+            ));
+        }
+        out.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">offered (requests a second)</text>\n",
+            (LEFT + right) / 2.0,
+            HEIGHT - 10.0
+        ));
+        out
+    }
+
+    /// One line through `points` (rate, milliseconds) with its dots, and its entry in the
+    /// legend, the `n`th.
+    fn series(
+        &self,
+        points: &[(f64, f64)],
+        colour: &str,
+        dash: &str,
+        name: &str,
+        n: usize,
+    ) -> String {
         if points.is_empty() {
-            return;
+            return String::new();
         }
         let path: Vec<String> = points
             .iter()
-            .map(|(px, py)| format!("{:.1},{:.1}", x(*px), y(*py)))
+            .map(|(px, py)| format!("{:.1},{:.1}", self.x(*px), self.y(*py)))
             .collect();
-        out.push_str(&format!(
+        let mut out = format!(
             "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\"{dash} points=\"{}\"/>\n",
             path.join(" ")
-        ));
-        for (px, py) in &points {
+        );
+        for (px, py) in points {
             out.push_str(&format!(
                 "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{colour}\"/>\n",
-                x(*px),
-                y(*py)
+                self.x(*px),
+                self.y(*py)
             ));
         }
         let ly = TOP + 14.0 * n as f64;
@@ -461,35 +469,49 @@ pub fn svg(report: &LadderReport) -> String {
             ly + 4.0,
             xml(name)
         ));
-    };
+        out
+    }
+}
+
+/// The chart: p95 (and the mix's late p95, dashed) against the offered rate, a line per page;
+/// milliseconds on a logarithmic axis, the rate on a linear one.
+pub fn svg(report: &LadderReport) -> String {
+    let l = &report.ladder;
+    let s = &report.setup;
+    let chart = Chart::of(l);
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
+         viewBox=\"0 0 {WIDTH} {HEIGHT}\" font-family=\"sans-serif\" font-size=\"11\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"{LEFT}\" y=\"18\" font-size=\"13\">p95 against the offered rate \
+         (PostgreSQL {}, pool of {})</text>\n",
+        xml(&s.server_version),
+        s.pool
+    );
+    out.push_str(&chart.axes(l));
     for (i, page) in s.pages.iter().enumerate() {
-        let points = l
+        let points: Vec<(f64, f64)> = l
             .rungs
             .iter()
             .filter_map(|r| Some((r.offered, r.pages.get(i)?.figures.p95_ms?)))
             .collect();
         let name = format!("{} [{}]", page.read_path, page.scope);
-        line(points, COLOURS[i % COLOURS.len()], "", &name, i);
+        out.push_str(&chart.series(&points, COLOURS[i % COLOURS.len()], "", &name, i));
     }
     let n = s.pages.len();
-    let mix = l
+    let mix: Vec<(f64, f64)> = l
         .rungs
         .iter()
         .filter_map(|r| Some((r.offered, r.figures.p95_ms?)))
         .collect();
-    line(mix, "black", "", "the mix: p95", n);
-    let late = l
+    out.push_str(&chart.series(&mix, "black", "", "the mix: p95", n));
+    let late: Vec<(f64, f64)> = l
         .rungs
         .iter()
         .filter_map(|r| Some((r.offered, r.figures.late_p95_ms?)))
         .collect();
-    line(
-        late,
-        "black",
-        " stroke-dasharray=\"4 3\"",
-        "the mix: late p95",
-        n + 1,
-    );
+    let dashed = " stroke-dasharray=\"4 3\"";
+    out.push_str(&chart.series(&late, "black", dashed, "the mix: late p95", n + 1));
     out.push_str("</svg>\n");
     out
 }
