@@ -257,7 +257,15 @@ fn a_rung_over_the_projects_budget_fails_and_a_limit_rung_is_only_recorded() {
 #[test]
 fn ctrl_c_ends_the_rung_and_reports_what_was_measured_as_partial() {
     let db = fresh_board("ladder_stop");
-    let dir = one_read_path(SLOW, &expectation(None));
+    // 200 ms requests, and one of 60 s in the mix: a stop cancels it rather than waiting.
+    const MINUTE: &str = "SELECT p.id FROM posts p\n\
+        WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
+          AND (SELECT count(*) FROM pg_sleep(60)) = 1\n\
+        ORDER BY p.created_at, p.id LIMIT 1";
+    let dir = read_paths(&[
+        ("slow", SLOW, &expectation(Some(0.9))),
+        ("stuck", MINUTE, &expectation(Some(0.1))),
+    ]);
     let child = plancheck_process(&[
         "ladder",
         "--database-url",
@@ -293,6 +301,10 @@ fn ctrl_c_ends_the_rung_and_reports_what_was_measured_as_partial() {
     assert_eq!(rungs.len(), 1, "the next rung must not start\n{report:#}");
     assert_eq!(rungs[0]["partial"], "stopped");
     assert!(f(&rungs[0], "served_requests") >= 4.0, "{report:#}");
+    assert_eq!(
+        rungs[0]["errors"], 0,
+        "a cancelled request is not a failed one\n{report:#}"
+    );
     wait_for_sessions_to_end(&db, Duration::from_secs(15));
 }
 

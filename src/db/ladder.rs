@@ -219,6 +219,8 @@ struct Shared {
     warmup: Duration,
     /// Raised when the window ends, to wake the workers waiting for an arrival's time.
     ended: tokio::sync::watch::Receiver<bool>,
+    /// A stop cancelled the running requests: what they end with is not the server's answer.
+    cancelled: std::sync::atomic::AtomicBool,
 }
 
 struct Tally {
@@ -249,6 +251,7 @@ pub async fn run(
     let (ending, ended) = tokio::sync::watch::channel(false);
     let shared = Arc::new(Shared {
         ended,
+        cancelled: std::sync::atomic::AtomicBool::new(false),
         arrivals: schedule(rung.rate, arrivals, shares, span),
         next: AtomicUsize::new(0),
         stop_at: AtomicU64::new(u64::try_from(span.as_nanos()).unwrap_or(u64::MAX)),
@@ -274,6 +277,8 @@ pub async fn run(
         warmup: rung.warmup,
     });
     let start = Instant::now();
+    let cancels: Vec<tokio_postgres::CancelToken> =
+        sessions.iter().map(|s| s.client.cancel_token()).collect();
     let mut workers = Vec::with_capacity(sessions.len());
     for session in sessions {
         let shared = shared.clone();
@@ -295,6 +300,12 @@ pub async fn run(
             _ = stop.wait() => {
                 cut = Some(Cut::Stopped);
                 end = start.elapsed();
+                // Stop the running statements now rather than when they end; each is rolled
+                // back, and is not counted.
+                shared.cancelled.store(true, Ordering::SeqCst);
+                for c in &cancels {
+                    let _ = c.cancel_query(tokio_postgres::NoTls).await;
+                }
                 break;
             }
         }
@@ -429,7 +440,8 @@ async fn work(
             )
             .await
             .is_err();
-        if at >= shared.warmup {
+        let cancelled = failed.is_some() && shared.cancelled.load(Ordering::SeqCst);
+        if at >= shared.warmup && !cancelled {
             let mut t = shared.tally.lock().expect("tally");
             let second = (at - shared.warmup).as_secs() as usize;
             while t.late_by_second.len() <= second {
