@@ -8,7 +8,6 @@ use super::{target, write_stdout};
 use crate::cli::{ArrivalsArg, LadderArgs, LadderFormat};
 use crate::db::ladder::{self as load, Arrivals, Page, Rung};
 use crate::error::{BadInput, OutputFailure};
-use crate::project::Filter;
 use crate::report::ladder::{LadderReport, Setup};
 use crate::report::{Style, stderr};
 use crate::term::say;
@@ -18,10 +17,7 @@ use crate::{db, exit_codes, stop};
 // Long because it is the command in order: the mix, the rungs, the pool, each rung measured and
 // judged with its progress line, then the report and its files.
 pub(super) async fn ladder(args: LadderArgs, mut stop: stop::Stop) -> crate::error::Result<i32> {
-    let filter = Filter {
-        only: args.select.only.clone(),
-        scopes: args.select.scope.clone(),
-    };
+    let filter = crate::cli::settings::select(&args.select);
     let project = super::load_project(&args.project.dir, &filter)?;
     let (pages, note) = mix(&project)?;
     if let Some(note) = note

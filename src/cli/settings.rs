@@ -46,9 +46,14 @@ pub fn check_settings(run: &RunArgs) -> Settings {
 
 /// Which read paths and scopes run: `--only`, `--scope`.
 pub fn filter(run: &RunArgs) -> Filter {
+    select(&run.select)
+}
+
+/// The read paths and scopes `--only` and `--scope` name.
+pub fn select(select: &crate::cli::SelectOpts) -> Filter {
     Filter {
-        only: run.select.only.clone(),
-        scopes: run.select.scope.clone(),
+        only: select.only.clone(),
+        scopes: select.scope.clone(),
     }
 }
 

@@ -159,6 +159,28 @@ mod tests {
     }
 
     #[test]
+    fn a_warm_budget_is_judged_on_the_slow_runs_not_the_median() {
+        // Four runs of 1 ms and one of 10: the median is under a 5 ms budget, the p95 over it.
+        let mut c = measured("spiky", Verdict::Pass, 1.0, 10.0);
+        c.warm_ms = crate::verdict::Spread::of(&[1.0, 1.0, 10.0, 1.0, 1.0]);
+        c.budget.warm_ms = Some(5.0);
+        let mut checks = vec![c];
+        judge_budgets(&mut checks);
+        assert_eq!(
+            checks[0].verdict,
+            Verdict::OverBudget,
+            "{}",
+            checks[0].message
+        );
+        assert!(
+            checks[0].message.contains("warm p95 10.00 ms"),
+            "{}",
+            checks[0].message
+        );
+        assert_eq!(checks[0].budget_used.as_ref().unwrap().warm_ms, Some(2.0));
+    }
+
+    #[test]
     fn a_budget_that_cannot_be_measured_is_an_error_not_a_pass() {
         let mut deep = measured("deep", Verdict::Pass, 3.0, 250.0);
         deep.budget.relative = Some(Relative {
