@@ -27,6 +27,7 @@ pub mod error;
 pub mod exit_codes;
 pub mod files;
 pub mod lint;
+pub mod machine;
 pub mod measure;
 pub mod model;
 pub mod plan;

@@ -140,6 +140,11 @@ pub struct Measured {
     /// measurement saved before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<u32>,
+    /// The plain statement's (not EXPLAIN's) round trip as the client saw it, each measured run
+    /// in milliseconds, as many as the EXPLAIN runs; empty in a measurement saved before it was
+    /// kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_ms: Vec<f64>,
 }
 
 /// The required index as the catalog resolved it.

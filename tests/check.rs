@@ -427,10 +427,49 @@ fn json_report_shape_is_stable() {
         ".checks[].p50_ms" => "[ms]",
         ".checks[].p95_ms" => "[ms]",
         ".checks[].p99_ms" => "[ms]",
+        ".checks[].client_p50_ms" => "[ms]",
+        ".checks[].client_p95_ms" => "[ms]",
+        ".checks[].client_p99_ms" => "[ms]",
         ".checks[].planning_ms" => "[ms]",
         ".checks[].shared_buffers" => "[buffers]",
         ".checks[].budget_used" => "[used]",
     });
+}
+
+/// Besides the server's execution time of the EXPLAIN runs, a check times the plain statement
+/// as the client sees it: as many runs, each at least what the read path makes the server wait,
+/// with or without parameters.
+#[test]
+fn the_plain_statements_round_trip_is_timed_as_many_times() {
+    let db = fresh_board("round_trip");
+    let sleepy = |param: &str| {
+        format!(
+            "SELECT p.id FROM posts p\n\
+             WHERE p.thread_id = {param} AND p.visibility = 'visible'\n\
+               AND (SELECT count(*) FROM pg_sleep(0.02)) = 1\n\
+             ORDER BY p.created_at, p.id LIMIT 20"
+        )
+    };
+    let with_param = format!("params = [1]\n{}", member("posts_thread_visible_idx"));
+    let dir = read_paths(&[
+        ("plain", &sleepy("1"), &member("posts_thread_visible_idx")),
+        ("bound", &sleepy("$1"), &with_param),
+    ]);
+    let out = check(&db, dir.path(), &["--iterations", "3", "--warmup", "1"]);
+    let (status, report) = (out.code(), out.report());
+    assert_eq!(status, 0, "{report:#}");
+    for name in ["plain", "bound"] {
+        let c = check_of(&report, name, "member");
+        assert_eq!(c["runs"], 3, "{c:#}");
+        for key in ["client_p50_ms", "client_p95_ms", "client_p99_ms"] {
+            let ms = c[key].as_f64().unwrap_or_else(|| panic!("no {key}: {c:#}"));
+            assert!(
+                ms >= 20.0,
+                "{key} {ms} is under the 20 ms the server sleeps: {c:#}"
+            );
+        }
+        assert!(c["p50_ms"].as_f64().unwrap() >= 20.0, "{c:#}");
+    }
 }
 
 /// A migration run saves the checks before it under before/ as they finish, and `judge` reads

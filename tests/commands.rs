@@ -235,7 +235,7 @@ fn list_names_every_check_a_run_would_make_with_no_database() {
     assert!(
         stdout
             .trim_end()
-            .ends_with(&format!("{expected} checks (8 read paths × their scopes)")),
+            .ends_with(&format!("{expected} checks (9 read paths × their scopes)")),
         "{stdout}"
     );
     // A misspelt scope is refused as check refuses it.

@@ -387,3 +387,126 @@ fn rungs_given_as_members_are_their_rate_and_are_named_by_members() {
     assert_eq!(r["rate"], 20.0, "{r:#}");
     assert_eq!(report["interval_s"], 5.0);
 }
+
+#[test]
+fn the_page_puts_the_checks_one_read_at_a_time_beside_the_ladder() {
+    let db = fresh_board("ladder_page");
+    let budget = |ms: &str| format!("budget = {{ warm_ms = {ms} }}\n{}", expectation(Some(0.5)));
+    let dir = read_paths(&[
+        ("fast", FAST, &budget("50")),
+        ("over", FAST, &budget("0.000001")),
+    ]);
+    let p = dir.path().to_str().unwrap();
+    let saved = tempfile::tempdir().unwrap();
+    let run_dir = saved.path().join("run");
+    let checked = run(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        p,
+        "--iterations",
+        "3",
+        "--warmup",
+        "1",
+        "--save-plans",
+        run_dir.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(
+        checked.code(),
+        1,
+        "the tiny budget is over: {}",
+        checked.shown()
+    );
+    let chart = saved.path().join("chart.svg");
+    let page = saved.path().join("page.md");
+    let args = |format: &'static str| {
+        [
+            "ladder",
+            "--database-url",
+            &db,
+            "--project",
+            p,
+            "-q",
+            "--rates",
+            "20",
+            "--warmup-seconds",
+            "1",
+            "--rung-seconds",
+            "2",
+            "--min-requests",
+            "20",
+            "--checks",
+            run_dir.to_str().unwrap(),
+            "--format",
+            format,
+        ]
+    };
+    let mut md_args = args("markdown").to_vec();
+    let (svg_arg, page_arg) = (
+        format!("svg={}", chart.display()),
+        format!("markdown={}", page.display()),
+    );
+    md_args.extend(["--report", &svg_arg, "--report", &page_arg]);
+    let out = run(&md_args);
+    // A check over its budget fails the page as it fails the check.
+    assert_eq!(out.code(), 1, "{}", out.shown());
+    let md = &out.stdout;
+    for part in [
+        "# Performance",
+        "| Posts | ",
+        "| Iterations | 3 measured per check, after 1 discarded |",
+        "| PostgreSQL | ",
+        "| Page | Budget | Measured p95 | p50 | p99 | Used | |",
+        "| Offered | Served | Errors | Budget | p50 | p95 | p99 | Late p95 | |",
+        "| Page | Share | 20/s |",
+        "## EXPLAIN evidence",
+        "| fast [member] | `posts_thread_visible_idx` | yes |",
+        "| over [member] | `posts_thread_visible_idx` | **over-budget** |",
+    ] {
+        assert!(md.contains(part), "no `{part}` in:\n{md}");
+    }
+    let row = |name: &str| {
+        md.lines()
+            .find(|l| l.starts_with(&format!("| {name} [member] | ")) && l.contains(" ms | "))
+            .unwrap_or_else(|| panic!("no budget row of {name}:\n{md}"))
+            .to_string()
+    };
+    assert!(
+        row("fast").starts_with("| fast [member] | 50 ms | ")
+            && row("fast").ends_with("| target |")
+    );
+    assert!(row("over").ends_with("| **OVER** |"), "{}", row("over"));
+    let written = std::fs::read_to_string(&page).unwrap();
+    assert!(written.contains("](chart.svg)"), "{written}");
+    assert!(
+        md.contains(&format!("]({})", chart.display())),
+        "stdout gives the path as given"
+    );
+    assert!(std::fs::read_to_string(&chart).unwrap().starts_with("<svg"));
+
+    let out = run(&args("json"));
+    assert_eq!(out.code(), 1, "{}", out.shown());
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(v["setup"]["board"]["posts"].as_i64().unwrap() > 0, "{v:#}");
+    assert_eq!(v["setup"]["runs"], 3);
+    assert_eq!(v["setup"]["discarded"], 1);
+    let checks = v["checks"]["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 2);
+    for c in checks {
+        for key in ["p50_ms", "p95_ms", "p99_ms"] {
+            assert!(c[key].is_number(), "{key} of {c:#}");
+        }
+    }
+    assert!(v["ladder"]["rungs"][0]["p95_ms"].is_number(), "{v:#}");
+
+    // A folder that holds no saved run is refused before any load is put on the server.
+    let started = Instant::now();
+    let mut missing = args("markdown").to_vec();
+    missing[15] = "/nonexistent/run";
+    let out = run(&missing);
+    assert_eq!(out.code(), 2, "{}", out.shown());
+    assert!(out.stderr.contains("/nonexistent/run"), "{}", out.shown());
+    assert!(started.elapsed() < Duration::from_secs(3), "no rung ran");
+}

@@ -35,6 +35,7 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
             runs: 5,
         }),
         discarded: Some(2),
+        client_ms: None,
         planning_ms: Some(Spread {
             p50: 0.11,
             p95: 0.12,
@@ -1399,8 +1400,16 @@ fn markdown_is_the_evidence_table_and_the_budgets_table() {
     );
     assert!(
         text.contains(
-            "\n| Page | Budget | p50 | Used |\n|---|---|---|---|\n| discovery-latest [member] | \
-             150 ms | 0.02 ms | 0% |\n| discovery-latest [member] | 400 buf | 7 buf | 2% |\n"
+            "\n| Page | Budget | Measured p95 | p50 | p99 | Used | | Round trip p95 |\n\
+             |---|---|---|---|---|---|---|---|\n| discovery-latest [member] | 150 ms | 0.02 ms | \
+             0.02 ms | 0.02 ms | 0% | target | - |\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\n| Page | Budget | Measured | Used |\n|---|---|---|---|\n| discovery-latest [member] \
+             | 400 buf | 7 buf | 2% |\n"
         ),
         "{text}"
     );
@@ -1414,9 +1423,11 @@ fn markdown_is_the_evidence_table_and_the_budgets_table() {
     let text = render(&everything(), Format::Markdown, Style::PLAIN);
     assert!(
         text.contains(
-            "\n| Page | Budget | p50 | Used |\n|---|---|---|---|\n| forum-page-deep [member] | \
-             50 ms | 0.42 ms | 4% |\n| forum-page-deep [member] | 2× forum-page-first | 3.4× | \
-             170% |\n\n"
+            "\n| Page | Budget | Measured p95 | p50 | p99 | Used | | Round trip p95 |\n\
+             |---|---|---|---|---|---|---|---|\n| forum-page-deep [member] | 50 ms | 0.50 ms | \
+             0.42 ms | 0.50 ms | 4% | target | - |\n\n\
+             | Page | Budget | Measured | Used |\n|---|---|---|---|\n| forum-page-deep [member] | \
+             2× forum-page-first | 3.4× | 170% |\n\n"
         ),
         "{text}"
     );

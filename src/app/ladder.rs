@@ -2,54 +2,172 @@
 //! pool of sessions, each rung measured (`db::ladder`) and judged (`verdict::ladder`), the
 //! report written (`report::ladder`).
 
+use std::path::Path;
 use std::time::Duration;
 
 use super::{target, write_stdout};
 use crate::cli::{ArrivalsArg, LadderArgs, LadderFormat};
+use crate::db::Target;
+use crate::db::fixtures::BoardFacts;
 use crate::db::ladder::{self as load, Arrivals, Page, Rung};
 use crate::error::{BadInput, OutputFailure};
 use crate::report::ladder::{LadderReport, Setup};
-use crate::report::{Style, stderr};
+use crate::report::page::PageSetup;
+use crate::report::{self, Style, stderr};
 use crate::term::say;
 use crate::verdict::ladder::{self as judged, Asked, PageName};
 use crate::{db, exit_codes, stop};
 
-// Long because it is the command in order: the mix, the rungs, the pool, each rung measured and
-// judged with its progress line, then the report and its files.
-pub(super) async fn ladder(args: LadderArgs, mut stop: stop::Stop) -> crate::error::Result<i32> {
+/// How a ladder runs, from `plancheck ladder`'s flags or the demo's.
+pub(super) struct Plan {
+    pub rungs: Vec<(Asked, Rung)>,
+    pub pool: usize,
+    pub arrivals: ArrivalsArg,
+    pub seed: u64,
+    /// Each member's interval, when the rungs are members.
+    pub interval: Option<Duration>,
+    pub warmup_seconds: u64,
+    pub rung_seconds: u64,
+    pub min_requests: u64,
+    pub max_seconds: u64,
+    pub statement_timeout: Duration,
+    pub quiet: bool,
+}
+
+pub(super) async fn ladder(args: LadderArgs, stop: stop::Stop) -> crate::error::Result<i32> {
     let filter = crate::cli::settings::select(&args.select);
     let project = super::load_project(&args.project.dir, &filter)?;
-    let (pages, note) = mix(&project)?;
+    // The checks of the page, read before any load is put on the server: a bad folder is found
+    // first.
+    let checks = match &args.checks {
+        Some(dir) => Some(super::run::judge_run(
+            crate::saved::read(dir)?,
+            &crate::cli::VerdictArgs::default(),
+        )),
+        None => None,
+    };
+    let plan = Plan {
+        rungs: rungs(&args)?,
+        pool: usize::from(args.pool),
+        arrivals: args.arrivals,
+        seed: args.seed,
+        interval: (!args.members.is_empty()).then_some(args.interval),
+        warmup_seconds: args.warmup_seconds,
+        rung_seconds: args.rung_seconds,
+        min_requests: args.min_requests,
+        max_seconds: args.max_seconds,
+        statement_timeout: args.statement_timeout,
+        quiet: args.quiet,
+    };
+    let target = target(&args.connect)?;
+    let (report, board, stop) = run(&target, &project, &plan, stop).await?;
+    let svg = args
+        .report
+        .iter()
+        .find(|(f, _)| *f == LadderFormat::Svg)
+        .map(|(_, p)| p.clone());
+    let page = |markdown_at: Option<&Path>| PageSetup {
+        board: board.clone(),
+        machine: crate::machine::describe(),
+        measured: today(),
+        chart: svg.as_deref().map(|svg| link(svg, markdown_at)),
+    };
+    let render = |format: LadderFormat, style: Style, at: Option<&Path>| match (format, &checks) {
+        (LadderFormat::Markdown, Some(checks)) => {
+            report::page::markdown(&page(at), checks, &report)
+        }
+        (LadderFormat::Json, Some(checks)) => report::page::json(&page(at), checks, &report),
+        (LadderFormat::Table, _) => report::ladder::text(&report, style),
+        (LadderFormat::Json, None) => report::ladder::json(&report),
+        (LadderFormat::Markdown, None) => report::ladder::markdown(&report),
+        (LadderFormat::Svg, _) => report::ladder::svg(&report),
+    };
+    write_stdout(&render(
+        args.format,
+        crate::cli::settings::plain_style_of_process(),
+        None,
+    ))?;
+    for (format, path) in &args.report {
+        crate::files::replace_given(path, render(*format, Style::PLAIN, Some(path)).as_bytes())
+            .map_err(|e| {
+                OutputFailure(stderr::report_file_unwritten(
+                    &format!("{format:?}").to_lowercase(),
+                    path,
+                    &e.why,
+                ))
+            })?;
+    }
+    if let Some(code) = stop.requested() {
+        return Ok(code);
+    }
+    let checks_failed = checks
+        .as_ref()
+        .is_some_and(|c| super::status(c) != exit_codes::PASS);
+    Ok(if report.ladder.failed || checks_failed {
+        exit_codes::CHECK_FAILED
+    } else {
+        exit_codes::PASS
+    })
+}
+
+/// The day, UTC, as a page's setup states it: `2026-12-02`.
+pub(super) fn today() -> String {
+    chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now())
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
+/// The chart as a page written to `markdown_at` links it: by its name when both are in one
+/// folder, else as given.
+pub(super) fn link(svg: &Path, markdown_at: Option<&Path>) -> String {
+    let folder = |p: &Path| p.parent().map(Path::to_path_buf).unwrap_or_default();
+    match (markdown_at, svg.file_name()) {
+        (Some(md), Some(name)) if folder(md) == folder(svg) => name.to_string_lossy().into_owned(),
+        _ => svg.to_string_lossy().into_owned(),
+    }
+}
+
+/// The ladder on `target`: the mix, the pool, each rung measured and judged with its progress
+/// line; the report, the reference board's counts when the database holds one (for a page's
+/// setup), and the stop handle (which says whether it was stopped).
+// Long because it is the ladder in order: the mix, the server's facts, the pool, then each rung
+// measured and judged with its progress lines, then the report.
+pub(super) async fn run(
+    target: &Target,
+    project: &crate::project::Project,
+    plan: &Plan,
+    mut stop: stop::Stop,
+) -> crate::error::Result<(LadderReport, Option<BoardFacts>, stop::Stop)> {
+    let (pages, note) = mix(project)?;
     if let Some(note) = note
-        && !args.quiet
+        && !plan.quiet
     {
         say!("note: {note}");
     }
-    let rungs = rungs(&args)?;
-    let target = target(&args.connect)?;
     let settings = db::check::Settings {
-        statement_timeout: args.statement_timeout,
+        statement_timeout: plan.statement_timeout,
         ..db::check::Settings::default()
     };
     let client = target.connect().await?;
     let server_version = db::preflight::server_version(&client).await?;
+    let board = db::fixtures::board_facts(&client).await;
     drop(client);
-    let pool = usize::from(args.pool);
-    let mut sessions = load::open(&target, &settings, &pages, pool).await?;
+    let pool = plan.pool;
+    let mut sessions = load::open(target, &settings, &pages, pool).await?;
     let shares: Vec<f64> = pages.iter().map(|p| p.share).collect();
-    let arrivals = match args.arrivals {
-        ArrivalsArg::Fixed => Arrivals::Fixed { seed: args.seed },
-        ArrivalsArg::Poisson => Arrivals::Poisson { seed: args.seed },
+    let arrivals = match plan.arrivals {
+        ArrivalsArg::Fixed => Arrivals::Fixed { seed: plan.seed },
+        ArrivalsArg::Poisson => Arrivals::Poisson { seed: plan.seed },
     };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(args.max_seconds);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(plan.max_seconds);
     let mut results = Vec::new();
-    for (i, (asked, rung)) in rungs.iter().enumerate() {
+    for (i, (asked, rung)) in plan.rungs.iter().enumerate() {
         if sessions.len() < pool {
-            let more = load::open(&target, &settings, &pages, pool - sessions.len()).await?;
+            let more = load::open(target, &settings, &pages, pool - sessions.len()).await?;
             sessions.extend(more);
         }
-        if !args.quiet {
-            crate::term::say_part!("{}", stderr::ladder_rung(i + 1, rungs.len(), asked));
+        if !plan.quiet {
+            crate::term::say_part!("{}", stderr::ladder_rung(i + 1, plan.rungs.len(), asked));
         }
         let (kept, measured) = load::run(
             sessions, &settings, rung, arrivals, &shares, &mut stop, deadline,
@@ -57,7 +175,7 @@ pub(super) async fn ladder(args: LadderArgs, mut stop: stop::Stop) -> crate::err
         .await;
         sessions = kept;
         let result = judged::rung(*asked, &measured, &project.ladder);
-        if !args.quiet {
+        if !plan.quiet {
             say!("{}", stderr::ladder_rung_done(&result));
         }
         let cut = result.partial.is_some();
@@ -70,14 +188,14 @@ pub(super) async fn ladder(args: LadderArgs, mut stop: stop::Stop) -> crate::err
         setup: Setup {
             server_version,
             pool,
-            arrivals: match args.arrivals {
+            arrivals: match plan.arrivals {
                 ArrivalsArg::Fixed => "fixed",
                 ArrivalsArg::Poisson => "poisson",
             },
-            interval_s: (!args.members.is_empty()).then_some(args.interval.as_secs_f64()),
-            warmup_s: args.warmup_seconds as f64,
-            rung_s: args.rung_seconds as f64,
-            min_requests: args.min_requests,
+            interval_s: plan.interval.map(|i| i.as_secs_f64()),
+            warmup_s: plan.warmup_seconds as f64,
+            rung_s: plan.rung_seconds as f64,
+            min_requests: plan.min_requests,
             pages: pages
                 .iter()
                 .map(|p| PageName {
@@ -89,35 +207,7 @@ pub(super) async fn ladder(args: LadderArgs, mut stop: stop::Stop) -> crate::err
         },
         ladder: judged::ladder(results),
     };
-    let render = |format: LadderFormat, style: Style| match format {
-        LadderFormat::Table => crate::report::ladder::text(&report, style),
-        LadderFormat::Json => crate::report::ladder::json(&report),
-        LadderFormat::Markdown => crate::report::ladder::markdown(&report),
-        LadderFormat::Svg => crate::report::ladder::svg(&report),
-    };
-    write_stdout(&render(
-        args.format,
-        crate::cli::settings::plain_style_of_process(),
-    ))?;
-    for (format, path) in &args.report {
-        crate::files::replace_given(path, render(*format, Style::PLAIN).as_bytes()).map_err(
-            |e| {
-                OutputFailure(stderr::report_file_unwritten(
-                    &format!("{format:?}").to_lowercase(),
-                    path,
-                    &e.why,
-                ))
-            },
-        )?;
-    }
-    if let Some(code) = stop.requested() {
-        return Ok(code);
-    }
-    Ok(if report.ladder.failed {
-        exit_codes::CHECK_FAILED
-    } else {
-        exit_codes::PASS
-    })
+    Ok((report, board, stop))
 }
 
 /// The pages of the mix and their shares: the checks that give a `share`, or, when none does,
@@ -172,8 +262,33 @@ fn mix(project: &crate::project::Project) -> Result<(Vec<Page<'_>>, Option<Strin
 
 /// The rungs as asked: rates, or members each asking every --interval; each under --max-rate.
 fn rungs(args: &LadderArgs) -> Result<Vec<(Asked, Rung)>, BadInput> {
-    let asked: Vec<Asked> = if args.members.is_empty() {
-        args.rates
+    let window = Window {
+        warmup_seconds: args.warmup_seconds,
+        rung_seconds: args.rung_seconds,
+        min_requests: args.min_requests,
+        max_rate: args.max_rate,
+    };
+    rungs_of(&args.rates, &args.members, args.interval, &window)
+}
+
+/// Each rung's warm-up and measured window, and the highest rate one may offer.
+pub(super) struct Window {
+    pub warmup_seconds: u64,
+    pub rung_seconds: u64,
+    pub min_requests: u64,
+    pub max_rate: f64,
+}
+
+/// The rungs of `rates`, or of `members` each asking every `interval`; each under the window's
+/// highest rate.
+pub(super) fn rungs_of(
+    rates: &[f64],
+    members: &[u64],
+    interval: Duration,
+    w: &Window,
+) -> Result<Vec<(Asked, Rung)>, BadInput> {
+    let asked: Vec<Asked> = if members.is_empty() {
+        rates
             .iter()
             .map(|&rate| Asked {
                 members: None,
@@ -181,11 +296,11 @@ fn rungs(args: &LadderArgs) -> Result<Vec<(Asked, Rung)>, BadInput> {
             })
             .collect()
     } else {
-        let every = args.interval.as_secs_f64();
+        let every = interval.as_secs_f64();
         if every <= 0.0 {
             return Err(BadInput(stderr::LADDER_NO_INTERVAL.into()));
         }
-        args.members
+        members
             .iter()
             .map(|&m| Asked {
                 members: Some(m),
@@ -198,20 +313,17 @@ fn rungs(args: &LadderArgs) -> Result<Vec<(Asked, Rung)>, BadInput> {
         if !(a.rate.is_finite() && a.rate > 0.0) {
             return Err(BadInput(stderr::ladder_bad_rate(a.rate)));
         }
-        if a.rate > args.max_rate {
-            return Err(BadInput(stderr::ladder_over_max_rate(
-                a.rate,
-                args.max_rate,
-            )));
+        if a.rate > w.max_rate {
+            return Err(BadInput(stderr::ladder_over_max_rate(a.rate, w.max_rate)));
         }
         out.push((
             a,
             Rung {
                 rate: a.rate,
-                warmup: Duration::from_secs(args.warmup_seconds),
-                measure: Duration::from_secs(args.rung_seconds),
-                longest: Duration::from_secs(args.rung_seconds * 4),
-                min_requests: args.min_requests,
+                warmup: Duration::from_secs(w.warmup_seconds),
+                measure: Duration::from_secs(w.rung_seconds),
+                longest: Duration::from_secs(w.rung_seconds * 4),
+                min_requests: w.min_requests,
             },
         ));
     }

@@ -46,6 +46,50 @@ pub(super) fn emit(report: &Report, args: &VerdictArgs) -> crate::error::Result<
     Ok(())
 }
 
+/// The performance page of `demo --ladder`: on stdout in the chosen format (the table is the
+/// checks' table and the ladder's; markdown and json the whole page), in each `--report` file
+/// (markdown and json the page, the other formats the checks' report), the chart where
+/// `--chart` says; in GitHub Actions the page is the job summary.
+pub(super) fn emit_page(
+    checks: &Report,
+    ladder: &report::ladder::LadderReport,
+    setup: &dyn Fn(Option<&Path>) -> report::page::PageSetup,
+    args: &VerdictArgs,
+    chart: Option<&Path>,
+) -> crate::error::Result<()> {
+    let output = Output::of_process(args);
+    let render = |format: FormatArg, style: Style, at: Option<&Path>| match format {
+        FormatArg::Markdown => report::page::markdown(&setup(at), checks, ladder),
+        FormatArg::Json => report::page::json(&setup(at), checks, ladder),
+        FormatArg::Table => format!(
+            "{}\n{}",
+            report::render(checks, Format::Table, style),
+            report::ladder::text(ladder, style)
+        ),
+        other => report::render(checks, other.into(), style),
+    };
+    if let Some(path) = chart {
+        crate::files::replace_given(path, report::ladder::svg(ladder).as_bytes())
+            .map_err(|e| OutputFailure(report::stderr::chart_unwritten(path, &e.why)))?;
+    }
+    write_stdout(&render(args.format, output.style, None))?;
+    if let Some(summary) = &output.step_summary {
+        append(summary, &render(FormatArg::Markdown, Style::PLAIN, None))
+            .map_err(|e| OutputFailure(report::stderr::summary_unwritten(summary, &e)))?;
+    }
+    for file in &args.report {
+        let text = render(file.format, Style::PLAIN, Some(&file.path));
+        crate::files::replace_given(&file.path, text.as_bytes()).map_err(|e| {
+            OutputFailure(report::stderr::report_file_unwritten(
+                &format_name(file.format),
+                &file.path,
+                &e.why,
+            ))
+        })?;
+    }
+    Ok(())
+}
+
 fn format_name(f: FormatArg) -> String {
     use clap::ValueEnum;
     f.to_possible_value()

@@ -218,15 +218,29 @@ async fn before_checks(
 /// Runs every check of the project, prints the report, returns the exit status. With a
 /// migration, every check runs twice: as the database is, then inside one transaction that has
 /// applied the migration and is rolled back at the end; the report puts the two side by side.
-// Long because it is the run in order: the first session's reads, the checks, the migration
-// and the checks after it, the saved run, the report.
 pub async fn run_checks(
     target: &Target,
     project: &Project,
     run: &RunArgs,
     options: &RunOptions<'_>,
-    mut stop: stop::Stop,
+    stop: stop::Stop,
 ) -> crate::error::Result<i32> {
+    let (report, stopped) = judged_run(target, project, run, options, stop).await?;
+    super::output::emit(&report, &run.verdict)?;
+    Ok(stopped.unwrap_or_else(|| status(&report)))
+}
+
+/// Every check measured and judged, the report not yet written; with the exit status of a
+/// stop (Ctrl-C), when the run was stopped.
+// Long because it is the run in order: the first session's reads, the checks, the migration
+// and the checks after it, the saved run, the report.
+pub(super) async fn judged_run(
+    target: &Target,
+    project: &Project,
+    run: &RunArgs,
+    options: &RunOptions<'_>,
+    mut stop: stop::Stop,
+) -> crate::error::Result<(Report, Option<i32>)> {
     let migration = options.migration;
     let started = std::time::SystemTime::now();
     let Ready {
@@ -334,8 +348,7 @@ pub async fn run_checks(
     let base = crate::cli::settings::Output::of_process(&run.verdict).base;
     report.locations = super::output::locations(project, base.as_deref());
     super::output::relative_spots(&mut report, base.as_deref());
-    super::output::emit(&report, &run.verdict)?;
-    Ok(stop.requested().unwrap_or_else(|| status(&report)))
+    Ok((report, stop.requested()))
 }
 
 /// Whether the run re-plans on a scratch copy: never with `--no-scratch`, and only on local

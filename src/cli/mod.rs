@@ -117,7 +117,7 @@ pub struct LintArgs {
 }
 
 /// Which checks: one declaration for every command that runs or lists some of them.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct SelectOpts {
     /// Only this read path (repeatable)
     #[arg(
@@ -263,7 +263,7 @@ pub struct JudgeArgs {
 }
 
 /// How checks are judged and reported: what `check`, `demo` and `judge` share.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct VerdictArgs {
     /// Output format
     #[arg(help_heading = "Output", long, value_enum, default_value = "table")]
@@ -300,6 +300,22 @@ pub struct VerdictArgs {
     /// junit=out/plancheck.xml, markdown=summary.md, json=…, github=…, table=…
     #[arg(help_heading = "Output", long, value_name = "FORMAT=FILE", value_parser = parse_report_file)]
     pub report: Vec<ReportFile>,
+}
+
+impl Default for VerdictArgs {
+    /// What the flags default to (a test holds the two together): for a report judged with no
+    /// flags of its own, as `ladder --checks` judges its saved run.
+    fn default() -> Self {
+        VerdictArgs {
+            format: FormatArg::Table,
+            require: RequireArg::Chosen,
+            large_rows: 10_000.0,
+            strict_plans: false,
+            explain: false,
+            color: ColorArg::Auto,
+            report: Vec::new(),
+        }
+    }
 }
 
 /// `plancheck ladder`'s arguments.
@@ -365,6 +381,12 @@ pub struct LadderArgs {
     /// Longest one request may run
     #[arg(help_heading = "Safety", long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
     pub statement_timeout: Duration,
+    /// A run `check --save-plans DIR` saved: its checks, judged, go on the page with the ladder
+    /// (the setup, the p95 budgets one read at a time, the EXPLAIN evidence) in --format
+    /// markdown and json; the reference board's page is measured with `check --iterations 60
+    /// --warmup 8`
+    #[arg(help_heading = "Output", long, value_name = "DIR")]
+    pub checks: Option<PathBuf>,
     /// Output format
     #[arg(help_heading = "Output", long, value_enum, default_value = "table")]
     pub format: LadderFormat,
@@ -391,7 +413,7 @@ pub enum LadderFormat {
     /// One JSON document: per rung and per page, offered, served, errors, p50/p95/p99 and
     /// late p95
     Json,
-    /// The ladder and the per-page breakdown as Markdown tables, in the seed's columns
+    /// The ladder and the per-page breakdown as Markdown tables, in a performance page's columns
     Markdown,
     /// A chart of p95 and late p95 against the offered rate, a line per page (SVG)
     Svg,
@@ -546,12 +568,23 @@ pub struct DemoArgs {
     /// keep the loaded board under ~/.cache/plancheck, or PLANCHECK_CACHE_DIR)
     #[arg(long)]
     pub fresh: bool,
+    /// After the checks, the reference board's load ladder on the same board (a pool of 3; 50 to 5,000
+    /// members each asking every 10 s; a few minutes), and the whole performance page: in
+    /// --format markdown or json, and in --report markdown=FILE / json=FILE. Each check is
+    /// measured as its performance page is, 60 runs after 8 discarded, unless --iterations or --warmup
+    /// say otherwise
+    #[arg(long)]
+    pub ladder: bool,
+    /// With --ladder, also write the ladder's chart (p95 and late p95 against the offered rate,
+    /// a line per page) to this SVG file; the Markdown page links it
+    #[arg(long, value_name = "FILE", requires = "ladder")]
+    pub chart: Option<PathBuf>,
     #[command(flatten)]
     pub run: RunArgs,
 }
 
 /// What `check` and `demo` share.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub select: SelectOpts,
@@ -697,6 +730,24 @@ mod tests {
             (args.run.warmup, args.run.iterations),
             (d.warmup, d.iterations)
         );
+    }
+
+    #[test]
+    fn verdict_defaults_are_the_flags_defaults() {
+        use clap::Parser;
+        let cli = super::Cli::try_parse_from(["plancheck", "check"]).unwrap();
+        let super::Command::Check(args) = cli.command else {
+            panic!("not check")
+        };
+        let (flags, d) = (args.run.verdict, super::VerdictArgs::default());
+        assert_eq!(flags.format, d.format);
+        assert_eq!(flags.require, d.require);
+        assert_eq!(flags.large_rows, d.large_rows);
+        assert_eq!(
+            (flags.strict_plans, flags.explain, flags.report.len()),
+            (d.strict_plans, d.explain, d.report.len())
+        );
+        assert_eq!(flags.color, d.color);
     }
 
     #[test]

@@ -596,7 +596,7 @@ async fn measure(
     for name in &check.also {
         alternatives.push(catalog.index(sess, check, name).await?);
     }
-    let (custom, generic) = explain_read_path(sess, read_path, check, &before).await?;
+    let (custom, generic, client_ms) = explain_read_path(sess, read_path, check, &before).await?;
     if !shared && !sess.settings.session_per_check {
         catalog.read_builtins(sess, &check.sql.text).await?;
     }
@@ -672,6 +672,7 @@ async fn measure(
             replan_skipped: None,
             session,
             warmup: Some(sess.settings.warmup),
+            client_ms,
         },
         request,
     ))
@@ -846,13 +847,15 @@ fn relations_of(index: &IndexLookup, plans: &[&Explain]) -> Vec<(String, String)
 }
 
 /// The read path's measured runs: without parameters, `EXPLAIN` of its text as it is; with
-/// parameters, the custom plans and then one generic plan of the protocol-level statement.
+/// parameters, the custom plans and then one generic plan of the protocol-level statement. Then
+/// the plain statement's round trips (custom plans, for one with parameters), as many as the
+/// EXPLAIN runs.
 async fn explain_read_path(
     sess: Sess<'_>,
     read_path: &ReadPath,
     check: &ScopeCheck,
     before: &guard::Snapshot,
-) -> Result<(Vec<Document>, Option<Document>), Failure> {
+) -> Result<(Vec<Document>, Option<Document>, Vec<f64>), Failure> {
     let settings = sess.settings;
     if check.params.is_empty() {
         let statement = format!("{EXPLAIN}{}", check.sql.text);
@@ -866,7 +869,13 @@ async fn explain_read_path(
             .await
             .map_err(|f| f.or(|e| failure(e, Asked::ParseReadPath, settings)))??;
         let plans = explain_runs(sess, read_path, check, (&runs, &parsed), before).await?;
-        return Ok((plans, None));
+        let plain = Runs {
+            statement: &check.sql.text,
+            prefix_len: 0,
+            count: (settings.warmup, settings.iterations),
+        };
+        let client = round_trips(sess, read_path, check, &plain, before).await?;
+        return Ok((plans, None, client));
     }
     // Parse of the file's text alone: one statement, or the server refuses it. The server's
     // name for it is asked in the same round trip (the Parse is done by then).
@@ -895,6 +904,12 @@ async fn explain_read_path(
     .await;
     let (before, parsed) = (before?, parsed?);
     let plans = explain_runs(sess, read_path, check, (&custom_runs, &parsed), &before).await?;
+    let execute = format!("EXECUTE {name}({})", check.params.join(", "));
+    let plain = Runs {
+        statement: &execute,
+        ..custom_runs
+    };
+    let client = round_trips(sess, read_path, check, &plain, &before).await?;
     let before = set_plan_cache_mode(sess, "force_generic_plan", Some(&before)).await?;
     let generic_runs = Runs {
         count: (0, 1),
@@ -903,7 +918,7 @@ async fn explain_read_path(
     // The same EXPLAIN statement: the plan cache mode is read when EXECUTE runs.
     let generic = explain_runs(sess, read_path, check, (&generic_runs, &parsed), &before).await?;
     drop(statement);
-    Ok((plans, generic.into_iter().next()))
+    Ok((plans, generic.into_iter().next(), client))
 }
 
 /// The scope's setup statements, one at a time, each through Parse (which refuses a second
@@ -1164,11 +1179,58 @@ async fn explain_runs(
     (runs, statement): (&Runs<'_>, &Statement),
     before: &guard::Snapshot,
 ) -> Result<Vec<Document>, Failure> {
+    guarded_runs(
+        sess,
+        read_path,
+        check,
+        (runs, statement),
+        before,
+        |rows, _| read_plan(&rows),
+    )
+    .await
+}
+
+/// The read path's plain statement (no EXPLAIN), as the application sends it, run as the
+/// EXPLAIN runs are (warm-up discarded, each run guarded): each measured run's round trip as the
+/// client saw it, in milliseconds. Its rows are dropped as they come.
+async fn round_trips(
+    sess: Sess<'_>,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+    runs: &Runs<'_>,
+    before: &guard::Snapshot,
+) -> Result<Vec<f64>, Failure> {
+    let statement = sess
+        .unlocked(parse_runs(sess, read_path, check, runs))
+        .await
+        .map_err(|f| f.or(|e| failure(e, Asked::ParseReadPath, sess.settings)))??;
+    guarded_runs(
+        sess,
+        read_path,
+        check,
+        (runs, &statement),
+        before,
+        |_, took| Ok(took.as_secs_f64() * 1000.0),
+    )
+    .await
+}
+
+/// Warm-up runs (discarded), then measured runs of `statement`, each followed by the guard (a
+/// function the read path calls could change a setting for the runs after it). Returns what
+/// `keep` makes of each measured run's rows and round trip.
+async fn guarded_runs<T>(
+    sess: Sess<'_>,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+    (runs, statement): (&Runs<'_>, &Statement),
+    before: &guard::Snapshot,
+    mut keep: impl FnMut(Vec<tokio_postgres::Row>, Duration) -> Result<T, Failure>,
+) -> Result<Vec<T>, Failure> {
     let settings = sess.settings;
-    let mut plans = Vec::new();
+    let mut kept = Vec::new();
     let (warmup, iterations) = runs.count;
     for run in 0..warmup + iterations {
-        let (rows, now) = sess
+        let (rows, took, now) = sess
             .run_then_guard(statement)
             .await
             .map_err(|f| f.or(|e| run_failure(e, read_path, check, runs, settings)))?;
@@ -1183,9 +1245,9 @@ async fn explain_runs(
         if run < warmup {
             continue;
         }
-        plans.push(read_plan(&rows)?);
+        kept.push(keep(rows, took)?);
     }
-    Ok(plans)
+    Ok(kept)
 }
 
 /// An error from a run of the read path: in its SQL (located in the plan file), or, for a

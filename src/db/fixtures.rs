@@ -533,6 +533,40 @@ async fn board_scale(client: &Client, board_params: &str) -> Option<String> {
     row.try_get(0).ok()
 }
 
+/// The counts of a reference board, as its `board_params` records them: the first rows of a
+/// performance page's setup table.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BoardFacts {
+    pub scale: f64,
+    pub posts: i64,
+    pub threads: i64,
+    pub longest_thread: i64,
+    pub deleted_posts: i64,
+    pub unapproved_posts: i64,
+}
+
+/// The reference board's counts, when the database holds one plancheck loaded (its
+/// `board_params` in `public`, marked by the board's comment); `None` otherwise, or when it
+/// cannot be read: a database of the user's own has no such table, and its page says nothing of
+/// one.
+pub async fn board_facts(client: &Client) -> Option<BoardFacts> {
+    let sql = format!(
+        "SELECT scale::float8, posts, threads, longest_thread, deleted_posts, unapproved_posts \
+           FROM public.board_params \
+          WHERE obj_description('public.board_params'::regclass, 'pg_class') LIKE '{MARKER}%' \
+          LIMIT 1"
+    );
+    let row = client.query_opt(&sql, &[]).await.ok()??;
+    Some(BoardFacts {
+        scale: row.try_get(0).ok()?,
+        posts: row.try_get(1).ok()?,
+        threads: row.try_get(2).ok()?,
+        longest_thread: row.try_get(3).ok()?,
+        deleted_posts: row.try_get(4).ok()?,
+        unapproved_posts: row.try_get(5).ok()?,
+    })
+}
+
 /// A failed drop of plancheck's own objects, the transaction about to be rolled back. Objects of
 /// the user's that depend on the board are bad input, named from the server's DETAIL (every
 /// dependent outside the dropped set, one a line).

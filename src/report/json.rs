@@ -53,6 +53,11 @@ struct JsonCheck<'a> {
     p99_ms: Option<f64>,
     runs: Option<usize>,
     discarded: Option<u32>,
+    /// The plain statement's round trip as the client saw it, over as many runs: median, 95th
+    /// and 99th percentiles; null in a run saved before it was measured.
+    client_p50_ms: Option<f64>,
+    client_p95_ms: Option<f64>,
+    client_p99_ms: Option<f64>,
     planning_ms: Option<Spread>,
     shared_buffers: Option<f64>,
     /// Whether the index was proved usable (true: a re-plan used it, or its predicate is
@@ -122,6 +127,9 @@ pub(super) fn json(report: &Report) -> String {
                 p99_ms: c.warm_ms.map(|w| w.p99),
                 runs: c.warm_ms.map(|w| w.runs),
                 discarded: c.discarded,
+                client_p50_ms: c.client_ms.map(|w| w.p50),
+                client_p95_ms: c.client_ms.map(|w| w.p95),
+                client_p99_ms: c.client_ms.map(|w| w.p99),
                 planning_ms: c.planning_ms,
                 shared_buffers: c.shared_buffers,
                 usable: c.usable,

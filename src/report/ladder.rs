@@ -1,4 +1,4 @@
-//! `plancheck ladder`'s report: the ladder table (the seed's columns: Active members, Offered,
+//! `plancheck ladder`'s report: the ladder table (a performance page's columns: Active members, Offered,
 //! Served, Budget, p50, p95, p99, Late p95), the per-page breakdown (p95 at each rung), the
 //! shoulder, and the setup the figures were measured with; as a table or as JSON.
 
@@ -260,7 +260,7 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|")
 }
 
-/// The report as Markdown: the ladder and the per-page breakdown in the seed's columns, the
+/// The report as Markdown: the ladder and the per-page breakdown in a performance page's columns, the
 /// shoulder and the setup under them.
 pub fn markdown(report: &LadderReport) -> String {
     let l = &report.ladder;

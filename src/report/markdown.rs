@@ -1,28 +1,46 @@
 //! Markdown for a CI job's summary (`$GITHUB_STEP_SUMMARY`) or a pull-request comment: the
 //! summary line, the evidence table `| Page | Index | Used | Warm |` (a row per read path and
-//! scope), the budgets table `| Page | Budget | p50 | Used |` when budgets are set (a row per
-//! budget), and why each check that did not pass failed.
+//! scope), the time budgets in a performance page's columns `| Page | Budget | Measured p95 | p50 | p99 |
+//! Used | |` and the buffer budgets `| Page | Budget | Measured | Used |` when budgets are set,
+//! and why each check that did not pass failed.
 
-use super::{BudgetPart, Report, budget_parts, buffers, check_name, ms, summary_line};
+use super::{BudgetPart, Report, budget_parts, buffers, check_name, ms, ms_value, summary_line};
 use crate::verdict::CheckResult;
 
 pub(super) fn markdown(report: &Report) -> String {
     let mut out = format!("## plancheck\n\n{}\n", summary_line(report));
-    out.push_str("\n| Page | Index | Used | Warm |\n|---|---|---|---|\n");
-    for c in &report.checks {
-        out.push_str(&format!(
-            "| {} | {} | {} | {} |\n",
-            cell(&check_name(c)),
-            code(&c.required_index),
-            cell(&used(report, c)),
-            ms(c.warm_ms)
-        ));
+    out.push('\n');
+    out.push_str(&evidence(report));
+    let times = time_budgets(report);
+    if !times.is_empty() {
+        out.push('\n');
+        out.push_str(&times);
     }
-    let budgets: Vec<String> = report.checks.iter().flat_map(budget_rows).collect();
+    let budgets: Vec<String> = report.checks.iter().flat_map(buffer_rows).collect();
     if !budgets.is_empty() {
-        out.push_str("\n| Page | Budget | p50 | Used |\n|---|---|---|---|\n");
+        out.push_str("\n| Page | Budget | Measured | Used |\n|---|---|---|---|\n");
         out.push_str(&budgets.concat());
     }
+    out.push_str(&why_list(report));
+    let applied = super::applied_lines(report);
+    if !applied.is_empty() {
+        out.push_str("\n**Settings applied**\n\n");
+        for line in applied {
+            out.push_str(&format!("- {}\n", text(&line)));
+        }
+    }
+    if !report.lint.is_empty() {
+        out.push_str("\n**Index problems**\n\n");
+        for f in &report.lint {
+            out.push_str(&format!("- {}: {}\n", text(&f.read_path), text(&f.problem)));
+        }
+    }
+    out
+}
+
+/// Why each check that did not pass failed, under a `**Why**` heading; empty when all passed.
+pub(super) fn why_list(report: &Report) -> String {
+    let mut out = String::new();
     let why: Vec<String> = report
         .checks
         .iter()
@@ -45,19 +63,6 @@ pub(super) fn markdown(report: &Report) -> String {
     if !why.is_empty() {
         out.push_str("\n**Why**\n\n");
         out.push_str(&why.concat());
-    }
-    let applied = super::applied_lines(report);
-    if !applied.is_empty() {
-        out.push_str("\n**Settings applied**\n\n");
-        for line in applied {
-            out.push_str(&format!("- {}\n", text(&line)));
-        }
-    }
-    if !report.lint.is_empty() {
-        out.push_str("\n**Index problems**\n\n");
-        for f in &report.lint {
-            out.push_str(&format!("- {}: {}\n", text(&f.read_path), text(&f.problem)));
-        }
     }
     out
 }
@@ -83,15 +88,72 @@ fn used(report: &Report, c: &CheckResult) -> String {
     }
 }
 
-/// A row per budget of the check: the limit, the measured median, and the share used.
-fn budget_rows(c: &CheckResult) -> Vec<String> {
+/// The evidence table: a row per check, the index it requires, whether it was used, the warm
+/// median.
+pub(super) fn evidence(report: &Report) -> String {
+    let mut out = String::from("| Page | Index | Used | Warm |\n|---|---|---|---|\n");
+    for c in &report.checks {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            cell(&check_name(c)),
+            code(&c.required_index),
+            cell(&used(report, c)),
+            ms(c.warm_ms)
+        ));
+    }
+    out
+}
+
+/// The time budgets in a performance page's columns: a row per check with a `warm_ms` budget,
+/// its p95 (what the budget is judged on), p50 and p99 of the measured runs' execution time, the
+/// share of the budget the p95 used, `target` or `OVER`; then the p95 of the plain statement's
+/// round trip as the client saw it. Empty when no check has a time budget.
+pub(super) fn time_budgets(report: &Report) -> String {
+    let mut rows = String::new();
+    for c in &report.checks {
+        for part in budget_parts(&c.budget, c.budget_used.as_ref()) {
+            let BudgetPart::WarmMs { limit, share } = part else {
+                continue;
+            };
+            let spread = |f: fn(&crate::verdict::Spread) -> f64| {
+                c.warm_ms
+                    .as_ref()
+                    .map(|s| ms_value(f(s)))
+                    .unwrap_or_else(|| "-".into())
+            };
+            let round_trip = c
+                .client_ms
+                .as_ref()
+                .map(|s| ms_value(s.p95))
+                .unwrap_or_else(|| "-".into());
+            rows.push_str(&format!(
+                "| {} | {} ms | {} | {} | {} | {:.0}% | {} | {round_trip} |\n",
+                cell(&check_name(c)),
+                limit,
+                spread(|s| s.p95),
+                spread(|s| s.p50),
+                spread(|s| s.p99),
+                100.0 * share,
+                if share > 1.0 { "**OVER**" } else { "target" }
+            ));
+        }
+    }
+    if rows.is_empty() {
+        return rows;
+    }
+    format!(
+        "| Page | Budget | Measured p95 | p50 | p99 | Used | | Round trip p95 |\n\
+         |---|---|---|---|---|---|---|---|\n{rows}"
+    )
+}
+
+/// A row per buffer budget of the check (absolute, or relative to another read path's).
+fn buffer_rows(c: &CheckResult) -> Vec<String> {
     budget_parts(&c.budget, c.budget_used.as_ref())
         .into_iter()
-        .map(|p| {
-            let (budget, p50, share) = match p {
-                BudgetPart::WarmMs { limit, share } => {
-                    (format!("{limit} ms"), ms(c.warm_ms), share)
-                }
+        .filter_map(|p| {
+            let (budget, measured, share) = match p {
+                BudgetPart::WarmMs { .. } => return None,
                 BudgetPart::Buffers { limit, share } => (
                     format!("{} buf", crate::verdict::group(limit)),
                     format!("{} buf", buffers(c)),
@@ -101,13 +163,13 @@ fn budget_rows(c: &CheckResult) -> Vec<String> {
                     (format!("{max}× {to}"), format!("{ratio:.1}×"), ratio / max)
                 }
             };
-            format!(
+            Some(format!(
                 "| {} | {} | {} | {:.0}% |\n",
                 cell(&check_name(c)),
                 cell(&budget),
-                p50,
+                measured,
                 100.0 * share
-            )
+            ))
         })
         .collect()
 }

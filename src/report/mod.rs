@@ -10,7 +10,8 @@
 //! - `junit.rs`: JUnit XML, a testcase per read path and scope, for CI test reporters;
 //! - `github.rs`: GitHub Actions workflow commands, an annotation on the expectation file of each
 //!   failing check;
-//! - `markdown.rs`: the evidence table and the budgets table, for a job summary;
+//! - `markdown.rs`: the evidence table and the budget tables, for a job summary;
+//! - `page.rs`: the performance page, the checks' report and the ladder's in one document;
 //! - `lint.rs`: what `plancheck lint` prints.
 
 pub mod brief;
@@ -26,6 +27,7 @@ mod lint;
 pub mod list;
 mod markdown;
 pub mod migration;
+pub mod page;
 pub mod scratch;
 pub mod server;
 pub mod stderr;

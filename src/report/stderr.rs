@@ -82,6 +82,11 @@ pub fn summary_unwritten(path: &Path, why: &dyn std::fmt::Display) -> String {
 }
 
 /// A `--report FORMAT=FILE` that could not be written.
+/// `demo --chart FILE` could not be written.
+pub fn chart_unwritten(path: &Path, why: &dyn std::fmt::Display) -> String {
+    format!("--chart {}: {why}", path.display())
+}
+
 pub fn report_file_unwritten(format: &str, path: &Path, why: &dyn std::fmt::Display) -> String {
     format!("--report {format}={}: {why}", path.display())
 }

@@ -176,6 +176,7 @@ mod tests {
                 replan_skipped: None,
                 session: Vec::new(),
                 warmup: None,
+                client_ms: Vec::new(),
             })),
         }
     }

@@ -185,6 +185,9 @@ pub struct CheckResult {
     pub warm_ms: Option<Spread>,
     /// Runs made and discarded before the measured ones, when the measurement says.
     pub discarded: Option<u32>,
+    /// The plain statement's round trip as the client saw it (not EXPLAIN), over as many runs;
+    /// `None` when the measurement has none (saved before it was kept, or the check failed).
+    pub client_ms: Option<Spread>,
     pub planning_ms: Option<Spread>,
     /// Shared buffers (hit + read) of the measured runs, median.
     pub shared_buffers: Option<f64>,
@@ -416,6 +419,7 @@ fn unjudged(m: &Measurement) -> CheckResult {
         message: String::new(),
         warm_ms: None,
         discarded: None,
+        client_ms: None,
         planning_ms: None,
         shared_buffers: None,
         connection_lost: false,
@@ -448,6 +452,7 @@ fn figures(r: &mut CheckResult, measured: &crate::measure::Measured, custom: &[&
     let buffers: Vec<f64> = custom.iter().map(|p| p.shared_buffers()).collect();
     r.warm_ms = Spread::of(&exec);
     r.discarded = measured.warmup;
+    r.client_ms = Spread::of(&measured.client_ms);
     r.planning_ms = Spread::of(&planning);
     r.shared_buffers = Spread::of(&buffers).map(|s| s.p50);
     r.notes = notes::of(&measured.relations);

@@ -109,6 +109,7 @@ pub(crate) fn measured(read_path: &str, verdict: Verdict, warm: f64, buffers: f6
         message: "ok".into(),
         warm_ms: Spread::of(&[warm]),
         discarded: None,
+        client_ms: None,
         planning_ms: None,
         shared_buffers: Some(buffers),
         connection_lost: false,

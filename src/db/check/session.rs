@@ -3,7 +3,7 @@
 //! answering.
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row, Statement};
@@ -143,23 +143,25 @@ impl Sess<'_> {
     /// `statement`, then the guard, sent together (one round trip) inside a savepoint rolled back
     /// after them: the server still runs the guard after the statement and before anything
     /// else, and nothing more is sent until all answered. The statement's rows, or its error;
-    /// then the guard's snapshot.
+    /// its round trip as the client saw it (from the requests sent, the savepoint's ahead of
+    /// it, to the statement's last row); then the guard's snapshot.
     pub(super) async fn run_then_guard(
         &self,
         statement: &Statement,
-    ) -> Result<(Vec<Row>, Result<guard::Snapshot, Failure>), Fail> {
+    ) -> Result<(Vec<Row>, Duration, Result<guard::Snapshot, Failure>), Fail> {
         let guard = match self.guard_statement().await {
             Ok(g) => g,
-            Err(f) => return Ok((Vec::new(), Err(f))),
+            Err(f) => return Ok((Vec::new(), Duration::ZERO, Err(f))),
         };
         let (client, watched) = (self.client, &self.settings.watched);
         // Each run in a savepoint of its own, rolled back after the guard: the locks the read
         // path took (ACCESS SHARE on what it reads) are released between runs, so another
         // session's ALTER TABLE waits at most one run, not the whole check.
         let all = async {
-            let (begun, rows, now, ended) = futures_util::future::join4(
+            let sent = Instant::now();
+            let (begun, (rows, took), now, ended) = futures_util::future::join4(
                 client.batch_execute("SAVEPOINT plancheck_run"),
-                client.query(statement, &[]),
+                async { (client.query(statement, &[]).await, sent.elapsed()) },
                 guard::snapshot_with(client, guard, watched),
                 client.batch_execute(
                     "ROLLBACK TO SAVEPOINT plancheck_run; RELEASE SAVEPOINT plancheck_run",
@@ -167,12 +169,12 @@ impl Sess<'_> {
             )
             .await;
             begun?;
-            Ok((rows, now, ended))
+            Ok((rows, took, now, ended))
         };
-        let (rows, now, ended) = clocked(client, self.settings, all).await?;
+        let (rows, took, now, ended) = clocked(client, self.settings, all).await?;
         let rows = rows.map_err(Fail::Db)?;
         ended.map_err(Fail::Db)?;
         let now = now.map_err(|e| failure(&e, Asked::SessionSettings, self.settings));
-        Ok((rows, now))
+        Ok((rows, took, now))
     }
 }
