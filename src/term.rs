@@ -110,3 +110,59 @@ impl Drop for Progress {
         self.clear();
     }
 }
+
+/// A live line of how far a long read has come (`capture` reading its logs): on a terminal
+/// only, rewritten at most ten times a second, taken away when done; nothing off a terminal or
+/// with `--quiet`.
+pub struct Meter {
+    live: bool,
+    last: Option<std::time::Instant>,
+    shown: bool,
+}
+
+impl Meter {
+    pub fn new(quiet: bool) -> Meter {
+        use std::io::IsTerminal;
+        Meter {
+            live: !quiet && std::io::stderr().is_terminal(),
+            last: None,
+            shown: false,
+        }
+    }
+
+    /// Whether a new line would be shown now: the line is made only then.
+    pub fn due(&self) -> bool {
+        self.live
+            && self
+                .last
+                .is_none_or(|t| t.elapsed() >= std::time::Duration::from_millis(100))
+    }
+
+    /// Shows `line` in place of the last one.
+    pub fn show(&mut self, line: &str) {
+        if !self.live {
+            return;
+        }
+        let mut line = line.to_string();
+        if line.chars().count() > LIVE_WIDTH {
+            line = line.chars().take(LIVE_WIDTH - 1).collect::<String>() + "…";
+        }
+        say_part!("\r\x1b[2K{line}");
+        self.shown = true;
+        self.last = Some(std::time::Instant::now());
+    }
+
+    /// Takes the line away.
+    pub fn clear(&mut self) {
+        if self.shown {
+            say_part!("\r\x1b[2K");
+            self.shown = false;
+        }
+    }
+}
+
+impl Drop for Meter {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}

@@ -48,11 +48,25 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::e
 
     let mut grouper = Grouper::new(capture::predicate_columns(&predicates));
     let (mut unreadable, mut oversized) = (0, 0);
+    let mut meter = crate::term::Meter::new(args.quiet);
     for (path, format, file) in logs {
-        let (bad, long) = files::read_log(&path, format, file, &mut grouper)?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let mut progress = |read: u64, g: &Grouper| {
+            if meter.due() {
+                meter.show(&stderr::capture_reading(
+                    &path,
+                    read,
+                    size,
+                    g.statements,
+                    g.read_paths(),
+                ));
+            }
+        };
+        let (bad, long) = files::read_log(&path, format, file, &mut grouper, &mut progress)?;
         unreadable += bad;
         oversized += long;
     }
+    meter.clear();
     if oversized > 0 {
         say!(
             "{}",

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 use super::group::{Group, Grouper};
 use super::log::{Format, Reader};
@@ -61,14 +62,238 @@ pub fn read_log(
     format: Format,
     file: std::fs::File,
     grouper: &mut Grouper,
+    progress: &mut dyn FnMut(u64, &Grouper),
+) -> Result<(usize, usize), BadInput> {
+    let parts = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if parts > 1 && size >= PARALLEL_FROM && matches!(format, Format::Csv | Format::Json) {
+        return read_log_in_parts(path, format, file, grouper, parts, progress);
+    }
+    read_whole(path, format, file, grouper, progress)
+}
+
+/// A log smaller than this is read on one core: splitting it would cost more than it saves.
+const PARALLEL_FROM: u64 = 32 << 20;
+
+/// The log read front to back on one core.
+fn read_whole(
+    path: &Path,
+    format: Format,
+    file: std::fs::File,
+    grouper: &mut Grouper,
+    progress: &mut dyn FnMut(u64, &Grouper),
 ) -> Result<(usize, usize), BadInput> {
     let shown = path.display().to_string();
-    let mut reader = Reader::new(BufReader::new(file), format);
-    for entry in reader.by_ref() {
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = Counted {
+        inner: file,
+        read: read.clone(),
+    };
+    // Large reads: the log is read once, front to back.
+    let mut reader = Reader::new(BufReader::with_capacity(1 << 20, counted), format);
+    for (n, entry) in reader.by_ref().enumerate() {
         let entry = entry.map_err(|e| BadInput(format!("{shown}:{}: {}", e.line, e.message)))?;
         grouper.add(&shown, entry);
+        if n % 4096 == 0 {
+            progress(read.load(Ordering::Relaxed), grouper);
+        }
     }
     Ok((reader.unreadable(), reader.oversized()))
+}
+
+/// What one part of a log gave: its groups and counts, how many lines it read, where the
+/// record after it begins (from the file's start), and the first error met.
+struct Part {
+    grouper: Grouper,
+    unreadable: usize,
+    oversized: usize,
+    lines: usize,
+    stopped_at: Option<u64>,
+    sql_level: bool,
+    error: Option<crate::capture::log::LogError>,
+}
+
+/// The log split in `parts` at record boundaries (a csvlog record begins with a line that
+/// starts with its timestamp; a jsonlog record is one line), each part read on a core of its
+/// own, merged in order as if read front to back. Each part reads on past its end to the end
+/// of the record it is in and says where the next one begins; when that is not where the next
+/// part began (a line inside a quoted field looked like a record's start), or a statement used
+/// SQL-level prepared statements (an `EXECUTE` needs its `PREPARE`, which an earlier part may
+/// hold), the log is read again front to back. Either way the result is the one-core read's.
+fn read_log_in_parts(
+    path: &Path,
+    format: Format,
+    file: std::fs::File,
+    grouper: &mut Grouper,
+    parts: usize,
+    progress: &mut dyn FnMut(u64, &Grouper),
+) -> Result<(usize, usize), BadInput> {
+    match read_parts(path, &format, &file, grouper, parts, progress)? {
+        Some(counts) => Ok(counts),
+        None => read_whole(path, format, file, grouper, progress),
+    }
+}
+
+/// [`read_log_in_parts`] but for the read again: `None` (the grouper untouched) when the parts
+/// did not meet or a statement used SQL-level prepared statements.
+// Long because it is the split, the parts read side by side with their progress, then the check
+// that the parts met and the merge.
+fn read_parts(
+    path: &Path,
+    format: &Format,
+    file: &std::fs::File,
+    grouper: &mut Grouper,
+    parts: usize,
+    progress: &mut dyn FnMut(u64, &Grouper),
+) -> Result<Option<(usize, usize)>, BadInput> {
+    let shown = path.display().to_string();
+    let unreadable_file = |e: std::io::Error| BadInput(format!("{shown}: {e}"));
+    let size = file.metadata().map_err(unreadable_file)?.len();
+    let mut starts = vec![0u64];
+    for i in 1..parts {
+        let from = size * i as u64 / parts as u64;
+        match record_start(file, from, format).map_err(unreadable_file)? {
+            Some(at) if at > *starts.last().unwrap_or(&0) => starts.push(at),
+            _ => {}
+        }
+    }
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let results: Vec<Part> = std::thread::scope(|scope| {
+        let handles: Vec<_> = starts
+            .iter()
+            .enumerate()
+            .map(|(i, &start)| {
+                let end = starts.get(i + 1).copied();
+                let (mut part_grouper, format, read) =
+                    (grouper.empty_like(), format.clone(), read.clone());
+                let shown = shown.clone();
+                scope.spawn(move || -> std::io::Result<Part> {
+                    // Read at its own offset: clones of one open file share theirs.
+                    let at = At { file, pos: start };
+                    let input = BufReader::with_capacity(1 << 20, Counted { inner: at, read });
+                    let mut reader = match end {
+                        Some(end) if i == 0 => {
+                            let mut r = Reader::new(input, format);
+                            r.stop_before(end - start);
+                            r
+                        }
+                        Some(end) => Reader::part(input, format, end - start),
+                        None if i == 0 => Reader::new(input, format),
+                        None => Reader::part(input, format, u64::MAX),
+                    };
+                    let mut error = None;
+                    for entry in reader.by_ref() {
+                        match entry {
+                            Ok(entry) => part_grouper.add(&shown, entry),
+                            Err(e) => {
+                                error = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                    Ok(Part {
+                        grouper: part_grouper,
+                        unreadable: reader.unreadable(),
+                        oversized: reader.oversized(),
+                        lines: reader.lines(),
+                        stopped_at: reader.stopped_at().map(|at| at + start),
+                        sql_level: reader.saw_sql_level(),
+                        error,
+                    })
+                })
+            })
+            .collect();
+        while !handles.iter().all(|h| h.is_finished()) {
+            progress(read.load(Ordering::Relaxed), grouper);
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a part of the log read without a panic"))
+            .collect::<std::io::Result<Vec<Part>>>()
+    })
+    .map_err(unreadable_file)?;
+    // The parts met where each next one began, and no part needed another's PREPARE.
+    let met = results
+        .iter()
+        .enumerate()
+        .all(|(i, part)| part.stopped_at == starts.get(i + 1).copied() && !part.sql_level);
+    if !met {
+        return Ok(None);
+    }
+    let (mut unreadable, mut oversized, mut lines) = (0, 0, 0);
+    for part in results {
+        if let Some(e) = part.error {
+            return Err(BadInput(format!(
+                "{shown}:{}: {}",
+                e.line + lines,
+                e.message
+            )));
+        }
+        grouper.merge(part.grouper, lines);
+        unreadable += part.unreadable;
+        oversized += part.oversized;
+        lines += part.lines;
+    }
+    Ok(Some((unreadable, oversized)))
+}
+
+/// The first place at or after `from` where a record of `format` begins: a line that starts
+/// with a csvlog record's timestamp, or any line of a jsonlog; `None` when no line begins
+/// after it.
+fn record_start(file: &std::fs::File, from: u64, format: &Format) -> std::io::Result<Option<u64>> {
+    use std::io::BufRead;
+    let mut input = BufReader::with_capacity(64 << 10, At { file, pos: from });
+    let mut at = from;
+    let mut line = Vec::new();
+    // The line `from` falls in is not whole: the search starts after it (unless `from` is 0).
+    if from > 0 {
+        at += input.read_until(b'\n', &mut line)? as u64;
+    }
+    loop {
+        line.clear();
+        let n = input.read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let begins = match format {
+            Format::Csv => crate::capture::log::begins_csv_record(&line),
+            _ => true,
+        };
+        if begins {
+            return Ok(Some(at));
+        }
+        at += n as u64;
+    }
+}
+
+/// A file read from `pos` on, without moving the offset the open file shares with its clones.
+struct At<'f> {
+    file: &'f std::fs::File,
+    pos: u64,
+}
+
+impl std::io::Read for At<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let n = self.file.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// A file that counts the bytes read from it, for the progress line.
+struct Counted<F> {
+    inner: F,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<F: std::io::Read> std::io::Read for Counted<F> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
 }
 
 /// Each group with its name: the existing read path whose statement has the same shape (it is
@@ -435,4 +660,220 @@ pub fn write_all(
         }
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod parts_tests {
+    use super::*;
+    use crate::capture::group::Grouper;
+
+    /// A csvlog record of a statement executed with parameters, as PostgreSQL 15 writes one.
+    fn csv_record(n: usize, session: &str, message: &str, detail: &str) -> String {
+        let quoted = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+        format!(
+            "2026-12-02 21:10:34.{:03} UTC,\"postgres\",\"board\",{pid},\"[local]\",{session},{n},\
+             \"SELECT\",2026-12-02 21:10:34 UTC,3/47,0,LOG,00000,{},{},,,,,,,,\"app\",\
+             \"client backend\",,0\n",
+            n % 1000,
+            quoted(message),
+            if detail.is_empty() {
+                String::new()
+            } else {
+                quoted(detail)
+            },
+            pid = 1000 + n % 7,
+        )
+    }
+
+    /// A log whose statements span lines (quoted newlines), one of them a line that looks like
+    /// a record's first line (it starts with a timestamp) inside a quoted field, among
+    /// statements of a few shapes, some not read paths.
+    fn csvlog(records: usize) -> String {
+        let mut log = String::new();
+        for n in 0..records {
+            let (message, detail) = match n % 6 {
+                // Now and then a quoted line that starts as a record does.
+                0 if n % 61 == 7 => (
+                    "duration: 0.1 ms  execute P_1: SELECT p.id\n  FROM posts p\n WHERE \
+                     p.thread_id = $1 AND p.note = '\n2026-12-02 21:10:34.000 UTC,\"x\"'"
+                        .to_string(),
+                    format!("parameters: $1 = '{}'", n % 13),
+                ),
+                0 => (
+                    "duration: 0.1 ms  execute P_1: SELECT p.id\n  FROM posts p\n WHERE \
+                     p.thread_id = $1 AND p.note = 'a\nb'"
+                        .to_string(),
+                    format!("parameters: $1 = '{}'", n % 13),
+                ),
+                1 => (
+                    "duration: 0.1 ms  execute P_2: SELECT t.id FROM threads t WHERE t.forum_id \
+                     = $1 ORDER BY t.id\n LIMIT 20"
+                        .to_string(),
+                    format!("parameters: $1 = '{}'", n % 5),
+                ),
+                2 => (
+                    "duration: 0.1 ms  statement: BEGIN".to_string(),
+                    String::new(),
+                ),
+                3 => (
+                    format!(
+                        "duration: 0.1 ms  statement: UPDATE posts SET body = 'a,\n\"b\"' WHERE id = {n}"
+                    ),
+                    String::new(),
+                ),
+                4 => (
+                    format!(
+                        "duration: 0.1 ms  statement: SELECT m.name FROM members m WHERE m.id = {n}"
+                    ),
+                    String::new(),
+                ),
+                _ => (
+                    "duration: 0.1 ms  statement: COMMIT".to_string(),
+                    String::new(),
+                ),
+            };
+            log.push_str(&csv_record(
+                n,
+                &format!("6b10894a.{:x}", n % 7),
+                &message,
+                &detail,
+            ));
+        }
+        log
+    }
+
+    fn jsonlog(records: usize) -> String {
+        let mut log = String::new();
+        for n in 0..records {
+            let record = serde_json::json!({
+                "timestamp": "2026-12-02 21:10:34.017 UTC",
+                "user": "postgres", "dbname": "board", "pid": 1000 + n % 7,
+                "session_id": format!("6b10894a.{:x}", n % 7), "line_num": n,
+                "error_severity": "LOG",
+                "message": format!("duration: 0.1 ms  execute P_1: SELECT p.id\n FROM posts p WHERE p.thread_id = $1 -- {}", n % 3),
+                "detail": format!("parameters: $1 = '{}'", n % 11),
+                "application_name": "app",
+            });
+            log.push_str(&record.to_string());
+            log.push('\n');
+        }
+        log
+    }
+
+    /// Everything a read gives: the groups, the counts, the unreadable and oversized records.
+    type Read = (
+        Vec<crate::capture::group::Group>,
+        usize,
+        Vec<(String, usize)>,
+        (usize, usize),
+    );
+
+    /// The log in a file of its own, kept while `f` reads it.
+    fn with_file<T>(text: &str, f: impl FnOnce(&Path) -> T) -> T {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("server.log");
+        std::fs::write(&path, text).unwrap();
+        f(&path)
+    }
+
+    fn read(path: &Path, format: Format, parts: Option<usize>) -> Read {
+        let file = std::fs::File::open(path).unwrap();
+        let mut g = Grouper::new(["visibility".to_string()]);
+        let counts = match parts {
+            None => read_whole(path, format, file, &mut g, &mut |_, _| {}),
+            Some(n) => read_log_in_parts(path, format, file, &mut g, n, &mut |_, _| {}),
+        }
+        .unwrap();
+        let skipped = g.skipped.clone().into_iter().collect();
+        let statements = g.statements;
+        (g.groups(), statements, skipped, counts)
+    }
+
+    /// Whether the parts met (the log was read in parts, not again whole).
+    fn in_parts(path: &Path, format: Format, parts: usize) -> bool {
+        let file = std::fs::File::open(path).unwrap();
+        let mut g = Grouper::new(Vec::new());
+        read_parts(path, &format, &file, &mut g, parts, &mut |_, _| {})
+            .unwrap()
+            .is_some()
+    }
+
+    #[test]
+    fn a_log_read_in_parts_gives_what_one_core_gives() {
+        for (text, format) in [(csvlog(600), Format::Csv), (jsonlog(500), Format::Json)] {
+            with_file(&text, |path| {
+                let whole = read(path, format.clone(), None);
+                assert!(whole.1 >= 500, "every record read: {}", whole.1);
+                assert!(!whole.0.is_empty());
+                let mut met = 0;
+                for parts in 2..=7 {
+                    let split = read(path, format.clone(), Some(parts));
+                    assert_eq!(split, whole, "{parts} parts of a {format:?} log");
+                    met += usize::from(in_parts(path, format.clone(), parts));
+                }
+                // Read in parts, not only read again whole (a split point may fall inside a
+                // quoted field of the csvlog, and that split is read again).
+                assert!(
+                    met >= 4,
+                    "{met} of 6 splits of a {format:?} log read in parts"
+                );
+            });
+        }
+    }
+
+    #[test]
+    fn a_split_inside_a_quoted_field_is_read_again_whole() {
+        // One record whose statement holds many lines that start as records do: a split point
+        // lands inside it, the part before reads on to its true end, the parts do not meet, and
+        // the whole log is read again.
+        let mut text = csvlog(10);
+        let mut long = String::from(
+            "duration: 0.1 ms  statement: SELECT p.id FROM posts p WHERE p.note IN ('",
+        );
+        for i in 0..500 {
+            long.push_str(&format!("\n2026-12-02 21:10:34.{i:03} UTC,x"));
+        }
+        long.push_str("')");
+        text.push_str(&csv_record(10, "6b10894a.1", &long, ""));
+        text.push_str(&csvlog(10));
+        with_file(&text, |path| {
+            let whole = read(path, Format::Csv, None);
+            for parts in 2..=4 {
+                assert_eq!(read(path, Format::Csv, Some(parts)), whole, "{parts} parts");
+            }
+            // The long record is about 9 in 10 of the file: every split lands inside it.
+            assert!(
+                !in_parts(path, Format::Csv, 2),
+                "a split inside a record is read again"
+            );
+        });
+    }
+
+    #[test]
+    fn sql_level_prepared_statements_are_read_whole() {
+        let mut text = String::new();
+        text.push_str(&csv_record(
+            0,
+            "s.1",
+            "statement: PREPARE q(int) AS SELECT p.id FROM posts p WHERE p.thread_id = $1",
+            "",
+        ));
+        text.push_str(&csvlog(300));
+        text.push_str(&csv_record(999, "s.1", "statement: EXECUTE q(5)", ""));
+        with_file(&text, |path| {
+            let whole = read(path, Format::Csv, None);
+            assert!(
+                whole
+                    .0
+                    .iter()
+                    .any(|g| g.text.contains("p.thread_id = $1") && g.params == ["5"]),
+                "the EXECUTE found its PREPARE: {:#?}",
+                whole.0
+            );
+            for parts in 2..=4 {
+                assert_eq!(read(path, Format::Csv, Some(parts)), whole, "{parts} parts");
+                assert!(!in_parts(path, Format::Csv, parts), "read again whole");
+            }
+        });
+    }
 }

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::log::{Entry, Protocol};
+use super::log::{Entry, Protocol, Remembered};
 use super::shape::{self, LiteralValue};
 
 /// plancheck's own sessions, left out of what is captured.
@@ -41,12 +41,22 @@ impl Group {
     }
 }
 
+/// What a statement text was found to be: not a read path (why), or a read path's key.
+#[derive(Debug, Clone)]
+enum Found {
+    Skip(String),
+    Key(String),
+}
+
 /// The statements read so far, grouped; what was skipped, counted by why.
 #[derive(Debug, Default)]
 pub struct Grouper {
     /// Column names any partial index's predicate mentions.
     predicate_columns: HashSet<String>,
     groups: BTreeMap<String, Group>,
+    /// What each statement text seen lately was found to be: a log repeats the same few texts,
+    /// whose shape is then read once.
+    remembered: Remembered<Found>,
     /// Statements that are not read paths, by reason.
     pub skipped: BTreeMap<String, usize>,
     /// Every statement read.
@@ -93,11 +103,24 @@ impl Grouper {
             *self.skipped.entry("plancheck's own".into()).or_default() += 1;
             return;
         }
-        if let Err(skip) = shape::read_path(&entry.text) {
-            *self.skipped.entry(skip.reason()).or_default() += 1;
-            return;
-        }
-        let key = self.key(&entry.text);
+        let found = match self.remembered.get(&entry.text) {
+            Some(found) => found.clone(),
+            None => {
+                let found = match shape::read_path(&entry.text) {
+                    Err(skip) => Found::Skip(skip.reason()),
+                    Ok(()) => Found::Key(self.key(&entry.text)),
+                };
+                self.remembered.remember(&entry.text, found.clone());
+                found
+            }
+        };
+        let key = match found {
+            Found::Skip(reason) => {
+                *self.skipped.entry(reason).or_default() += 1;
+                return;
+            }
+            Found::Key(key) => key,
+        };
         let usable = usable_values(&entry);
         let group = self.groups.entry(key.clone()).or_insert_with(|| Group {
             key,
@@ -119,6 +142,47 @@ impl Grouper {
             Some(_) => {}
             None => group.unusable_values += 1,
         }
+    }
+
+    /// A grouper of its own for part of a log, splitting shapes as this one does.
+    pub fn empty_like(&self) -> Grouper {
+        Grouper {
+            predicate_columns: self.predicate_columns.clone(),
+            ..Grouper::default()
+        }
+    }
+
+    /// Takes in what `later` read from a later part of the log (its lines numbered from
+    /// `line_offset` + 1 in the whole file), as if this grouper had read on into it: counts add
+    /// up, and a group keeps its first statement with usable values.
+    pub fn merge(&mut self, later: Grouper, line_offset: usize) {
+        self.statements += later.statements;
+        for (why, n) in later.skipped {
+            *self.skipped.entry(why).or_default() += n;
+        }
+        for (key, mut g) in later.groups {
+            g.line += line_offset;
+            match self.groups.get_mut(&key) {
+                None => {
+                    self.groups.insert(key, g);
+                }
+                Some(first) => {
+                    first.count += g.count;
+                    first.unusable_values += g.unusable_values;
+                    if first.text.is_empty() && !g.text.is_empty() {
+                        first.text = g.text;
+                        first.params = g.params;
+                        first.file = g.file;
+                        first.line = g.line;
+                    }
+                }
+            }
+        }
+    }
+
+    /// How many read paths so far.
+    pub fn read_paths(&self) -> usize {
+        self.groups.len()
     }
 
     /// Every group so far, in key order (stable from run to run), taken out of the grouper.

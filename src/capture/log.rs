@@ -40,6 +40,47 @@ use crate::sql::{self, TokenKind};
 /// lists are some kilobytes.
 pub const MAX_RECORD: usize = 1 << 20;
 
+/// What was found in statement texts seen lately, by text: a log repeats the same few texts,
+/// each then read once. Bounded: a text over 16 kB is not remembered, and past 50,000 texts or
+/// 32 MB of them the memory is emptied and begins again, so a log of ever new texts (literals
+/// written inline) costs no more memory than that.
+#[derive(Debug)]
+pub struct Remembered<T> {
+    found: HashMap<String, T>,
+    bytes: usize,
+}
+
+impl<T> Default for Remembered<T> {
+    fn default() -> Self {
+        Remembered {
+            found: HashMap::new(),
+            bytes: 0,
+        }
+    }
+}
+
+impl<T: Clone> Remembered<T> {
+    const MOST_TEXTS: usize = 50_000;
+    const MOST_BYTES: usize = 32 << 20;
+    const LONGEST: usize = 16 << 10;
+
+    pub fn get(&self, text: &str) -> Option<&T> {
+        self.found.get(text)
+    }
+
+    pub fn remember(&mut self, text: &str, found: T) {
+        if text.len() > Self::LONGEST {
+            return;
+        }
+        if self.found.len() >= Self::MOST_TEXTS || self.bytes + text.len() > Self::MOST_BYTES {
+            self.found.clear();
+            self.bytes = 0;
+        }
+        self.bytes += text.len();
+        self.found.insert(text.to_owned(), found);
+    }
+}
+
 /// The most of one line the reader keeps: a record at [`MAX_RECORD`] fits, with every double
 /// quote doubled (csvlog) or escaped (jsonlog) and the record's other fields.
 const MAX_LINE: usize = 2 * MAX_RECORD + (64 << 10);
@@ -133,6 +174,16 @@ pub struct Reader<R: BufRead> {
     /// Entries made and not yet handed out (one message can hold several statements).
     ready: VecDeque<Entry>,
     prepared: Prepared,
+    /// Each statement text seen lately: the highest `$n` it holds, or `None` when it uses
+    /// SQL-level prepared statements (read statement by statement).
+    plain: Remembered<Option<usize>>,
+    /// A part of a file ([`Reader::part`]): the record starting at or past this offset is not
+    /// read, and where it starts is kept in `stopped_at`.
+    stop_at: Option<u64>,
+    stopped_at: Option<u64>,
+    /// Whether a statement used SQL-level prepared statements, whose `EXECUTE` needs the
+    /// `PREPARE` before it (a part of a file may not hold it).
+    sql_level: bool,
     seen_record: bool,
     done: bool,
     unreadable: usize,
@@ -147,17 +198,70 @@ impl<R: BufRead> Reader<R> {
             source: Lines {
                 input,
                 number: 0,
+                offset: 0,
                 peeked: None,
             },
             format,
             open: None,
             ready: VecDeque::new(),
             prepared: Prepared::default(),
+            plain: Remembered::default(),
+            stop_at: None,
+            stopped_at: None,
+            sql_level: false,
             seen_record: false,
             done: false,
             unreadable: 0,
             oversized: 0,
             records: 0,
+        }
+    }
+
+    /// A reader of part of a file: `input` begins at a record's first line, in the middle of the
+    /// file (a stray line there is counted, never fatal), and the reader ends before the first
+    /// record that starts `length` bytes or more after it. Line numbers count from the part's
+    /// first line.
+    pub fn part(input: R, format: Format, length: u64) -> Self {
+        let mut reader = Reader::new(input, format);
+        reader.seen_record = true;
+        reader.stop_at = Some(length);
+        reader
+    }
+
+    /// Stops before the first record that starts `length` bytes or more into the input (the
+    /// first part of a file split in parts, which is read as a whole file is).
+    pub fn stop_before(&mut self, length: u64) {
+        self.stop_at = Some(length);
+    }
+
+    /// For a part: where the record it did not read begins (bytes from the part's start), or
+    /// `None` when it read to the end of the file.
+    pub fn stopped_at(&self) -> Option<u64> {
+        self.stopped_at
+    }
+
+    /// Lines read so far.
+    pub fn lines(&self) -> usize {
+        self.source.number
+    }
+
+    /// Whether any statement used SQL-level prepared statements (`PREPARE`, `EXECUTE`,
+    /// `DEALLOCATE` in the statement's text).
+    pub fn saw_sql_level(&self) -> bool {
+        self.sql_level
+    }
+
+    /// Whether `line`, about to begin a record, is past the part's end: the reader stops
+    /// before it (not counting it among the lines read).
+    fn past_end(&mut self, line: &Line) -> bool {
+        match self.stop_at {
+            Some(stop) if line.start >= stop => {
+                self.stopped_at = Some(line.start);
+                self.source.number -= 1;
+                self.done = true;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -200,6 +304,9 @@ impl<R: BufRead> Reader<R> {
 
     fn next_csv(&mut self) -> Result<Option<Message>, LogError> {
         while let Some(line) = self.source.next_line()? {
+            if self.past_end(&line) {
+                return Ok(None);
+            }
             if line.text.is_empty() {
                 continue;
             }
@@ -225,6 +332,9 @@ impl<R: BufRead> Reader<R> {
 
     fn next_json(&mut self) -> Result<Option<Message>, LogError> {
         while let Some(line) = self.source.next_line()? {
+            if self.past_end(&line) {
+                return Ok(None);
+            }
             if line.text.trim().is_empty() {
                 continue;
             }
@@ -336,13 +446,21 @@ impl<R: BufRead> Reader<R> {
             self.unreadable += 1;
             return;
         }
-        let statements = split_statements(text);
-        let sql_level = statements.iter().any(|s| {
-            parse_prepare(s).is_some()
-                || parse_execute(s).is_some()
-                || parse_deallocate(s).is_some()
-        });
-        if !sql_level {
+        // A log repeats the same few texts: what lexing one finds is remembered by text.
+        let placeholders = match self.plain.get(text) {
+            Some(known) => *known,
+            None => {
+                let sql_level = split_statements(text).iter().any(|s| {
+                    parse_prepare(s).is_some()
+                        || parse_execute(s).is_some()
+                        || parse_deallocate(s).is_some()
+                });
+                let known = (!sql_level).then(|| max_placeholder(text));
+                self.plain.remember(text, known);
+                known
+            }
+        };
+        if let Some(placeholders) = placeholders {
             let (params, complete) = match protocol {
                 Protocol::Extended => message
                     .detail
@@ -351,12 +469,13 @@ impl<R: BufRead> Reader<R> {
                     .unwrap_or((Vec::new(), true)),
                 _ => (Vec::new(), true),
             };
-            let complete = complete && params.len() >= max_placeholder(text);
+            let complete = complete && params.len() >= placeholders;
             let entry = message.entry(text.to_owned(), params, complete, protocol);
             self.ready.push_back(entry);
             return;
         }
-        for statement in statements {
+        self.sql_level = true;
+        for statement in split_statements(text) {
             self.interpret_sql(&message, &session, statement, protocol);
         }
     }
@@ -426,11 +545,15 @@ impl<R: BufRead> Iterator for Reader<R> {
 struct Lines<R> {
     input: R,
     number: usize,
+    /// Bytes read so far, from where the reader began.
+    offset: u64,
     peeked: Option<Line>,
 }
 
 struct Line {
     number: usize,
+    /// Where the line begins, in bytes from where the reader began.
+    start: u64,
     /// Without its newline.
     text: String,
     /// False for a last line that stops without a newline: PostgreSQL ends every record with
@@ -451,6 +574,7 @@ impl<R: BufRead> Lines<R> {
             return Ok(Some(line));
         }
         let number = self.number + 1;
+        let start = self.offset;
         let unreadable = |e: std::io::Error| LogError {
             line: number,
             message: format!("cannot read: {e}"),
@@ -487,6 +611,7 @@ impl<R: BufRead> Lines<R> {
             return Ok(None);
         }
         self.number = number;
+        self.offset += read as u64;
         if ended {
             if dropped > 0 {
                 dropped -= 1;
@@ -519,6 +644,7 @@ impl<R: BufRead> Lines<R> {
         })?;
         Ok(Some(Line {
             number,
+            start,
             text,
             ended,
             dropped,
@@ -728,6 +854,12 @@ fn csv_not_format(line: usize) -> String {
     )
 }
 
+/// Whether a line (its bytes, newline included) could begin a csvlog record: it starts with
+/// the record's timestamp.
+pub fn begins_csv_record(line: &[u8]) -> bool {
+    date_time_end(line, 0).is_some()
+}
+
 /// `YYYY-MM-DD HH:MM:SS`, how every csvlog record begins.
 fn starts_with_timestamp(text: &str) -> bool {
     date_time_end(text.as_bytes(), 0).is_some()
@@ -751,23 +883,38 @@ fn read_csv_record<R: BufRead>(
     let (mut kept, mut oversized) = (0usize, false);
     let mut line = first;
     loop {
-        let mut chars = line.text.chars().peekable();
-        let mut keep = |field: &mut String, c: char| {
-            kept += c.len_utf8();
-            if kept <= MAX_RECORD {
-                field.push(c);
-            }
-        };
-        while let Some(c) = chars.next() {
-            match (quoted, c) {
-                (true, '"') if chars.peek() == Some(&'"') => {
-                    chars.next();
-                    keep(&mut field, '"');
+        let (text, bytes) = (line.text.as_str(), line.text.as_bytes());
+        let mut at = 0;
+        while at < bytes.len() {
+            // Quoted: everything to the next double quote; else to the next quote or comma.
+            let next = if quoted {
+                bytes[at..].iter().position(|&b| b == b'"')
+            } else {
+                bytes[at..].iter().position(|&b| b == b'"' || b == b',')
+            };
+            let Some(n) = next else {
+                keep(&mut kept, &mut field, &text[at..]);
+                break;
+            };
+            keep(&mut kept, &mut field, &text[at..at + n]);
+            at += n;
+            match (quoted, bytes[at]) {
+                (true, _) if bytes.get(at + 1) == Some(&b'"') => {
+                    keep(&mut kept, &mut field, "\"");
+                    at += 2;
                 }
-                (true, '"') => quoted = false,
-                (false, '"') => quoted = true,
-                (false, ',') => fields.push(std::mem::take(&mut field)),
-                (_, c) => keep(&mut field, c),
+                (true, _) => {
+                    quoted = false;
+                    at += 1;
+                }
+                (false, b'"') => {
+                    quoted = true;
+                    at += 1;
+                }
+                (false, _) => {
+                    fields.push(std::mem::take(&mut field));
+                    at += 1;
+                }
             }
         }
         if line.dropped > 0 {
@@ -785,8 +932,24 @@ fn read_csv_record<R: BufRead>(
         if !line.ended {
             return Err(truncated());
         }
-        keep(&mut field, '\n');
+        keep(&mut kept, &mut field, "\n");
         line = source.next_line()?.ok_or_else(truncated)?;
+    }
+}
+
+/// Keeps `text` in `field` as far as [`MAX_RECORD`] allows (a character is kept when it ends
+/// within it), counting in `kept` every byte, kept or not.
+fn keep(kept: &mut usize, field: &mut String, text: &str) {
+    let room = MAX_RECORD.saturating_sub(*kept);
+    *kept += text.len();
+    if text.len() <= room {
+        field.push_str(text);
+    } else {
+        let mut end = room;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        field.push_str(&text[..end]);
     }
 }
 

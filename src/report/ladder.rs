@@ -415,10 +415,16 @@ impl Chart {
                 yy + 4.0,
             ));
         }
+        // A rung's rate under its point, unless it would overlap the last one written.
+        let mut last: Option<f64> = None;
         for r in &l.rungs {
+            let x = self.x(r.offered);
+            if last.is_some_and(|l| x - l < 40.0) {
+                continue;
+            }
+            last = Some(x);
             out.push_str(&format!(
-                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
-                self.x(r.offered),
+                "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
                 bottom + 16.0,
                 xml(&rate(r.offered))
             ));

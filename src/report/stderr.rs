@@ -82,6 +82,29 @@ pub fn summary_unwritten(path: &Path, why: &dyn std::fmt::Display) -> String {
 }
 
 /// A `--report FORMAT=FILE` that could not be written.
+/// `capture`'s live line while it reads a log: how far, how many statements, read paths.
+pub fn capture_reading(
+    path: &Path,
+    read: u64,
+    size: u64,
+    statements: usize,
+    read_paths: usize,
+) -> String {
+    let mb = |b: u64| b as f64 / 1e6;
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    format!(
+        "reading {name}: {:.0} of {:.0} MB, {} statements, {} read path{}",
+        mb(read),
+        mb(size.max(read)),
+        crate::verdict::group(statements as f64),
+        crate::verdict::group(read_paths as f64),
+        if read_paths == 1 { "" } else { "s" }
+    )
+}
+
 /// `demo --chart FILE` could not be written.
 pub fn chart_unwritten(path: &Path, why: &dyn std::fmt::Display) -> String {
     format!("--chart {}: {why}", path.display())
