@@ -46,6 +46,15 @@ pub struct Progress {
 /// rewritten in place).
 const LIVE_WIDTH: usize = 78;
 
+/// A live line cut to [`LIVE_WIDTH`], so that it never wraps.
+fn fitted(line: &str) -> String {
+    if line.chars().count() > LIVE_WIDTH {
+        line.chars().take(LIVE_WIDTH - 1).collect::<String>() + "…"
+    } else {
+        line.to_string()
+    }
+}
+
 impl Progress {
     pub fn new(total: usize, quiet: bool, phase: &'static str) -> Progress {
         use std::io::IsTerminal;
@@ -70,15 +79,12 @@ impl Progress {
         if self.mode != Mode::Live {
             return;
         }
-        let mut line = format!(
+        let line = fitted(&format!(
             "[{}/{}] {}checking {what} …",
             self.done + 1,
             self.total,
             self.phase
-        );
-        if line.chars().count() > LIVE_WIDTH {
-            line = line.chars().take(LIVE_WIDTH - 1).collect::<String>() + "…";
-        }
+        ));
         say_part!("\r\x1b[2K{line}");
         self.shown = true;
     }
@@ -143,10 +149,7 @@ impl Meter {
         if !self.live {
             return;
         }
-        let mut line = line.to_string();
-        if line.chars().count() > LIVE_WIDTH {
-            line = line.chars().take(LIVE_WIDTH - 1).collect::<String>() + "…";
-        }
+        let line = fitted(line);
         say_part!("\r\x1b[2K{line}");
         self.shown = true;
         self.last = Some(std::time::Instant::now());

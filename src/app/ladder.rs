@@ -10,7 +10,7 @@ use crate::cli::{ArrivalsArg, LadderArgs, LadderFormat};
 use crate::db::Target;
 use crate::db::fixtures::BoardFacts;
 use crate::db::ladder::{self as load, Arrivals, Page, Rung};
-use crate::error::{BadInput, OutputFailure};
+use crate::error::BadInput;
 use crate::report::ladder::{LadderReport, Setup};
 use crate::report::page::PageSetup;
 use crate::report::{self, Style, stderr};
@@ -88,14 +88,8 @@ pub(super) async fn ladder(args: LadderArgs, stop: stop::Stop) -> crate::error::
         None,
     ))?;
     for (format, path) in &args.report {
-        crate::files::replace_given(path, render(*format, Style::PLAIN, Some(path)).as_bytes())
-            .map_err(|e| {
-                OutputFailure(stderr::report_file_unwritten(
-                    &format!("{format:?}").to_lowercase(),
-                    path,
-                    &e.why,
-                ))
-            })?;
+        let text = render(*format, Style::PLAIN, Some(path));
+        super::output::write_report(&format!("{format:?}").to_lowercase(), path, &text)?;
     }
     if let Some(code) = stop.requested() {
         return Ok(code);

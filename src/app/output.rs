@@ -33,17 +33,17 @@ pub(super) fn emit(report: &Report, args: &VerdictArgs) -> crate::error::Result<
     }
     for file in &args.report {
         let text = report::render(report, file.format.into(), Style::PLAIN);
-        // Replaced, never written through: a link committed where the report goes is not
-        // followed, and no folder from the current one down may be a link.
-        crate::files::replace_given(&file.path, text.as_bytes()).map_err(|e| {
-            OutputFailure(report::stderr::report_file_unwritten(
-                &format_name(file.format),
-                &file.path,
-                &e.why,
-            ))
-        })?;
+        write_report(&format_name(file.format), &file.path, &text)?;
     }
     Ok(())
+}
+
+/// A `--report FORMAT=FILE`, written. Replaced, never written through: a link committed where
+/// the report goes is not followed, and no folder from the current one down may be a link.
+pub(super) fn write_report(format: &str, path: &Path, text: &str) -> crate::error::Result<()> {
+    crate::files::replace_given(path, text.as_bytes()).map_err(|e| {
+        OutputFailure(report::stderr::report_file_unwritten(format, path, &e.why)).into()
+    })
 }
 
 /// The performance page of `demo --ladder`: on stdout in the chosen format (the table is the
@@ -79,13 +79,7 @@ pub(super) fn emit_page(
     }
     for file in &args.report {
         let text = render(file.format, Style::PLAIN, Some(&file.path));
-        crate::files::replace_given(&file.path, text.as_bytes()).map_err(|e| {
-            OutputFailure(report::stderr::report_file_unwritten(
-                &format_name(file.format),
-                &file.path,
-                &e.why,
-            ))
-        })?;
+        write_report(&format_name(file.format), &file.path, &text)?;
     }
     Ok(())
 }

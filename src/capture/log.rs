@@ -569,6 +569,8 @@ impl<R: BufRead> Lines<R> {
     /// The next line, of which at most [`MAX_LINE`] bytes are kept: the rest is read past,
     /// counted in [`Line::dropped`] (and its double quotes, which a csvlog record's end depends
     /// on, in [`Line::dropped_quotes`]), so a line of any length costs no more memory than that.
+    // Long because it is one pass over the bytes of a line with every check a line needs: the
+    // cap and what is read past it, the line's end, NUL bytes, the cut inside a character, UTF-8.
     fn next_line(&mut self) -> Result<Option<Line>, LogError> {
         if let Some(line) = self.peeked.take() {
             return Ok(Some(line));
