@@ -522,3 +522,53 @@ fn the_page_puts_the_checks_one_read_at_a_time_beside_the_ladder() {
     assert!(out.stderr.contains("/nonexistent/run"), "{}", out.shown());
     assert!(started.elapsed() < Duration::from_secs(3), "no rung ran");
 }
+
+/// The ladder runs the project's SQL as `check` does, so it says what the role's rights reach
+/// outside the rolled-back transaction, and `--strict-role` refuses before any request is sent.
+#[test]
+fn the_roles_rights_are_said_and_strict_role_refuses_before_any_request() {
+    let db = fresh_board("ladder_role");
+    let dir = one_read_path(FAST, &expectation(None));
+    let scans = || {
+        query_text(
+            &db,
+            "SELECT idx_scan FROM pg_stat_user_indexes \
+             WHERE indexrelname = 'posts_thread_visible_idx'",
+        )
+    };
+    let before = scans();
+    let rungs = [
+        "--rates",
+        "20",
+        "--warmup-seconds",
+        "1",
+        "--rung-seconds",
+        "1",
+        "--min-requests",
+        "5",
+    ];
+    let mut strict = rungs.to_vec();
+    strict.push("--strict-role");
+    let out = ladder(&db, dir.path(), &strict);
+    assert_eq!(out.code(), 2, "{}", out.shown());
+    assert!(out.stderr.contains("superuser"), "{}", out.shown());
+    assert!(out.stdout.is_empty(), "no report: {}", out.shown());
+    wait_for_sessions_to_end(&db, Duration::from_secs(10));
+    assert_eq!(scans(), before, "a request ran\n{}", out.shown());
+    // The control: without it the same ladder runs, saying the role's rights first, and the
+    // index's count shows its requests.
+    let out = ladder(&db, dir.path(), &rungs);
+    assert_eq!(out.code(), 0, "{}", out.shown());
+    assert!(
+        out.stderr.contains("warning: role") && out.stderr.contains("superuser"),
+        "{}",
+        out.shown()
+    );
+    wait_for_sessions_to_end(&db, Duration::from_secs(10));
+    assert_ne!(
+        scans(),
+        before,
+        "the control's requests did not show\n{}",
+        out.shown()
+    );
+}

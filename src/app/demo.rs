@@ -108,6 +108,8 @@ async fn page(
         max_seconds: 900,
         statement_timeout: run.statement_timeout,
         quiet: run.quiet,
+        own_server: true,
+        strict_role: false,
     };
     let (ladder, board, stop) = super::ladder::run(target, project, &plan, stop).await?;
     let chart = args.chart.as_deref();

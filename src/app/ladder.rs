@@ -32,6 +32,10 @@ pub(super) struct Plan {
     pub max_seconds: u64,
     pub statement_timeout: Duration,
     pub quiet: bool,
+    /// The server is plancheck's own throwaway (the demo's): no role to warn about.
+    pub own_server: bool,
+    /// `--strict-role`.
+    pub strict_role: bool,
 }
 
 pub(super) async fn ladder(args: LadderArgs, stop: stop::Stop) -> crate::error::Result<i32> {
@@ -58,6 +62,8 @@ pub(super) async fn ladder(args: LadderArgs, stop: stop::Stop) -> crate::error::
         max_seconds: args.max_seconds,
         statement_timeout: args.statement_timeout,
         quiet: args.quiet,
+        own_server: false,
+        strict_role: args.strict_role,
     };
     let target = target(&args.connect)?;
     let (report, board, stop) = run(&target, &project, &plan, stop).await?;
@@ -143,6 +149,14 @@ pub(super) async fn run(
         ..db::check::Settings::default()
     };
     let client = target.connect().await?;
+    // The project's SQL runs with the role's rights, as in `check`: the same warnings, the same
+    // refusal under --strict-role, before any load.
+    let options = super::RunOptions {
+        own_server: plan.own_server,
+        strict_role: plan.strict_role,
+        ..super::RunOptions::default()
+    };
+    super::run::role_warnings(&client, &options).await?;
     let server_version = db::preflight::server_version(&client).await?;
     let board = db::fixtures::board_facts(&client).await;
     drop(client);

@@ -381,6 +381,10 @@ pub struct LadderArgs {
     /// Longest one request may run
     #[arg(help_heading = "Safety", long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
     pub statement_timeout: Duration,
+    /// Refuse to run (exit 2) when the role's rights reach outside the rolled-back transaction
+    /// (superuser, pg_signal_backend, COPY … PROGRAM, dblink, …)
+    #[arg(help_heading = "Safety", long)]
+    pub strict_role: bool,
     /// A run `check --save-plans DIR` saved: its checks, judged, go on the page with the ladder
     /// (the setup, the p95 budgets one read at a time, the EXPLAIN evidence) in --format
     /// markdown and json; the reference board's page is measured with `check --iterations 60
