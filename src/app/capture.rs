@@ -51,14 +51,14 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::e
     let mut meter = crate::term::Meter::new(args.quiet);
     for (path, format, file) in logs {
         let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let mut progress = |read: u64, g: &Grouper| {
+        let mut progress = |so_far: files::ReadSoFar| {
             if meter.due() {
                 meter.show(&stderr::capture_reading(
                     &path,
-                    read,
+                    so_far.bytes,
                     size,
-                    g.statements,
-                    g.read_paths(),
+                    so_far.statements,
+                    so_far.read_paths,
                 ));
             }
         };

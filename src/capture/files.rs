@@ -62,7 +62,7 @@ pub fn read_log(
     format: Format,
     file: std::fs::File,
     grouper: &mut Grouper,
-    progress: &mut dyn FnMut(u64, &Grouper),
+    progress: &mut dyn FnMut(ReadSoFar),
 ) -> Result<(usize, usize), BadInput> {
     let parts = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -81,7 +81,7 @@ fn read_whole(
     format: Format,
     file: std::fs::File,
     grouper: &mut Grouper,
-    progress: &mut dyn FnMut(u64, &Grouper),
+    progress: &mut dyn FnMut(ReadSoFar),
 ) -> Result<(usize, usize), BadInput> {
     let shown = path.display().to_string();
     let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -95,7 +95,11 @@ fn read_whole(
         let entry = entry.map_err(|e| BadInput(format!("{shown}:{}: {}", e.line, e.message)))?;
         grouper.add(&shown, entry);
         if n % 4096 == 0 {
-            progress(read.load(Ordering::Relaxed), grouper);
+            progress(ReadSoFar {
+                bytes: read.load(Ordering::Relaxed),
+                statements: grouper.statements,
+                read_paths: Some(grouper.read_paths()),
+            });
         }
     }
     Ok((reader.unreadable(), reader.oversized()))
@@ -126,7 +130,7 @@ fn read_log_in_parts(
     file: std::fs::File,
     grouper: &mut Grouper,
     parts: usize,
-    progress: &mut dyn FnMut(u64, &Grouper),
+    progress: &mut dyn FnMut(ReadSoFar),
 ) -> Result<(usize, usize), BadInput> {
     match read_parts(path, &format, &file, grouper, parts, progress)? {
         Some(counts) => Ok(counts),
@@ -144,7 +148,7 @@ fn read_parts(
     file: &std::fs::File,
     grouper: &mut Grouper,
     parts: usize,
-    progress: &mut dyn FnMut(u64, &Grouper),
+    progress: &mut dyn FnMut(ReadSoFar),
 ) -> Result<Option<(usize, usize)>, BadInput> {
     let shown = path.display().to_string();
     let unreadable_file = |e: std::io::Error| BadInput(format!("{shown}: {e}"));
@@ -158,6 +162,7 @@ fn read_parts(
         }
     }
     let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let statements = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<Part> = std::thread::scope(|scope| {
         let handles: Vec<_> = starts
             .iter()
@@ -166,7 +171,7 @@ fn read_parts(
                 let end = starts.get(i + 1).copied();
                 let (mut part_grouper, format, read) =
                     (grouper.empty_like(), format.clone(), read.clone());
-                let shown = shown.clone();
+                let (shown, statements) = (shown.clone(), &statements);
                 scope.spawn(move || -> std::io::Result<Part> {
                     // Read at its own offset: clones of one open file share theirs.
                     let at = At { file, pos: start };
@@ -182,7 +187,10 @@ fn read_parts(
                         None => Reader::part(input, format, u64::MAX),
                     };
                     let mut error = None;
-                    for entry in reader.by_ref() {
+                    for (n, entry) in reader.by_ref().enumerate() {
+                        if n % 4096 == 4095 {
+                            statements.fetch_add(4096, Ordering::Relaxed);
+                        }
                         match entry {
                             Ok(entry) => part_grouper.add(&shown, entry),
                             Err(e) => {
@@ -204,7 +212,11 @@ fn read_parts(
             })
             .collect();
         while !handles.iter().all(|h| h.is_finished()) {
-            progress(read.load(Ordering::Relaxed), grouper);
+            progress(ReadSoFar {
+                bytes: read.load(Ordering::Relaxed),
+                statements: statements.load(Ordering::Relaxed),
+                read_paths: None,
+            });
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         handles
@@ -280,6 +292,14 @@ impl std::io::Read for At<'_> {
         self.pos += n as u64;
         Ok(n)
     }
+}
+
+/// How far a log's read has come, for the progress line: bytes, statements, and read paths
+/// when they are known (not while the parts of a log are read side by side).
+pub struct ReadSoFar {
+    pub bytes: u64,
+    pub statements: usize,
+    pub read_paths: Option<usize>,
 }
 
 /// A file that counts the bytes read from it, for the progress line.
@@ -780,8 +800,8 @@ mod parts_tests {
         let file = std::fs::File::open(path).unwrap();
         let mut g = Grouper::new(["visibility".to_string()]);
         let counts = match parts {
-            None => read_whole(path, format, file, &mut g, &mut |_, _| {}),
-            Some(n) => read_log_in_parts(path, format, file, &mut g, n, &mut |_, _| {}),
+            None => read_whole(path, format, file, &mut g, &mut |_| {}),
+            Some(n) => read_log_in_parts(path, format, file, &mut g, n, &mut |_| {}),
         }
         .unwrap();
         let skipped = g.skipped.clone().into_iter().collect();
@@ -793,7 +813,7 @@ mod parts_tests {
     fn in_parts(path: &Path, format: Format, parts: usize) -> bool {
         let file = std::fs::File::open(path).unwrap();
         let mut g = Grouper::new(Vec::new());
-        read_parts(path, &format, &file, &mut g, parts, &mut |_, _| {})
+        read_parts(path, &format, &file, &mut g, parts, &mut |_| {})
             .unwrap()
             .is_some()
     }

@@ -88,20 +88,23 @@ pub fn capture_reading(
     read: u64,
     size: u64,
     statements: usize,
-    read_paths: usize,
+    read_paths: Option<usize>,
 ) -> String {
     let mb = |b: u64| b as f64 / 1e6;
     let name = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
+    let paths = match read_paths {
+        Some(1) => ", 1 read path".to_string(),
+        Some(n) => format!(", {} read paths", crate::verdict::group(n as f64)),
+        None => String::new(),
+    };
     format!(
-        "reading {name}: {:.0} of {:.0} MB, {} statements, {} read path{}",
+        "reading {name}: {:.0} of {:.0} MB, {} statements{paths}",
         mb(read),
         mb(size.max(read)),
         crate::verdict::group(statements as f64),
-        crate::verdict::group(read_paths as f64),
-        if read_paths == 1 { "" } else { "s" }
     )
 }
 
@@ -372,4 +375,24 @@ pub const STOPPING_NOW: &str = "interrupted again: stopping now";
 /// The error a command ended with.
 pub fn error(e: &dyn std::fmt::Display) -> String {
     format!("error: {e}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn capture_reading_says_how_far_and_read_paths_only_when_known() {
+        let path = std::path::Path::new("/var/log/postgresql/pg.csv");
+        assert_eq!(
+            super::capture_reading(path, 120_000_000, 450_000_000, 200_000, Some(3)),
+            "reading pg.csv: 120 of 450 MB, 200,000 statements, 3 read paths"
+        );
+        assert_eq!(
+            super::capture_reading(path, 1, 450_000_000, 1, Some(1)),
+            "reading pg.csv: 0 of 450 MB, 1 statements, 1 read path"
+        );
+        assert_eq!(
+            super::capture_reading(path, 9_000_000, 450_000_000, 4_096, None),
+            "reading pg.csv: 9 of 450 MB, 4,096 statements"
+        );
+    }
 }
