@@ -404,3 +404,27 @@ pub mod ladder {
         second <= 2 * first + 1_000
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// A saved run is judged again from its file (`judge DIR`, `ladder --checks`), so every
+    /// timing must read back as the very number written: a p50 of two runs is their mean, and a
+    /// last-digit difference in either shows in the report.
+    #[test]
+    fn a_timing_reads_back_from_json_as_the_number_written() {
+        let mut differed = Vec::new();
+        for nanos in (0..2_000_000u64).step_by(7).map(|n| 2_700_000 + n * 13) {
+            let ms = std::time::Duration::from_nanos(nanos).as_secs_f64() * 1000.0;
+            let back: f64 = serde_json::from_str(&serde_json::to_string(&ms).unwrap()).unwrap();
+            if back.to_bits() != ms.to_bits() {
+                differed.push(ms);
+            }
+        }
+        assert!(
+            differed.is_empty(),
+            "{} read back differently, e.g. {:?}",
+            differed.len(),
+            &differed[..differed.len().min(3)]
+        );
+    }
+}
