@@ -479,7 +479,7 @@ pub fn plan_facts(checks: &[crate::verdict::CheckResult]) -> Vec<PlanFacts<'_>> 
             PlanFacts {
                 read_path: &c.read_path,
                 scope: &c.scope,
-                read: read.then_some(name),
+                read: (read && !name.is_empty()).then_some(name),
                 sort_keys: &c.sort_keys,
             }
         })

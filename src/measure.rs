@@ -43,8 +43,9 @@ pub struct Measurement {
 /// What an expectation requires of one check.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Requirement {
-    /// The required index as written (`name` or `schema.name`).
-    pub index: String,
+    /// The required index as written (`name` or `schema.name`); none for `index = false`.
+    #[serde(default)]
+    pub index: Option<String>,
     /// Other indexes the scope accepts in its place (`index = ["a", "b"]`), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also: Vec<String>,
@@ -152,6 +153,8 @@ pub struct Measured {
 #[serde(rename_all = "snake_case")]
 pub enum IndexLookup {
     Found(Box<IndexFacts>),
+    /// The check requires no index (`index = false`): nothing was looked up.
+    NotRequired,
     /// No index of that name: the existing indexes nearest to it, and the schemas there are
     /// (to tell `table.index` from `schema.index`).
     Missing {

@@ -609,3 +609,75 @@ fn accept_records_the_plan_and_check_reports_a_changed_shape() {
     assert_eq!(check_of(&report, "feed")["verdict"], "plan-changed");
     assert_eq!(status, 1, "--strict-plans fails the run: {report:#}");
 }
+
+#[test]
+fn a_read_path_requiring_no_index_is_held_to_the_whole_read_rule_and_its_budget() {
+    let db = events_db("judgement_no_index");
+    let none = "[scopes.member]\nindex = false\n";
+    let dir = project(&[
+        // Rows fetched by key: whatever index the planner takes, nothing is read whole.
+        (
+            "by-key",
+            "SELECT id, room FROM events WHERE id IN (1, 2, 3)",
+            none,
+        ),
+        // A count over every event: events read whole, and no index is required to forgive it.
+        ("whole", "SELECT count(*) FROM events WHERE kind = 3", none),
+        // Allowed to read events whole: passes the rule, and its budget is what holds it.
+        (
+            "allowed",
+            "SELECT count(*) FROM events WHERE kind = 3",
+            "allow_seq_scan = [\"events\"]\nbudget = { buffers = 10 }\n[scopes.member]\n\
+             index = false\n",
+        ),
+    ]);
+    let saved = tempfile::tempdir().unwrap();
+    let (status, report) = check_json(
+        &db,
+        dir.path(),
+        &["--save-plans", saved.path().to_str().unwrap()],
+    );
+    assert_eq!(status, 1, "{report:#}");
+
+    let by_key = check_of(&report, "by-key");
+    assert_eq!(by_key["verdict"], "pass", "{by_key:#}");
+    assert_eq!(
+        by_key["required_index"],
+        serde_json::Value::Null,
+        "{by_key:#}"
+    );
+    assert_eq!(by_key["seq_scans"], serde_json::json!([]), "{by_key:#}");
+    assert!(
+        by_key["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("no index is required (index = false)"),
+        "{by_key:#}"
+    );
+
+    let whole = check_of(&report, "whole");
+    assert_eq!(whole["verdict"], "seq-scan", "{whole:#}");
+    assert_eq!(
+        whole["large_reads"],
+        serde_json::json!(["events"]),
+        "{whole:#}"
+    );
+    assert!(
+        whole["message"]
+            .as_str()
+            .unwrap()
+            .contains("allow_seq_scan = [\"events\"]"),
+        "{whole:#}"
+    );
+
+    let allowed = check_of(&report, "allowed");
+    assert_eq!(allowed["verdict"], "over-budget", "{allowed:#}");
+
+    // `--require usable` forgives no large whole read, index or none.
+    let (_, usable) = check_json(&db, dir.path(), &["--require", "usable"]);
+    assert_eq!(check_of(&usable, "whole")["verdict"], "seq-scan");
+    assert_eq!(check_of(&usable, "whole")["warning"], false);
+
+    // The saved measurements judged with no database: the same report and status.
+    assert_judged_the_same(saved.path(), &report, 1);
+}

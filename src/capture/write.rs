@@ -180,7 +180,7 @@ mod tests {
         let project = crate::project::load_texts(&exp, Some(sql), None).unwrap();
         let check = &project.read_paths[0].checks[0];
         assert_eq!(check.scope, "member");
-        assert_eq!(check.index, "posts_thread_idx");
+        assert_eq!(check.index.as_deref(), Some("posts_thread_idx"));
         assert_eq!(check.params, ["'5'", "'it''s \"quoted\"\\'"]);
         assert_eq!(project.read_paths[0].allow_seq_scan, ["members"]);
         assert!(exp.contains("#   members (about 1200 rows)"), "{exp}");

@@ -162,14 +162,16 @@ pub async fn required_indexes(
         let mut named_twins = Vec::new();
         let mut unchecked = None;
         for c in &rp.checks {
-            let info = match read(&c.index).await? {
+            // A scope that requires no index (`index = false`) has nothing to lint.
+            let Some(index) = &c.index else { continue };
+            let info = match read(index).await? {
                 Ok(info) => info,
                 Err(why) => {
                     unchecked = Some(why);
                     break;
                 }
             };
-            required.push((c.scope.clone(), c.index.clone(), info));
+            required.push((c.scope.clone(), index.clone(), info));
             if let Some(twin) = &c.twin {
                 twins.push((c.scope.clone(), twin.clone()));
                 if let crate::model::TwinDecl::Named(name) = twin

@@ -591,7 +591,10 @@ async fn measure(
     catalog: &Catalog,
 ) -> Result<(Measured, Option<scratch::Request>), Failure> {
     let (before, session) = begin_check(sess, shared, read_path, check).await?;
-    let index = catalog.index(sess, check, &check.index).await?;
+    let index = match &check.index {
+        Some(name) => catalog.index(sess, check, name).await?,
+        None => IndexLookup::NotRequired,
+    };
     let mut alternatives = Vec::new();
     for name in &check.also {
         alternatives.push(catalog.index(sess, check, name).await?);
@@ -778,7 +781,7 @@ async fn ask_scratch(
         .iter()
         .filter_map(|l| match l {
             IndexLookup::Found(facts) => Some(&**facts),
-            IndexLookup::Missing { .. } => None,
+            IndexLookup::Missing { .. } | IndexLookup::NotRequired => None,
         })
         .collect();
     let shown_name = |f: &IndexFacts| {

@@ -131,8 +131,9 @@ struct RelativeTarget {
 pub struct ScopeCheck {
     pub scope: String,
     /// The required index as written (`name` or `schema.name`, quoted parts allowed); the first
-    /// when the scope accepts several.
-    pub index: String,
+    /// when the scope accepts several. `None` for `index = false`: a read path no one index
+    /// serves (a board index, a permission filter), judged by its budget and the whole-read rule.
+    pub index: Option<String>,
     /// The other indexes the scope accepts in its place (`index = ["a", "b"]`), in order.
     pub also: Vec<String>,
     /// The plan baseline `plancheck accept` recorded for this check, if there is one.
@@ -161,7 +162,7 @@ impl Project {
             .read_paths
             .iter()
             .flat_map(|r| &r.checks)
-            .flat_map(|c| std::iter::once(&c.index).chain(&c.also))
+            .flat_map(|c| c.index.iter().chain(&c.also))
             .collect();
         names.into_iter().cloned().collect()
     }

@@ -438,28 +438,55 @@ impl Expectation<'_> {
     }
 }
 
-/// The index a scope requires, the others it accepts in its place, and what it declares of
-/// its twin; `at` is the scope table's offset, for a scope that names no index.
+/// A scope's required index (none for `index = false`), the others it accepts, and its twin.
+type ScopeIndexes = (Option<String>, Vec<String>, Option<TwinDecl>);
+
+/// The index a scope requires (none for `index = false`), the others it accepts in its place,
+/// and what it declares of its twin; `at` is the scope table's offset, for a scope that names no
+/// index.
 fn indexes(
     here: File<'_>,
     scope_name: &str,
     at: usize,
     scope: &ExpectationScope,
-) -> Result<(String, Vec<String>, Option<TwinDecl>), BadInput> {
+) -> Result<ScopeIndexes, BadInput> {
     let Some(written) = &scope.index else {
         return Err(here.at(
             at,
-            &format!("scope `{scope_name}` names no `index` it must use"),
+            &format!(
+                "scope `{scope_name}` names no `index` it must use (`index = false` for a read \
+                 path no one index serves: judged by its budget and the whole-read rule only)"
+            ),
         ));
     };
-    let mut indexes = names::index_names(here, written)?;
-    let index = indexes.remove(0);
     let twin = scope
         .twin
         .as_ref()
         .map(|t| names::twin(here, t))
         .transpose()?;
-    Ok((index, indexes, twin))
+    match written.get_ref() {
+        toml::Value::Boolean(false) => {
+            if let (Some(t), Some(TwinDecl::Named(_))) = (&scope.twin, &twin) {
+                return Err(here.at(
+                    t.span().start,
+                    "`twin` names the index paired with this scope's, and `index = false` \
+                     requires none",
+                ));
+            }
+            return Ok((None, Vec::new(), twin));
+        }
+        toml::Value::Boolean(true) => {
+            return Err(here.at(
+                written.span().start,
+                "`index = true` names no index: write its name (`index = \"name\"`), or \
+                 `index = false` when no one index serves the read path",
+            ));
+        }
+        _ => {}
+    }
+    let mut indexes = names::index_names(here, written)?;
+    let index = indexes.remove(0);
+    Ok((Some(index), indexes, twin))
 }
 
 /// A budget's absolute figures, each a number above 0.
@@ -627,6 +654,40 @@ mod tests {
             "{e}"
         );
         assert_eq!(c.param_place(2), None);
+    }
+
+    #[test]
+    fn index_false_requires_no_index_and_true_or_a_named_twin_is_refused() {
+        let p = load_texts(
+            "allow_seq_scan = [\"forums\"]\nbudget = { warm_ms = 40 }\n[scopes.member]\n\
+             index = false\n",
+            Some("SELECT id FROM forums"),
+            None,
+        )
+        .unwrap();
+        let c = &p.read_paths[0].checks[0];
+        assert_eq!(c.index, None);
+        assert!(c.also.is_empty());
+        assert!(p.required_indexes().is_empty());
+        let e = error("[scopes.member]\nindex = true\n", Some("SELECT 1"), None);
+        assert!(
+            e.starts_with("expectations/path.toml:2:9: `index = true` names no index"),
+            "{e}"
+        );
+        let e = error(
+            "[scopes.member]\nindex = false\ntwin = \"x\"\n",
+            Some("SELECT 1"),
+            None,
+        );
+        assert!(
+            e.starts_with("expectations/path.toml:3:8: `twin` names the index paired"),
+            "{e}"
+        );
+        let e = error("[scopes.member]\nshare = 0.1\n", Some("SELECT 1"), None);
+        assert!(
+            e.contains("`index = false` for a read path no one index serves"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub fn of(c: &CheckResult, require: Require) -> Brief {
 }
 
 fn of_verdict(c: &CheckResult, require: Require) -> Brief {
-    let index = c.required_index.as_str();
+    let index = c.index_shown();
     let warning = c.is_warning(require);
     match c.verdict {
         Verdict::NotUsable => Brief {
@@ -167,8 +167,16 @@ fn seq_scan(c: &CheckResult, index: &str, which: &str) -> Brief {
         ""
     };
     let first = c.seq_scans.first().map_or("name", String::as_str);
+    let why = if c.required_index.is_empty() {
+        format!(
+            "{which} reads {whole} whole{small}; no index is required (index = false), so only \
+             what allow_seq_scan names may be"
+        )
+    } else {
+        format!("{index} is used, but {which} reads {whole} whole{small}")
+    };
     Brief {
-        why: format!("{index} is used, but {which} reads {whole} whole{small}"),
+        why,
         fix: Some(format!(
             "if reading {first} whole is expected on every database, allow_seq_scan = \
              [\"{first}\"] in the expectation; else an index for the condition on it"
@@ -177,7 +185,8 @@ fn seq_scan(c: &CheckResult, index: &str, which: &str) -> Brief {
 }
 
 fn generic_plan(c: &CheckResult, index: &str) -> Brief {
-    let uses = c.used.iter().any(|u| u == index || c.accepted.contains(u));
+    let uses =
+        c.required_index.is_empty() || c.used.iter().any(|u| u == index || c.accepted.contains(u));
     let prepared = "the generic plan a prepared statement may switch to after five runs";
     if uses && !c.seq_scans.is_empty() {
         let mut brief = seq_scan(c, index, prepared);
@@ -391,6 +400,34 @@ mod tests {
             of(&c, Require::Usable)
                 .why
                 .contains("a warning under --require usable")
+        );
+    }
+
+    #[test]
+    fn a_seq_scan_with_no_required_index_names_no_index_as_used() {
+        let mut c = check(Verdict::SeqScan);
+        c.required_index = String::new();
+        c.seq_scans = vec!["posts".into()];
+        let b = of(&c, Require::Chosen);
+        assert_eq!(
+            b.why,
+            "the plan reads posts whole; no index is required (index = false), so only what \
+             allow_seq_scan names may be"
+        );
+        let mut g = check(Verdict::GenericPlan);
+        g.required_index = String::new();
+        g.seq_scans = vec!["posts".into()];
+        let b = of(&g, Require::Chosen);
+        assert!(
+            b.why
+                .starts_with("the custom plan passes; the generic plan a prepared statement"),
+            "{}",
+            b.why
+        );
+        assert!(
+            b.why.contains("reads posts whole; no index is required"),
+            "{}",
+            b.why
         );
     }
 

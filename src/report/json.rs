@@ -37,7 +37,8 @@ struct JsonBefore<'a> {
 struct JsonCheck<'a> {
     read_path: &'a str,
     scope: &'a str,
-    required_index: &'a str,
+    /// `null` for a check that requires no index (`index = false`).
+    required_index: Option<&'a str>,
     /// Every index the scope accepts, when it accepts several; `required_index` is then the
     /// one that passed, or the first.
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -116,7 +117,7 @@ pub(super) fn json(report: &Report) -> String {
             .map(|c| JsonCheck {
                 read_path: &c.read_path,
                 scope: &c.scope,
-                required_index: &c.required_index,
+                required_index: Some(c.required_index.as_str()).filter(|i| !i.is_empty()),
                 accepted_indexes: &c.accepted,
                 verdict: c.verdict,
                 used: &c.used,

@@ -196,7 +196,7 @@ fn plan_body(c: &CheckResult) -> String {
 /// What a reader of the testcase wants beside its status: the figures, the budgets, what was
 /// used instead, the notes, and a warning's reason.
 fn system_out(report: &Report, c: &CheckResult) -> String {
-    let mut lines = vec![format!("required index: {}", c.required_index)];
+    let mut lines = vec![format!("required index: {}", c.index_shown())];
     if outcome(report, c) == Outcome::Warning {
         lines.push(format!("warning (does not fail the run): {}", why(c)));
     }

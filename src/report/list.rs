@@ -12,8 +12,8 @@ use crate::project::Project;
 struct Listed<'a> {
     read_path: &'a str,
     scope: &'a str,
-    /// The required index, as written.
-    index: &'a str,
+    /// The required index, as written; `null` for `index = false`.
+    index: Option<&'a str>,
     /// With `index = ["a", "b"]`: every index the scope accepts, the required one first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     accepted: Vec<&'a str>,
@@ -31,14 +31,12 @@ fn listed(project: &Project) -> Vec<Listed<'_>> {
             let accepted = if c.also.is_empty() {
                 Vec::new()
             } else {
-                std::iter::once(c.index.as_str())
-                    .chain(c.also.iter().map(String::as_str))
-                    .collect()
+                c.index.iter().chain(&c.also).map(String::as_str).collect()
             };
             out.push(Listed {
                 read_path: &rp.name,
                 scope: &c.scope,
-                index: &c.index,
+                index: c.index.as_deref(),
                 accepted,
                 plan: &rp.plan_path,
                 expectation: &rp.expectation_path,
@@ -68,10 +66,12 @@ pub fn list(project: &Project, format: LintFormat) -> String {
             t.load_preset(UTF8_FULL_CONDENSED).force_no_tty();
             t.set_header(["read path", "scope", "required index", "expectation"]);
             for c in &checks {
-                let index = if c.accepted.is_empty() {
-                    c.index.to_string()
+                let index = if c.index.is_none() {
+                    "no index (index = false)".to_string()
+                } else if c.accepted.is_empty() {
+                    c.index.unwrap_or_default().to_string()
                 } else {
-                    format!("{} (or {})", c.index, c.accepted[1..].join(", "))
+                    format!("{} (or {})", c.accepted[0], c.accepted[1..].join(", "))
                 };
                 let at = match c.line {
                     Some(line) => format!("{}:{line}", c.expectation),

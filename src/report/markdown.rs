@@ -70,7 +70,9 @@ pub(super) fn why_list(report: &Report) -> String {
 /// The `Used` cell: `yes` for a pass; else the verdict, `(warning)` when it does not fail the
 /// run, and what was used instead; with a migration, the verdict before it first.
 fn used(report: &Report, c: &CheckResult) -> String {
-    let mut now = if c.verdict.is_pass() {
+    let mut now = if c.verdict.is_pass() && c.required_index.is_empty() {
+        "nothing read whole".to_string()
+    } else if c.verdict.is_pass() {
         "yes".to_string()
     } else {
         format!("**{}**", c.verdict)
@@ -96,7 +98,11 @@ pub(super) fn evidence(report: &Report) -> String {
         out.push_str(&format!(
             "| {} | {} | {} | {} |\n",
             cell(&check_name(c)),
-            code(&c.required_index),
+            if c.required_index.is_empty() {
+                "none".to_string()
+            } else {
+                code(&c.required_index)
+            },
             cell(&used(report, c)),
             ms(c.warm_ms)
         ));

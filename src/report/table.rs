@@ -370,7 +370,7 @@ const RESULT_COLUMN: usize = 3;
 /// The required index, with the others the scope accepts.
 fn required(c: &CheckResult) -> String {
     if c.accepted.is_empty() {
-        return c.required_index.clone();
+        return c.index_shown().to_string();
     }
     let others: Vec<&str> = c
         .accepted

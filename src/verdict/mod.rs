@@ -171,6 +171,8 @@ pub struct CheckResult {
     pub read_path: String,
     pub scope: String,
     /// The required index: with several accepted, the one that passed (else the first).
+    /// Empty for a check that requires no index (`index = false`): [`CheckResult::index_shown`]
+    /// says so.
     pub required_index: String,
     /// Every index the scope accepts, when it accepts more than one (`index = ["a", "b"]`).
     pub accepted: Vec<String>,
@@ -243,6 +245,15 @@ pub struct CheckResult {
 }
 
 impl CheckResult {
+    /// The required index as a report names it: its name, or that there is none.
+    pub fn index_shown(&self) -> &str {
+        if self.required_index.is_empty() {
+            "no index (index = false)"
+        } else {
+            &self.required_index
+        }
+    }
+
     /// A failure that `--require usable` reports as a warning, no large relation read whole:
     /// the index is proved usable and merely not chosen at these statistics (in the custom
     /// plan, or in the generic plan); or the index is used and the only relations read whole
@@ -285,6 +296,24 @@ pub struct RequiredIndex {
     /// For an index on a partitioned table: every leaf partition of the table, with the leaf
     /// index of this index on it (`None` where the partition lacks one). Empty otherwise.
     pub partitions: Vec<Partition>,
+}
+
+impl RequiredIndex {
+    /// No index: what a check that requires none (`index = false`) holds its plans to. No scan
+    /// is through it, so every whole read counts.
+    pub fn none() -> RequiredIndex {
+        RequiredIndex {
+            schema: String::new(),
+            name: String::new(),
+            table: String::new(),
+            predicate: None,
+            keys: Vec::new(),
+            orders: Vec::new(),
+            siblings: Vec::new(),
+            columns: Vec::new(),
+            partitions: Vec::new(),
+        }
+    }
 }
 
 /// `2301823` → `2,301,823`.
@@ -403,11 +432,13 @@ fn unjudged(m: &Measurement) -> CheckResult {
     CheckResult {
         read_path: m.read_path.clone(),
         scope: m.scope.clone(),
-        required_index: m.requires.index.clone(),
+        required_index: m.requires.index.clone().unwrap_or_default(),
         accepted: if m.requires.also.is_empty() {
             Vec::new()
         } else {
-            std::iter::once(&m.requires.index)
+            m.requires
+                .index
+                .iter()
                 .chain(&m.requires.also)
                 .cloned()
                 .collect()
@@ -499,35 +530,10 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         .map(|f| (Relation::new(Some(&f.schema), &f.name).key(), f.reltuples))
         .collect();
 
-    // The required index, then each the scope accepts in its place: the first that passes
-    // stands; when none does, the required index's verdict, with the others' beside it.
-    let accepted = std::iter::once((&m.requires.index, &measured.index))
-        .chain(m.requires.also.iter().zip(measured.alternatives.iter()));
-    let mut judged: Vec<(String, Judged)> = Vec::new();
-    for (name, lookup) in accepted {
-        let j = judge_index(name, lookup, m, measured, &reltuples, how);
-        let passed = j.verdict.is_pass();
-        judged.push((name.clone(), j));
-        if passed {
-            break;
-        }
-    }
-    let (used_name, mut chosen) = match judged.iter().position(|(_, j)| j.verdict.is_pass()) {
-        Some(i) => judged.swap_remove(i),
-        None => judged.remove(0),
+    let (used_name, chosen) = match &m.requires.index {
+        Some(index) => judge_accepted(index, m, measured, &reltuples, how),
+        None => (String::new(), judge_no_index(m, measured, &reltuples, how)),
     };
-    if !m.requires.also.is_empty() {
-        if chosen.verdict.is_pass() {
-            chosen.message = format!("{used_name} (of the accepted indexes): {}", chosen.message);
-        } else {
-            for (name, other) in &judged {
-                chosen.message.push_str(&format!(
-                    " Nor {name}, also accepted: {}: {}",
-                    other.verdict, other.message
-                ));
-            }
-        }
-    }
     r.required_index = used_name;
     r.verdict = chosen.verdict;
     r.used = chosen.used;
@@ -561,6 +567,105 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
     r
 }
 
+/// The required index, then each the scope accepts in its place: the first that passes stands;
+/// when none does, the required index's verdict, with the others' beside it.
+fn judge_accepted(
+    index: &str,
+    m: &Measurement,
+    measured: &crate::measure::Measured,
+    reltuples: &HashMap<String, f64>,
+    how: &Judging,
+) -> (String, Judged) {
+    let accepted = std::iter::once((index, &measured.index)).chain(
+        m.requires
+            .also
+            .iter()
+            .map(String::as_str)
+            .zip(measured.alternatives.iter()),
+    );
+    let mut judged: Vec<(String, Judged)> = Vec::new();
+    for (name, lookup) in accepted {
+        let j = judge_index(name, lookup, m, measured, reltuples, how);
+        let passed = j.verdict.is_pass();
+        judged.push((name.to_string(), j));
+        if passed {
+            break;
+        }
+    }
+    let (used_name, mut chosen) = match judged.iter().position(|(_, j)| j.verdict.is_pass()) {
+        Some(i) => judged.swap_remove(i),
+        None => judged.remove(0),
+    };
+    if !m.requires.also.is_empty() {
+        if chosen.verdict.is_pass() {
+            chosen.message = format!("{used_name} (of the accepted indexes): {}", chosen.message);
+        } else {
+            for (name, other) in &judged {
+                chosen.message.push_str(&format!(
+                    " Nor {name}, also accepted: {}: {}",
+                    other.verdict, other.message
+                ));
+            }
+        }
+    }
+    (used_name, chosen)
+}
+
+/// A check that requires no index (`index = false`): every measured run and the generic plan
+/// held to the whole-read rule alone; the worst run stands.
+fn judge_no_index(
+    m: &Measurement,
+    measured: &crate::measure::Measured,
+    reltuples: &HashMap<String, f64>,
+    how: &Judging,
+) -> Judged {
+    let none = RequiredIndex::none();
+    let rules = Rules {
+        index: &none,
+        allow_seq_scan: &m.requires.allow_seq_scan,
+        reltuples,
+        large_rows: how.large_rows,
+    };
+    let custom: Vec<&Explain> = measured.custom.iter().map(|d| d.plan()).collect();
+    let mut worst: Option<(PlanVerdict, usize)> = None;
+    for (i, plan) in custom.iter().enumerate() {
+        let v = plan::judge_whole_reads(plan, &rules);
+        if worst.as_ref().is_none_or(|(w, _)| w.verdict.is_pass()) {
+            worst = Some((v, i));
+        }
+    }
+    let Some((mut judged, at)) = worst else {
+        return plain(Verdict::Error, "no measured run".into(), custom[0]);
+    };
+    let mut about = custom[at];
+    if let Some(generic) = measured.generic.as_ref().map(|d| d.plan()) {
+        let g = plan::judge_whole_reads(generic, &rules);
+        judged = judge_generic(judged, g, "no index");
+        if judged.verdict == Verdict::GenericPlan {
+            about = generic;
+        }
+    }
+    let seq_scan = !judged.seq_scans.is_empty();
+    Judged {
+        verdict: judged.verdict,
+        instead: if judged.verdict.is_pass() {
+            Vec::new()
+        } else {
+            plan::describe_access_paths(&about.scans())
+        },
+        used: judged.used,
+        seq_scans: judged.seq_scans,
+        message: judged.message,
+        usable: None,
+        // The plan itself is all there is to settle: no index to ask about.
+        settled_by: Some(Settled::Plan),
+        unsettled: None,
+        large_reads: judged.large_reads,
+        seq_scan,
+        probe: None,
+    }
+}
+
 /// The plan against its baseline: a passing check whose plan changed shape is `plan-changed` (a
 /// warning unless `--strict-plans`); a failing one keeps its verdict, the diff beside it.
 fn compare_baseline(
@@ -584,7 +689,10 @@ fn compare_baseline(
             "the plan changed shape since its baseline {path} ({changed} lines differ), still \
              through {}; review the diff, then `plancheck accept --only {} --scope {}` records \
              the new plan. {}",
-            r.required_index, m.read_path, m.scope, r.message
+            r.index_shown(),
+            m.read_path,
+            m.scope,
+            r.message
         );
     } else {
         if !r.message.ends_with('.') {
@@ -748,6 +856,14 @@ fn index_problem<'a>(
             return Err(Box::new(plain(Verdict::MissingIndex, message, plan)));
         }
         IndexLookup::Found(facts) => facts,
+        // Only a check that requires no index has none looked up, and it is judged without one.
+        IndexLookup::NotRequired => {
+            return Err(Box::new(plain(
+                Verdict::Error,
+                format!("{name} was not looked up in the catalog"),
+                plan,
+            )));
+        }
     };
     // A partitioned index is invalid while a partition lacks its leaf: the partition rule
     // names that partition, which says more.

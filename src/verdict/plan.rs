@@ -79,16 +79,7 @@ pub fn judge_plan(plan: &Explain, rules: &Rules<'_>) -> PlanVerdict {
         }
     };
     let whole = whole_reads(&scans, rules);
-    let mut seq_scans: Vec<String> = Vec::new();
-    let mut large_reads: Vec<String> = Vec::new();
-    for w in &whole {
-        if !seq_scans.contains(&w.relation) {
-            seq_scans.push(w.relation.clone());
-        }
-        if w.large && !large_reads.contains(&w.relation) {
-            large_reads.push(w.relation.clone());
-        }
-    }
+    let (seq_scans, large_reads) = tallied(&whole);
     let index = &rules.index.name;
     if uses_required && let Some(why) = keys::key_unused(plan, rules) {
         // A whole read through the required index is what the key-unused message is about.
@@ -172,17 +163,23 @@ pub fn judge_plan(plan: &Explain, rules: &Rules<'_>) -> PlanVerdict {
 /// that would allow the relations read whole not through the required index (a whole read
 /// through it is the SQL's condition to fix, not a relation to allow).
 fn seq_scan_message(index: &str, whole: &[WholeRead], rules: &Rules<'_>) -> String {
+    // The required index itself may be the whole read (a trivially true Index Cond).
+    let lead = if whole.iter().all(|w| w.through_required) {
+        format!("{index} is used, but it reads a whole relation")
+    } else {
+        format!("{index} is used, but the plan also reads a whole relation")
+    };
+    whole_read_message(&lead, whole, rules)
+}
+
+/// What is read whole and what may be, after `lead`, and the `allow_seq_scan` entry that would
+/// allow the relations read whole not through the required index.
+fn whole_read_message(lead: &str, whole: &[WholeRead], rules: &Rules<'_>) -> String {
     let seq_details: Vec<&str> = whole.iter().map(|w| w.detail.as_str()).collect();
     let allowed = if rules.allow_seq_scan.is_empty() {
         "no relation may be seq scanned here".to_string()
     } else {
         format!("only {} may be", rules.allow_seq_scan.join(", "))
-    };
-    // The required index itself may be the whole read (a trivially true Index Cond).
-    let what = if whole.iter().all(|w| w.through_required) {
-        "but it reads a whole relation"
-    } else {
-        "but the plan also reads a whole relation"
     };
     let mut others: Vec<&str> = Vec::new();
     for w in whole.iter().filter(|w| !w.through_required) {
@@ -202,10 +199,59 @@ fn seq_scan_message(index: &str, whole: &[WholeRead], rules: &Rules<'_>) -> Stri
             quoted.join(", ")
         )
     };
-    format!(
-        "{index} is used, {what}: {} ({allowed}){fix}",
-        seq_details.join("; ")
-    )
+    format!("{lead}: {} ({allowed}){fix}", seq_details.join("; "))
+}
+
+/// The relations read whole, and those of them that are large, each once.
+fn tallied(whole: &[WholeRead]) -> (Vec<String>, Vec<String>) {
+    let mut seq_scans: Vec<String> = Vec::new();
+    let mut large_reads: Vec<String> = Vec::new();
+    for w in whole {
+        if !seq_scans.contains(&w.relation) {
+            seq_scans.push(w.relation.clone());
+        }
+        if w.large && !large_reads.contains(&w.relation) {
+            large_reads.push(w.relation.clone());
+        }
+    }
+    (seq_scans, large_reads)
+}
+
+/// Judges one plan of a check that requires no index (`index = false`: a read path no one index
+/// serves): only the whole-read rule ([`whole_read`]) holds it, with its `allow_seq_scan`.
+pub fn judge_whole_reads(plan: &Explain, rules: &Rules<'_>) -> PlanVerdict {
+    let scans = plan.scans();
+    let used = describe_access_paths(&scans);
+    let whole = whole_reads(&scans, rules);
+    let (seq_scans, large_reads) = tallied(&whole);
+    if !seq_scans.is_empty() {
+        return PlanVerdict {
+            verdict: Verdict::SeqScan,
+            message: whole_read_message(
+                "no index is required (index = false), but the plan reads a whole relation",
+                &whole,
+                rules,
+            ),
+            used,
+            seq_scans,
+            large_reads,
+        };
+    }
+    let read = if used.is_empty() {
+        "no relation at all".to_string()
+    } else {
+        used.join("; ")
+    };
+    PlanVerdict {
+        verdict: Verdict::Pass,
+        message: format!(
+            "no index is required (index = false), and nothing is read whole but what \
+             allow_seq_scan allows: {read}"
+        ),
+        used,
+        seq_scans,
+        large_reads,
+    }
 }
 
 /// How a plan reads a partitioned index.
@@ -637,6 +683,89 @@ mod tests {
     use crate::plan::explain::Explain;
     use crate::verdict::test_support::*;
     use crate::verdict::{Judging, RequiredIndex, Verdict};
+
+    /// `judge_whole_reads` with no required index, as `index = false` judges.
+    fn judge_none(doc: Value, allow: &[&str], tuples: &[(&str, f64)]) -> PlanVerdict {
+        let plan = Explain::from_json(&doc).unwrap();
+        let allow: Vec<String> = allow.iter().map(|s| s.to_string()).collect();
+        let reltuples: HashMap<String, f64> =
+            tuples.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let none = RequiredIndex::none();
+        judge_whole_reads(
+            &plan,
+            &Rules {
+                index: &none,
+                allow_seq_scan: &allow,
+                reltuples: &reltuples,
+                large_rows: Judging::default().large_rows,
+            },
+        )
+    }
+
+    /// The board index's shape: the forums read whole (allowed), each forum's last post fetched
+    /// by key in a loop.
+    fn forums_then_posts_by_key(posts_rows_per_loop: u64, loops: u64) -> Value {
+        json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+            { "Node Type": "Seq Scan", "Relation Name": "forums", "Schema": "public",
+              "Actual Rows": loops, "Actual Loops": 1 },
+            { "Node Type": "Index Scan", "Index Name": "posts_pkey", "Relation Name": "posts",
+              "Schema": "public", "Index Cond": "(id = f.last_post_id)",
+              "Actual Rows": posts_rows_per_loop, "Actual Loops": loops }
+        ]}}])
+    }
+
+    #[test]
+    fn no_required_index_passes_a_plan_that_reads_nothing_whole_but_what_is_allowed() {
+        let v = judge_none(
+            forums_then_posts_by_key(1, 40),
+            &["forums"],
+            &[("public.forums", 40.0), ("public.posts", 2_000_000.0)],
+        );
+        assert_eq!(v.verdict, Verdict::Pass, "{v:?}");
+        assert!(v.seq_scans.is_empty());
+        assert!(
+            v.message.contains("Index Scan using posts_pkey on posts"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn no_required_index_fails_a_relation_read_whole_that_is_not_allowed() {
+        // The forums are read whole and not allowed: a seq scan, whatever their size.
+        let v = judge_none(
+            forums_then_posts_by_key(1, 40),
+            &[],
+            &[("public.forums", 40.0), ("public.posts", 2_000_000.0)],
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan, "{v:?}");
+        assert_eq!(v.seq_scans, vec!["forums".to_string()]);
+        assert!(v.large_reads.is_empty());
+        assert!(
+            v.message.contains("allow_seq_scan = [\"forums\"]"),
+            "{}",
+            v.message
+        );
+        // The posts read whole through an index, loop by loop: a large whole read (rule 2),
+        // though no Seq Scan is in the plan and no index is required.
+        let v = judge_none(
+            forums_then_posts_by_key(50_000, 40),
+            &["forums"],
+            &[("public.forums", 40.0), ("public.posts", 2_000_000.0)],
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan, "{v:?}");
+        assert_eq!(v.large_reads, vec!["posts".to_string()]);
+        // A plain Seq Scan of a large table.
+        let v = judge_none(
+            json!([{ "Plan": { "Node Type": "Seq Scan", "Relation Name": "posts",
+                "Schema": "public", "Actual Rows": 20, "Actual Loops": 1,
+                "Rows Removed by Filter": 1_999_980 }}]),
+            &[],
+            &[("public.posts", 2_000_000.0)],
+        );
+        assert_eq!(v.verdict, Verdict::SeqScan, "{v:?}");
+        assert_eq!(v.large_reads, vec!["posts".to_string()]);
+    }
 
     #[test]
     fn required_index_under_limit_passes() {
