@@ -680,4 +680,33 @@ fn a_read_path_requiring_no_index_is_held_to_the_whole_read_rule_and_its_budget(
 
     // The saved measurements judged with no database: the same report and status.
     assert_judged_the_same(saved.path(), &report, 1);
+
+    // A baseline holds a plan with no required index as any other.
+    let out = plancheck(&[
+        "accept",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--only",
+        "by-key",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    fs::write(
+        dir.path().join("plans/by-key.sql"),
+        "SELECT id, room FROM events WHERE id IN (1, 2, 3) ORDER BY room",
+    )
+    .unwrap();
+    let (_, report) = check_json(&db, dir.path(), &["--only", "by-key"]);
+    let by_key = check_of(&report, "by-key");
+    assert_eq!(by_key["verdict"], "plan-changed", "{by_key:#}");
+    assert!(
+        by_key["message"]
+            .as_str()
+            .unwrap()
+            .contains("still reading nothing whole but what allow_seq_scan allows"),
+        "{by_key:#}"
+    );
 }

@@ -686,10 +686,14 @@ fn compare_baseline(
     if r.verdict.is_pass() {
         r.verdict = Verdict::PlanChanged;
         r.message = format!(
-            "the plan changed shape since its baseline {path} ({changed} lines differ), still \
-             through {}; review the diff, then `plancheck accept --only {} --scope {}` records \
-             the new plan. {}",
-            r.index_shown(),
+            "the plan changed shape since its baseline {path} ({changed} lines differ), {}; \
+             review the diff, then `plancheck accept --only {} --scope {}` records the new \
+             plan. {}",
+            if r.required_index.is_empty() {
+                "still reading nothing whole but what allow_seq_scan allows".to_string()
+            } else {
+                format!("still through {}", r.required_index)
+            },
             m.read_path,
             m.scope,
             r.message
