@@ -49,7 +49,7 @@ import sys
 from junitparser import JUnitXml
 xml = JUnitXml.fromfile(sys.argv[1])
 cases = [case for suite in xml for case in suite]
-assert len(cases) == 14, len(cases)
+assert len(cases) == 15, len(cases)
 assert all(case.time > 0 for case in cases), [case.time for case in cases]
 assert all(case.name.endswith("]") and " [" in case.name for case in cases)
 assert all(case.is_passed for case in cases)

@@ -76,8 +76,8 @@ fn demo_passes_every_check_and_leaves_nothing_behind() {
     );
     assert_eq!(run.status, Some(0), "{}", run.shown());
     assert!(
-        run.stdout.contains("14 checks on PostgreSQL")
-            && run.stdout.contains(": 14 passed, 0 failed, 0 errors"),
+        run.stdout.contains("15 checks on PostgreSQL")
+            && run.stdout.contains(": 15 passed, 0 failed, 0 errors"),
         "{}",
         run.shown()
     );

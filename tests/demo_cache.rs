@@ -13,7 +13,7 @@ use common::{Run, plancheck_process};
 
 const BUILDING: &str = "building the board (cached for next time)";
 const USING: &str = "using the cached board (";
-const ALL_PASSED: &str = ": 14 passed, 0 failed, 0 errors";
+const ALL_PASSED: &str = ": 15 passed, 0 failed, 0 errors";
 
 /// A private TMPDIR and cache folder for one test. The TMPDIR is traversable by the
 /// unprivileged user the server runs as when the tests run as root.

@@ -13,7 +13,7 @@ use crate::common::*;
 const USING: &str = "using the cached board (";
 const BUILDING: &str = "building the board";
 const REFUSED: &str = "the cached board cannot be used";
-const ALL_PASSED: &str = ": 14 passed, 0 failed, 0 errors";
+const ALL_PASSED: &str = ": 15 passed, 0 failed, 0 errors";
 
 /// A private TMPDIR, a cache folder, and a folder the server's user may write the marker into.
 struct Demo {
