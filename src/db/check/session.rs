@@ -80,16 +80,22 @@ pub(super) struct Sess<'a> {
 
 impl Sess<'_> {
     /// `request` (requests all sent when it is first polled: a Parse, a read), in a savepoint
-    /// rolled back once it answered: the locks its Parse took on the tables the read path names
-    /// (ACCESS SHARE) are released at once instead of at the end of the check. What it
-    /// prepared stays: prepared statements are not transactional, and each run takes its locks
-    /// again (in a savepoint of its own, see [`Sess::run_then_guard`]).
+    /// rolled back right after it: the locks its Parse took on the tables the read path names
+    /// (ACCESS SHARE) are released at once instead of at the end of the check. The savepoint,
+    /// the request and the rollback are sent together, one round trip: the server runs them in
+    /// the order sent, and the rollback is plancheck's own statement, so nothing from a file
+    /// runs before what it sent was answered. What it prepared stays: prepared statements are
+    /// not transactional, and each run takes its locks again (in a savepoint of its own, see
+    /// [`Sess::run_then_guard`]).
     pub(super) async fn unlocked<T>(&self, request: impl Future<Output = T>) -> Result<T, Fail> {
-        let (begun, answer) =
-            futures_util::future::join(self.exec("SAVEPOINT plancheck_parse"), request).await;
+        let (begun, answer, ended) = futures_util::future::join3(
+            self.exec("SAVEPOINT plancheck_parse"),
+            request,
+            self.exec("ROLLBACK TO SAVEPOINT plancheck_parse; RELEASE SAVEPOINT plancheck_parse"),
+        )
+        .await;
         begun?;
-        self.exec("ROLLBACK TO SAVEPOINT plancheck_parse; RELEASE SAVEPOINT plancheck_parse")
-            .await?;
+        ended?;
         Ok(answer)
     }
 
