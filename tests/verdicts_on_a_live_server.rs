@@ -611,6 +611,8 @@ fn accept_records_the_plan_and_check_reports_a_changed_shape() {
 }
 
 #[test]
+// Long because it is one database and one project through every way such a check is judged:
+// check, --require usable, judge of the saved run, accept and a changed plan.
 fn a_read_path_requiring_no_index_is_held_to_the_whole_read_rule_and_its_budget() {
     let db = events_db("judgement_no_index");
     let none = "[scopes.member]\nindex = false\n";
