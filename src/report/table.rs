@@ -511,12 +511,43 @@ fn under_the_table(report: &Report, layout: Layout, style: Style) -> String {
         return String::new();
     }
     let budgets = report.checks.iter().any(|c| c.budget_used.is_some());
+    let on = time_budget_basis(report);
     let heading = match (figures, budgets) {
-        (true, true) => "warm p50, buffers; budget used:",
-        (true, false) => "warm p50, buffers:",
-        (false, _) => "budget used:",
+        (true, true) => format!("warm p50, buffers; budget used{on}:"),
+        (true, false) => "warm p50, buffers:".to_string(),
+        (false, _) => format!("budget used{on}:"),
     };
     format!("\n{heading}\n{}", aligned(&rows, style.width))
+}
+
+/// What a time budget is held to, for the heading: the warm p95, and of how many runs after how
+/// many discarded when every check with a time budget ran alike. Empty when no check has one.
+fn time_budget_basis(report: &Report) -> String {
+    let runs: Vec<(usize, Option<u32>)> = report
+        .checks
+        .iter()
+        .filter(|c| c.budget.warm_ms.is_some())
+        .filter_map(|c| c.warm_ms.map(|w| (w.runs, c.discarded)))
+        .collect();
+    let Some(first) = runs.first() else {
+        return String::new();
+    };
+    match first {
+        (n, Some(d)) if runs.iter().all(|r| r == first) => {
+            let of = if *n == 1 {
+                "1 run".to_string()
+            } else {
+                format!("{n} runs")
+            };
+            let after = if *d == 0 {
+                String::new()
+            } else {
+                format!(" after {d} discarded")
+            };
+            format!(" (time: warm p95 of {of}{after})")
+        }
+        _ => " (time: warm p95 of the measured runs)".to_string(),
+    }
 }
 
 /// `  name:   text` lines, the texts one under the other, each wrapped at spaces to the width
@@ -635,4 +666,62 @@ fn declared_settings(report: &Report) -> String {
         "\nsettings applied (settings = {{…}}, and what setup changed):\n{}",
         lines.iter().map(|l| format!("  {l}\n")).collect::<String>()
     )
+}
+
+#[cfg(test)]
+mod basis_tests {
+    use super::*;
+    use crate::verdict::test_support::measured;
+    use crate::verdict::{Spread, Verdict};
+
+    fn report(checks: Vec<CheckResult>) -> Report {
+        Report {
+            server_version: "15".into(),
+            checks,
+            require: crate::verdict::Require::Chosen,
+            lint: Vec::new(),
+            explain: false,
+            before: None,
+            role_warnings: Vec::new(),
+            locations: Default::default(),
+            not_run: 0,
+            migration_rewritten: Vec::new(),
+            index_changes: Vec::new(),
+            started: None,
+        }
+    }
+
+    fn timed(runs: usize, discarded: Option<u32>) -> CheckResult {
+        let mut c = measured("page", Verdict::Pass, 1.0, 10.0);
+        c.budget.warm_ms = Some(50.0);
+        c.warm_ms = Spread::of(&vec![1.0; runs]);
+        c.discarded = discarded;
+        c
+    }
+
+    #[test]
+    fn the_budget_heading_says_what_a_time_budget_is_held_to() {
+        assert_eq!(
+            time_budget_basis(&report(vec![timed(5, Some(2)), timed(5, Some(2))])),
+            " (time: warm p95 of 5 runs after 2 discarded)"
+        );
+        assert_eq!(
+            time_budget_basis(&report(vec![timed(1, Some(0))])),
+            " (time: warm p95 of 1 run)"
+        );
+        // Checks that ran differently, or a saved run that kept no warm-up count.
+        for checks in [
+            vec![timed(5, Some(2)), timed(60, Some(8))],
+            vec![timed(5, None)],
+        ] {
+            assert_eq!(
+                time_budget_basis(&report(checks)),
+                " (time: warm p95 of the measured runs)"
+            );
+        }
+        // No time budget: nothing to say.
+        let mut untimed = timed(5, Some(2));
+        untimed.budget.warm_ms = None;
+        assert_eq!(time_budget_basis(&report(vec![untimed])), "");
+    }
 }
