@@ -67,7 +67,7 @@ pub fn list(project: &Project, format: LintFormat) -> String {
             t.set_header(["read path", "scope", "required index", "expectation"]);
             for c in &checks {
                 let index = if c.index.is_none() {
-                    "no index (index = false)".to_string()
+                    crate::verdict::NO_INDEX.to_string()
                 } else if c.accepted.is_empty() {
                     c.index.unwrap_or_default().to_string()
                 } else {

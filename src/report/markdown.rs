@@ -71,7 +71,7 @@ pub(super) fn why_list(report: &Report) -> String {
 /// run, and what was used instead; with a migration, the verdict before it first.
 fn used(report: &Report, c: &CheckResult) -> String {
     let mut now = if c.verdict.is_pass() && c.required_index.is_empty() {
-        "nothing read whole".to_string()
+        "nothing read whole beyond allow_seq_scan".to_string()
     } else if c.verdict.is_pass() {
         "yes".to_string()
     } else {

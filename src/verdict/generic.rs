@@ -8,7 +8,12 @@ use super::plan::PlanVerdict;
 /// that plan does not look dearer. A generic plan knows no parameter values, so a partial index
 /// whose predicate needs a constant (`visibility = 'visible'`) cannot be proved usable from
 /// `visibility = $2`: the custom plan passes and the generic one falls to a seq scan.
-pub fn judge_generic(custom: PlanVerdict, generic: PlanVerdict, index: &str) -> PlanVerdict {
+/// `custom_passes` says what the passing custom plan does: `uses posts_visible_idx`.
+pub fn judge_generic(
+    custom: PlanVerdict,
+    generic: PlanVerdict,
+    custom_passes: &str,
+) -> PlanVerdict {
     if !custom.verdict.is_pass() {
         return PlanVerdict {
             message: format!("custom plan: {}", custom.message),
@@ -24,7 +29,7 @@ pub fn judge_generic(custom: PlanVerdict, generic: PlanVerdict, index: &str) -> 
     PlanVerdict {
         verdict: Verdict::GenericPlan,
         message: format!(
-            "the custom plan uses {index}, but the generic plan (what a prepared statement may \
+            "the custom plan {custom_passes}, but the generic plan (what a prepared statement may \
              switch to after its fifth execution) is {}: {}",
             generic.verdict, generic.message
         ),
@@ -55,13 +60,13 @@ mod tests {
             &[],
             &[],
         );
-        let v = judge_generic(pass.clone(), seq.clone(), "posts_thread_visible_idx");
+        let v = judge_generic(pass.clone(), seq.clone(), "uses posts_thread_visible_idx");
         assert_eq!(v.verdict, Verdict::GenericPlan);
         assert_eq!(v.seq_scans, vec!["posts".to_string()]);
         // The custom plan's failure wins over the generic plan's.
-        let v = judge_generic(seq.clone(), pass.clone(), "posts_thread_visible_idx");
+        let v = judge_generic(seq.clone(), pass.clone(), "uses posts_thread_visible_idx");
         assert_eq!(v.verdict, Verdict::NotChosen);
-        let v = judge_generic(pass.clone(), pass, "posts_thread_visible_idx");
+        let v = judge_generic(pass.clone(), pass, "uses posts_thread_visible_idx");
         assert_eq!(v.verdict, Verdict::Pass);
     }
 }

@@ -244,11 +244,14 @@ pub struct CheckResult {
     pub changed_by: Option<crate::model::IndexChange>,
 }
 
+/// How a report names the index of a check that requires none.
+pub const NO_INDEX: &str = "no index (index = false)";
+
 impl CheckResult {
     /// The required index as a report names it: its name, or that there is none.
     pub fn index_shown(&self) -> &str {
         if self.required_index.is_empty() {
-            "no index (index = false)"
+            NO_INDEX
         } else {
             &self.required_index
         }
@@ -627,20 +630,17 @@ fn judge_no_index(
         large_rows: how.large_rows,
     };
     let custom: Vec<&Explain> = measured.custom.iter().map(|d| d.plan()).collect();
-    let mut worst: Option<(PlanVerdict, usize)> = None;
-    for (i, plan) in custom.iter().enumerate() {
-        let v = plan::judge_whole_reads(plan, &rules);
-        if worst.as_ref().is_none_or(|(w, _)| w.verdict.is_pass()) {
-            worst = Some((v, i));
-        }
-    }
-    let Some((mut judged, at)) = worst else {
+    let Some((mut judged, at)) = worst_run(&custom, |p| plan::judge_whole_reads(p, &rules)) else {
         return plain(Verdict::Error, "no measured run".into(), custom[0]);
     };
     let mut about = custom[at];
     if let Some(generic) = measured.generic.as_ref().map(|d| d.plan()) {
         let g = plan::judge_whole_reads(generic, &rules);
-        judged = judge_generic(judged, g, "no index");
+        judged = judge_generic(
+            judged,
+            g,
+            "reads nothing whole but what allow_seq_scan allows",
+        );
         if judged.verdict == Verdict::GenericPlan {
             about = generic;
         }
@@ -754,16 +754,7 @@ fn judge_index(
         reltuples,
         large_rows: how.large_rows,
     };
-    // Every measured run is judged; the worst one stands. A plan does not change between runs
-    // of one statement in one transaction, but nothing is assumed.
-    let mut worst: Option<(PlanVerdict, usize)> = None;
-    for (i, plan) in custom.iter().enumerate() {
-        let v = judge_plan(plan, &rules);
-        if worst.as_ref().is_none_or(|(w, _)| w.verdict.is_pass()) {
-            worst = Some((v, i));
-        }
-    }
-    let Some((mut judged, at)) = worst else {
+    let Some((mut judged, at)) = worst_run(&custom, |p| judge_plan(p, &rules)) else {
         return plain(Verdict::Error, "no measured run".into(), custom[0]);
     };
     // Whether a plan reads the index at all (a partitioned one through any leaf): usability is
@@ -782,7 +773,7 @@ fn judge_index(
             (g, settlement) = settle(g, generic, PlanKind::Generic, measured, &rules);
         }
         let generic_seq_scan = g.verdict == Verdict::SeqScan;
-        judged = judge_generic(judged, g, &required.name);
+        judged = judge_generic(judged, g, &format!("uses {}", required.name));
         if judged.verdict == Verdict::GenericPlan {
             seq_scan = generic_seq_scan;
         }
@@ -818,6 +809,22 @@ fn judge_index(
         seq_scan,
         probe: settlement.shown,
     }
+}
+
+/// Every measured run judged by `judge`; the worst one stands (the first that fails), with its
+/// place among the runs. A plan does not change between runs of one statement in one
+/// transaction, but nothing is assumed. `None` when there is no run.
+fn worst_run<'a>(
+    runs: &[&'a Explain],
+    judge: impl Fn(&'a Explain) -> PlanVerdict,
+) -> Option<(PlanVerdict, usize)> {
+    let mut worst: Option<(PlanVerdict, usize)> = None;
+    for (i, plan) in runs.iter().enumerate() {
+        if worst.as_ref().is_none_or(|(w, _)| w.verdict.is_pass()) {
+            worst = Some((judge(plan), i));
+        }
+    }
+    worst
 }
 
 /// A verdict with no index to compare with: everything the read path uses now is listed.
@@ -975,6 +982,72 @@ fn with_afterwords(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A check that requires no index (`index = false`), measured with one custom run and a
+    /// generic plan.
+    fn no_index_check(custom: serde_json::Value, generic: serde_json::Value) -> Measurement {
+        use crate::measure::{Document, Measured, Requirement};
+        Measurement {
+            format: crate::measure::FORMAT.into(),
+            version: crate::measure::VERSION,
+            read_path: "p".into(),
+            scope: "member".into(),
+            requires: Requirement::default(),
+            settings: vec![],
+            parameters: 1,
+            elapsed_ms: None,
+            outcome: Outcome::Measured(Box::new(Measured {
+                index: IndexLookup::NotRequired,
+                alternatives: vec![],
+                custom: vec![Document::new(custom).unwrap()],
+                generic: Some(Document::new(generic).unwrap()),
+                probes: vec![],
+                scratch: vec![],
+                relations: vec![],
+                non_immutable: vec![],
+                replan_skipped: None,
+                session: Vec::new(),
+                warmup: None,
+                client_ms: Vec::new(),
+            })),
+        }
+    }
+
+    #[test]
+    fn no_required_index_holds_the_generic_plan_to_the_whole_read_rule_too() {
+        let by_key = serde_json::json!([{ "Plan": { "Node Type": "Index Scan",
+            "Index Name": "posts_pkey", "Relation Name": "posts", "Schema": "public",
+            "Index Cond": "(id = $1)", "Actual Rows": 1, "Actual Loops": 1 }}]);
+        let whole = serde_json::json!([{ "Plan": { "Node Type": "Seq Scan",
+            "Relation Name": "posts", "Schema": "public", "Filter": "(id = $1)",
+            "Actual Rows": 1, "Actual Loops": 1, "Rows Removed by Filter": 20000 }}]);
+        let r = judge(
+            &no_index_check(by_key.clone(), whole.clone()),
+            &Judging::default(),
+        );
+        assert_eq!(r.verdict, Verdict::GenericPlan, "{r:?}");
+        assert_eq!(r.required_index, "");
+        assert_eq!(r.seq_scans, vec!["posts".to_string()]);
+        assert_eq!(r.large_reads, vec!["posts".to_string()]);
+        // The custom plan reads posts_pkey: the message says what it does, not that it uses no
+        // index.
+        assert!(
+            r.message.starts_with(
+                "the custom plan reads nothing whole but what allow_seq_scan allows, but the \
+                 generic plan"
+            ),
+            "{}",
+            r.message
+        );
+        // Both plans by key: a pass; the custom plan reading posts whole: a seq-scan.
+        let r = judge(
+            &no_index_check(by_key.clone(), by_key.clone()),
+            &Judging::default(),
+        );
+        assert_eq!(r.verdict, Verdict::Pass, "{r:?}");
+        let r = judge(&no_index_check(whole, by_key), &Judging::default());
+        assert_eq!(r.verdict, Verdict::SeqScan, "{r:?}");
+    }
 
     #[test]
     fn spread_takes_the_median() {
