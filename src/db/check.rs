@@ -544,14 +544,24 @@ async fn measure_check(
     }
 }
 
+/// What the rollback of a pooled session that may go on to the next check read in its round
+/// trip.
+pub struct AfterRollback {
+    /// The session's fingerprint (None when it could not be read).
+    pub fingerprint: Option<Vec<String>>,
+    /// The guard's query, parsed again after `DISCARD ALL` deallocated it (None when that
+    /// failed: the next check parses it on first use).
+    pub guard: Option<Statement>,
+}
+
 /// Rolls the check back (to its savepoint in the migration's session): whether that worked, and,
-/// for a pooled session that may go on to the next check (`hand_on`), its fingerprint, read in
-/// the rollback's round trip.
+/// for a pooled session that may go on to the next check (`hand_on`), what was read in the
+/// rollback's round trip.
 async fn roll_back(
     sess: Sess<'_>,
     held: &Held<'_>,
     hand_on: bool,
-) -> (bool, Option<Option<Vec<String>>>) {
+) -> (bool, Option<AfterRollback>) {
     let end = match held {
         Held::Shared(..) => {
             "ROLLBACK TO SAVEPOINT plancheck_check; RELEASE SAVEPOINT plancheck_check"
@@ -563,15 +573,26 @@ async fn roll_back(
         Held::Pooled(own) if hand_on => {
             // Reset as a connection pooler resets a session between clients (PgBouncer's
             // `server_reset_query`): settings, prepared statements, cursors, temporary tables,
-            // advisory locks, notifications, cached plans. Sent with the rollback and the
-            // fingerprint: one round trip.
-            let (ended, discarded, read) = futures_util::future::join3(
+            // advisory locks, notifications, cached plans. Sent with the rollback, the
+            // fingerprint and the guard's query parsed again for the next check (after the
+            // reset, which deallocated it): one round trip.
+            let watched = &sess.settings.watched;
+            let (ended, discarded, fingerprint, guard) = futures_util::future::join4(
                 ended,
                 sess.exec("DISCARD ALL"),
                 own.fingerprint(sess.settings),
+                clocked(
+                    sess.client,
+                    sess.settings,
+                    guard::prepare(sess.client, watched),
+                ),
             )
             .await;
-            (ended.is_ok() && discarded.is_ok(), Some(read))
+            let after = AfterRollback {
+                fingerprint,
+                guard: guard.ok(),
+            };
+            (ended.is_ok() && discarded.is_ok(), Some(after))
         }
         _ => (ended.await.is_ok(), None),
     }
@@ -860,24 +881,31 @@ async fn explain_read_path(
     before: &guard::Snapshot,
 ) -> Result<(Vec<Document>, Option<Document>, Vec<f64>), Failure> {
     let settings = sess.settings;
+    let count = (settings.warmup, settings.iterations);
     if check.params.is_empty() {
         let statement = format!("{EXPLAIN}{}", check.sql.text);
         let runs = Runs {
             statement: &statement,
             prefix_len: EXPLAIN.len(),
-            count: (settings.warmup, settings.iterations),
+            count,
+            set: "",
         };
-        let parsed = sess
-            .unlocked(parse_runs(sess, read_path, check, &runs))
-            .await
-            .map_err(|f| f.or(|e| failure(e, Asked::ParseReadPath, settings)))??;
-        let plans = explain_runs(sess, read_path, check, (&runs, &parsed), before).await?;
         let plain = Runs {
             statement: &check.sql.text,
             prefix_len: 0,
-            count: (settings.warmup, settings.iterations),
+            ..runs
         };
-        let client = round_trips(sess, read_path, check, &plain, before).await?;
+        // The EXPLAIN statement and the plain one parsed in one round trip (a Parse runs nothing).
+        let (parsed, parsed_plain) = sess
+            .unlocked(futures_util::future::join(
+                parse_runs(sess, read_path, check, &runs),
+                parse_runs(sess, read_path, check, &plain),
+            ))
+            .await
+            .map_err(|f| f.or(|e| failure(e, Asked::ParseReadPath, settings)))?;
+        let (parsed, parsed_plain) = (parsed?, parsed_plain?);
+        let plans = explain_runs(sess, read_path, check, (&runs, &parsed), before).await?;
+        let client = round_trips(sess, read_path, check, (&plain, &parsed_plain), before).await?;
         return Ok((plans, None, client));
     }
     // Parse of the file's text alone: one statement, or the server refuses it. The server's
@@ -896,29 +924,39 @@ async fn explain_read_path(
     let custom_runs = Runs {
         statement: &execute,
         prefix_len: usize::MAX,
-        count: (settings.warmup, settings.iterations),
+        count,
+        set: "",
     };
-    // The EXPLAIN statement parsed in the round trip that sets the plan cache mode: plancheck's
-    // own statements, and a Parse runs nothing.
-    let (before, parsed) = futures_util::future::join(
+    let plain_execute = format!("EXECUTE {name}({})", check.params.join(", "));
+    let plain = Runs {
+        statement: &plain_execute,
+        ..custom_runs
+    };
+    // The EXPLAIN statement and the plain EXECUTE parsed in the round trip that sets the plan
+    // cache mode: plancheck's own statements, and a Parse runs nothing.
+    let (before, parsed, parsed_plain) = futures_util::future::join3(
         set_plan_cache_mode(sess, "force_custom_plan", Some(before)),
         parse_runs(sess, read_path, check, &custom_runs),
+        parse_runs(sess, read_path, check, &plain),
     )
     .await;
-    let (before, parsed) = (before?, parsed?);
+    let (before, parsed, parsed_plain) = (before?, parsed?, parsed_plain?);
     let plans = explain_runs(sess, read_path, check, (&custom_runs, &parsed), &before).await?;
-    let execute = format!("EXECUTE {name}({})", check.params.join(", "));
-    let plain = Runs {
-        statement: &execute,
-        ..custom_runs
+    let client = round_trips(sess, read_path, check, (&plain, &parsed_plain), &before).await?;
+    // The generic plan: the same EXPLAIN statement (the plan cache mode is read when EXECUTE
+    // runs), its mode set in the run's round trip when the guard's snapshot can follow it
+    // without reading it again.
+    const GENERIC: &str = "force_generic_plan";
+    let set = format!("SET LOCAL plan_cache_mode = {GENERIC}; ");
+    let (before, set) = match before.with_setting(&settings.watched, "plan_cache_mode", GENERIC) {
+        Some(after) => (after, set.as_str()),
+        None => (set_plan_cache_mode(sess, GENERIC, Some(&before)).await?, ""),
     };
-    let client = round_trips(sess, read_path, check, &plain, &before).await?;
-    let before = set_plan_cache_mode(sess, "force_generic_plan", Some(&before)).await?;
     let generic_runs = Runs {
         count: (0, 1),
+        set,
         ..custom_runs
     };
-    // The same EXPLAIN statement: the plan cache mode is read when EXECUTE runs.
     let generic = explain_runs(sess, read_path, check, (&generic_runs, &parsed), &before).await?;
     drop(statement);
     Ok((plans, generic.into_iter().next(), client))
@@ -974,7 +1012,7 @@ async fn run_setup(
 /// names its statements itself): its `EXPLAIN … EXECUTE` runs exactly that statement.
 async fn protocol_name(sess: Sess<'_>, text: &str) -> Result<String, Failure> {
     let rows = sess
-        .query(PREPARED, &[])
+        .query_typed(PREPARED)
         .await
         .map_err(|f| f.or(|e| failure(e, Asked::PreparedStatements, sess.settings)))?;
     prepared_name(&rows, text).ok_or_else(|| Why::PreparedNotListed.into())
@@ -1156,6 +1194,8 @@ struct Runs<'a> {
     prefix_len: usize,
     /// (discarded warm-up runs, measured runs)
     count: (u32, u32),
+    /// plancheck's own `SET LOCAL …; ` sent ahead of the first run (empty: none).
+    set: &'a str,
 }
 
 /// The EXPLAIN statement of `runs`, parsed. The extended protocol refuses several statements in
@@ -1200,18 +1240,14 @@ async fn round_trips(
     sess: Sess<'_>,
     read_path: &ReadPath,
     check: &ScopeCheck,
-    runs: &Runs<'_>,
+    (runs, statement): (&Runs<'_>, &Statement),
     before: &guard::Snapshot,
 ) -> Result<Vec<f64>, Failure> {
-    let statement = sess
-        .unlocked(parse_runs(sess, read_path, check, runs))
-        .await
-        .map_err(|f| f.or(|e| failure(e, Asked::ParseReadPath, sess.settings)))??;
     guarded_runs(
         sess,
         read_path,
         check,
-        (runs, &statement),
+        (runs, statement),
         before,
         |_, took| Ok(took.as_secs_f64() * 1000.0),
     )
@@ -1219,7 +1255,9 @@ async fn round_trips(
 }
 
 /// Warm-up runs (discarded), then measured runs of `statement`, each followed by the guard (a
-/// function the read path calls could change a setting for the runs after it). Returns what
+/// function the read path calls could change a setting for the runs after it), each in the
+/// runs' savepoint ([`session::RUN_SAVEPOINT`]), opened in the first run's round trip after
+/// `runs.set` (plancheck's own `SET LOCAL`, kept by the rollbacks to the savepoint). Returns what
 /// `keep` makes of each measured run's rows and round trip.
 async fn guarded_runs<T>(
     sess: Sess<'_>,
@@ -1232,11 +1270,27 @@ async fn guarded_runs<T>(
     let settings = sess.settings;
     let mut kept = Vec::new();
     let (warmup, iterations) = runs.count;
-    for run in 0..warmup + iterations {
-        let (rows, took, now) = sess
-            .run_then_guard(statement)
-            .await
-            .map_err(|f| f.or(|e| run_failure(e, read_path, check, runs, settings)))?;
+    let total = warmup + iterations;
+    let ran = |f: Fail| f.or(|e| run_failure(e, read_path, check, runs, settings));
+    for run in 0..total {
+        let close = if run + 1 == total {
+            session::RUN_RELEASE
+        } else {
+            session::RUN_ROLLBACK
+        };
+        let (rows, took, now) = if run == 0 {
+            let open = format!("{}{}", runs.set, session::RUN_SAVEPOINT);
+            let (opened, ran_once) =
+                futures_util::future::join(sess.exec(&open), sess.run_then_guard(statement, close))
+                    .await;
+            opened.map_err(|f| match runs.set.is_empty() {
+                true => ran(f),
+                false => f.or(|e| failure(e, Asked::PlanCacheMode, settings)),
+            })?;
+            ran_once.map_err(ran)?
+        } else {
+            sess.run_then_guard(statement, close).await.map_err(ran)?
+        };
         let now = now?;
         if let Some(what) = guard::changed(&settings.watched, before, &now, Span::All, true) {
             return Err(Why::RunChanged {

@@ -32,7 +32,7 @@ use std::collections::BTreeSet;
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
 use super::Target;
-use super::check::{Settings, clocked};
+use super::check::{AfterRollback, Settings, clocked};
 use crate::error::DatabaseFailure;
 use crate::project::ScopeCheck;
 use crate::sql::{Dialect, Kind};
@@ -133,7 +133,7 @@ impl<'a> Pool<'a> {
         &self,
         mut pooled: Pooled,
         set: Option<BTreeSet<String>>,
-        after: Option<Option<Vec<String>>>,
+        after: Option<AfterRollback>,
         settings: &Settings,
     ) {
         let Some(set) = set else {
@@ -146,13 +146,14 @@ impl<'a> Pool<'a> {
         let Some((_, opened)) = &pooled.opened else {
             return;
         };
-        let now = match after {
-            Some(read) => read,
-            None => pooled.fingerprint(settings).await,
+        let (now, guard) = match after {
+            Some(after) => (after.fingerprint, after.guard),
+            None => (pooled.fingerprint(settings).await, None),
         };
         if now.as_ref() == Some(opened) {
-            // `DISCARD ALL` deallocated every prepared statement, the guard's among them.
-            pooled.guard = tokio::sync::OnceCell::new();
+            // `DISCARD ALL` deallocated every prepared statement, the guard's among them; the
+            // rollback's round trip may have parsed it again.
+            pooled.guard = tokio::sync::OnceCell::new_with(guard);
             self.idle.borrow_mut().push(pooled);
         }
     }

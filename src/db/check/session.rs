@@ -112,6 +112,17 @@ impl Sess<'_> {
         clocked(self.client, self.settings, self.client.query(sql, params)).await
     }
 
+    /// `sql` without parameters, parsed, bound and executed in one round trip (the unnamed
+    /// statement: nothing is left prepared).
+    pub(super) async fn query_typed(&self, sql: &str) -> Result<Vec<Row>, Fail> {
+        clocked(
+            self.client,
+            self.settings,
+            self.client.query_typed(sql, &[]),
+        )
+        .await
+    }
+
     pub(super) async fn execute(&self, sql: &str) -> Result<u64, Fail> {
         clocked(self.client, self.settings, self.client.execute(sql, &[])).await
     }
@@ -146,41 +157,50 @@ impl Sess<'_> {
             .map_err(|f| f.or(|e| failure(e, Asked::SessionSettings, self.settings)))
     }
 
-    /// `statement`, then the guard, sent together (one round trip) inside a savepoint rolled back
-    /// after them: the server still runs the guard after the statement and before anything
-    /// else, and nothing more is sent until all answered. The statement's rows, or its error;
-    /// its round trip as the client saw it (from the requests sent, the savepoint's ahead of
-    /// it, to the statement's last row); then the guard's snapshot.
+    /// `statement`, then the guard, then `close` (the rollback to the runs' savepoint, which
+    /// the caller opened ahead of the first run: see [`RUN_SAVEPOINT`]), sent together (one round
+    /// trip): the server still runs the guard after the statement and before anything else, and
+    /// nothing more is sent until all answered. The statement's rows, or its error; its round
+    /// trip as the client saw it (from the requests sent to the statement's last row); then the
+    /// guard's snapshot.
     pub(super) async fn run_then_guard(
         &self,
         statement: &Statement,
+        close: &str,
     ) -> Result<(Vec<Row>, Duration, Result<guard::Snapshot, Failure>), Fail> {
         let guard = match self.guard_statement().await {
             Ok(g) => g,
             Err(f) => return Ok((Vec::new(), Duration::ZERO, Err(f))),
         };
         let (client, watched) = (self.client, &self.settings.watched);
-        // Each run in a savepoint of its own, rolled back after the guard: the locks the read
-        // path took (ACCESS SHARE on what it reads) are released between runs, so another
-        // session's ALTER TABLE waits at most one run, not the whole check.
         let all = async {
             let sent = Instant::now();
-            let (begun, (rows, took), now, ended) = futures_util::future::join4(
-                client.batch_execute("SAVEPOINT plancheck_run"),
+            let ((rows, took), now, ended) = futures_util::future::join3(
                 async { (client.query(statement, &[]).await, sent.elapsed()) },
                 guard::snapshot_with(client, guard, watched),
-                client.batch_execute(
-                    "ROLLBACK TO SAVEPOINT plancheck_run; RELEASE SAVEPOINT plancheck_run",
-                ),
+                client.batch_execute(close),
             )
             .await;
-            begun?;
-            Ok((rows, took, now, ended))
+            (rows, took, now, ended)
         };
-        let (rows, took, now, ended) = clocked(client, self.settings, all).await?;
+        let (rows, took, now, ended) = clocked(client, self.settings, async {
+            Ok::<_, tokio_postgres::Error>(all.await)
+        })
+        .await?;
         let rows = rows.map_err(Fail::Db)?;
         ended.map_err(Fail::Db)?;
         let now = now.map_err(|e| failure(&e, Asked::SessionSettings, self.settings));
         Ok((rows, took, now))
     }
 }
+
+/// The savepoint each run of a read path runs in. It is opened ahead of a statement's first run
+/// and rolled back to after each run's guard ([`Sess::run_then_guard`]): `ROLLBACK TO SAVEPOINT`
+/// keeps it, so the next run is in a savepoint of its own again without another request, and
+/// the locks the read path took (ACCESS SHARE on what it reads) are released between runs, so
+/// another session's ALTER TABLE waits at most one run, not the whole check. The last run's
+/// rollback releases it too.
+pub(super) const RUN_SAVEPOINT: &str = "SAVEPOINT plancheck_run";
+pub(super) const RUN_ROLLBACK: &str = "ROLLBACK TO SAVEPOINT plancheck_run";
+pub(super) const RUN_RELEASE: &str =
+    "ROLLBACK TO SAVEPOINT plancheck_run; RELEASE SAVEPOINT plancheck_run";
