@@ -1283,9 +1283,12 @@ async fn guarded_runs<T>(
             let (opened, ran_once) =
                 futures_util::future::join(sess.exec(&open), sess.run_then_guard(statement, close))
                     .await;
-            opened.map_err(|f| match runs.set.is_empty() {
-                true => ran(f),
-                false => f.or(|e| failure(e, Asked::PlanCacheMode, settings)),
+            opened.map_err(|f| {
+                if runs.set.is_empty() {
+                    ran(f)
+                } else {
+                    f.or(|e| failure(e, Asked::PlanCacheMode, settings))
+                }
             })?;
             ran_once.map_err(ran)?
         } else {
