@@ -409,6 +409,43 @@ pub mod ladder {
 }
 
 #[cfg(test)]
+impl Measurement {
+    /// A measured check of read path `p` in scope `member`, with `parameters` parameters: its
+    /// index lookup and plans, every other field empty (for unit tests of the judges).
+    pub(crate) fn of_plans(
+        index: IndexLookup,
+        custom: Vec<Document>,
+        generic: Option<Document>,
+        parameters: usize,
+    ) -> Measurement {
+        Measurement {
+            format: FORMAT.into(),
+            version: VERSION,
+            read_path: "p".into(),
+            scope: "member".into(),
+            requires: Requirement::default(),
+            settings: vec![],
+            parameters,
+            elapsed_ms: None,
+            outcome: Outcome::Measured(Box::new(Measured {
+                index,
+                alternatives: vec![],
+                custom,
+                generic,
+                probes: vec![],
+                scratch: vec![],
+                relations: vec![],
+                non_immutable: vec![],
+                replan_skipped: None,
+                session: Vec::new(),
+                warmup: None,
+                client_ms: Vec::new(),
+            })),
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     /// A saved run is judged again from its file (`judge DIR`, `ladder --checks`), so every
     /// timing must read back as the very number written: a p50 of two runs is their mean, and a

@@ -880,34 +880,59 @@ async fn explain_read_path(
     check: &ScopeCheck,
     before: &guard::Snapshot,
 ) -> Result<(Vec<Document>, Option<Document>, Vec<f64>), Failure> {
+    if check.params.is_empty() {
+        explain_text(sess, read_path, check, before).await
+    } else {
+        explain_prepared(sess, read_path, check, before).await
+    }
+}
+
+/// A read path without parameters: `EXPLAIN` of its text as it is, then its plain text's round
+/// trips.
+async fn explain_text(
+    sess: Sess<'_>,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+    before: &guard::Snapshot,
+) -> Result<(Vec<Document>, Option<Document>, Vec<f64>), Failure> {
     let settings = sess.settings;
     let count = (settings.warmup, settings.iterations);
-    if check.params.is_empty() {
-        let statement = format!("{EXPLAIN}{}", check.sql.text);
-        let runs = Runs {
-            statement: &statement,
-            prefix_len: EXPLAIN.len(),
-            count,
-            set: "",
-        };
-        let plain = Runs {
-            statement: &check.sql.text,
-            prefix_len: 0,
-            ..runs
-        };
-        // The EXPLAIN statement and the plain one parsed in one round trip (a Parse runs nothing).
-        let (parsed, parsed_plain) = sess
-            .unlocked(futures_util::future::join(
-                parse_runs(sess, read_path, check, &runs),
-                parse_runs(sess, read_path, check, &plain),
-            ))
-            .await
-            .map_err(|f| f.or(|e| failure(e, Asked::ParseReadPath, settings)))?;
-        let (parsed, parsed_plain) = (parsed?, parsed_plain?);
-        let plans = explain_runs(sess, read_path, check, (&runs, &parsed), before).await?;
-        let client = round_trips(sess, read_path, check, (&plain, &parsed_plain), before).await?;
-        return Ok((plans, None, client));
-    }
+    let statement = format!("{EXPLAIN}{}", check.sql.text);
+    let runs = Runs {
+        statement: &statement,
+        prefix_len: EXPLAIN.len(),
+        count,
+        set: "",
+    };
+    let plain = Runs {
+        statement: &check.sql.text,
+        prefix_len: 0,
+        ..runs
+    };
+    // The EXPLAIN statement and the plain one parsed in one round trip (a Parse runs nothing).
+    let (parsed, parsed_plain) = sess
+        .unlocked(futures_util::future::join(
+            parse_runs(sess, read_path, check, &runs),
+            parse_runs(sess, read_path, check, &plain),
+        ))
+        .await
+        .map_err(|f| f.or(|e| failure(e, Asked::ParseReadPath, settings)))?;
+    let (parsed, parsed_plain) = (parsed?, parsed_plain?);
+    let plans = explain_runs(sess, read_path, check, (&runs, &parsed), before).await?;
+    let client = round_trips(sess, read_path, check, (&plain, &parsed_plain), before).await?;
+    Ok((plans, None, client))
+}
+
+/// A read path with parameters, prepared at the protocol level: the custom plans, the plain
+/// `EXECUTE`'s round trips, then one generic plan.
+async fn explain_prepared(
+    sess: Sess<'_>,
+    read_path: &ReadPath,
+    check: &ScopeCheck,
+    before: &guard::Snapshot,
+) -> Result<(Vec<Document>, Option<Document>, Vec<f64>), Failure> {
+    let settings = sess.settings;
+    let count = (settings.warmup, settings.iterations);
     // Parse of the file's text alone: one statement, or the server refuses it. The server's
     // name for it is asked in the same round trip (the Parse is done by then).
     let (statement, name) = sess

@@ -142,43 +142,20 @@ pub fn compare(measured: &Measured, baseline: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::{Document, IndexLookup, Requirement};
+    use crate::measure::{Document, IndexLookup};
     use serde_json::json;
 
     fn measured(node: &str) -> Measurement {
-        Measurement {
-            format: crate::measure::FORMAT.into(),
-            version: crate::measure::VERSION,
-            read_path: "p".into(),
-            scope: "member".into(),
-            requires: Requirement::default(),
-            settings: vec![],
-            parameters: 0,
-            elapsed_ms: None,
-            outcome: Outcome::Measured(Box::new(Measured {
-                index: IndexLookup::Missing {
-                    nearest: vec![],
-                    schemas: vec![],
-                },
-                alternatives: vec![],
-                custom: vec![
-                    Document::new(json!([{ "Plan": { "Node Type": "Limit", "Plans": [
-                        { "Node Type": node, "Index Name": "i", "Relation Name": "posts",
-                          "Schema": "public", "Index Cond": "(p.thread_id = 1)",
-                          "Total Cost": 3.0 }]}}]))
-                    .unwrap(),
-                ],
-                generic: None,
-                probes: vec![],
-                scratch: vec![],
-                relations: vec![],
-                non_immutable: vec![],
-                replan_skipped: None,
-                session: Vec::new(),
-                warmup: None,
-                client_ms: Vec::new(),
-            })),
-        }
+        let index = IndexLookup::Missing {
+            nearest: vec![],
+            schemas: vec![],
+        };
+        let custom = Document::new(json!([{ "Plan": { "Node Type": "Limit", "Plans": [
+            { "Node Type": node, "Index Name": "i", "Relation Name": "posts",
+              "Schema": "public", "Index Cond": "(p.thread_id = 1)",
+              "Total Cost": 3.0 }]}}]))
+        .unwrap();
+        Measurement::of_plans(index, vec![custom], None, 0)
     }
 
     fn inner(m: &Measurement) -> &Measured {

@@ -986,31 +986,13 @@ mod tests {
     /// A check that requires no index (`index = false`), measured with one custom run and a
     /// generic plan.
     fn no_index_check(custom: serde_json::Value, generic: serde_json::Value) -> Measurement {
-        use crate::measure::{Document, Measured, Requirement};
-        Measurement {
-            format: crate::measure::FORMAT.into(),
-            version: crate::measure::VERSION,
-            read_path: "p".into(),
-            scope: "member".into(),
-            requires: Requirement::default(),
-            settings: vec![],
-            parameters: 1,
-            elapsed_ms: None,
-            outcome: Outcome::Measured(Box::new(Measured {
-                index: IndexLookup::NotRequired,
-                alternatives: vec![],
-                custom: vec![Document::new(custom).unwrap()],
-                generic: Some(Document::new(generic).unwrap()),
-                probes: vec![],
-                scratch: vec![],
-                relations: vec![],
-                non_immutable: vec![],
-                replan_skipped: None,
-                session: Vec::new(),
-                warmup: None,
-                client_ms: Vec::new(),
-            })),
-        }
+        use crate::measure::Document;
+        Measurement::of_plans(
+            IndexLookup::NotRequired,
+            vec![Document::new(custom).unwrap()],
+            Some(Document::new(generic).unwrap()),
+            1,
+        )
     }
 
     #[test]
