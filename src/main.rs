@@ -2,6 +2,12 @@
 
 use clap::Parser;
 
+/// mimalloc in place of glibc's malloc: a check allocates and frees thousands of small values
+/// (EXPLAIN documents, the guard's settings), and glibc's allocator was a third of plancheck's
+/// own instructions (BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     // `PLANCHECK_COMPLETE=bash plancheck …`: the shell asking for completions (the script that
     // `plancheck completions SHELL` prints); answered here, before anything else runs.

@@ -254,14 +254,36 @@ pub struct ScratchPlan {
 /// never dropped later by whoever reads it.
 #[derive(Debug, Clone)]
 pub struct Document {
-    json: Value,
+    json: Json,
     plan: Explain,
+}
+
+/// A document's JSON: the text the server sent, made a tree only when the document is saved or
+/// compared (most never are: a report shows plans only of checks that did not pass), or the tree
+/// it was loaded as.
+#[derive(Debug, Clone)]
+enum Json {
+    Text(Box<str>),
+    Tree(Value),
 }
 
 impl Document {
     pub fn new(json: Value) -> Result<Document, ExplainError> {
         let plan = Explain::from_json(&json)?;
-        Ok(Document { json, plan })
+        Ok(Document {
+            json: Json::Tree(json),
+            plan,
+        })
+    }
+
+    /// The document from the text the server sent, read straight into the plan model
+    /// ([`Explain::parse`]).
+    pub fn from_text(text: String) -> Result<Document, ExplainError> {
+        let plan = Explain::parse(&text)?;
+        Ok(Document {
+            json: Json::Text(text.into_boxed_str()),
+            plan,
+        })
     }
 
     /// The plan, read.
@@ -270,20 +292,29 @@ impl Document {
     }
 
     /// The document as the server returned it.
-    pub fn json(&self) -> &Value {
-        &self.json
+    pub fn json(&self) -> Result<std::borrow::Cow<'_, Value>, ExplainError> {
+        match &self.json {
+            Json::Tree(v) => Ok(std::borrow::Cow::Borrowed(v)),
+            // The text was read once already: it parses (within the depth bound) again.
+            Json::Text(t) => crate::plan::explain::parse_json(t).map(std::borrow::Cow::Owned),
+        }
     }
 }
 
 impl PartialEq for Document {
     fn eq(&self, other: &Document) -> bool {
-        self.json == other.json
+        match (self.json(), other.json()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
     }
 }
 
 impl Serialize for Document {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.json.serialize(serializer)
+        self.json()
+            .map_err(serde::ser::Error::custom)?
+            .serialize(serializer)
     }
 }
 

@@ -225,7 +225,7 @@ pub fn local_bounds(settings: &Settings) -> String {
     )
 }
 
-/// A `json` column as text: EXPLAIN documents are parsed by [`crate::plan::explain::parse_json`],
+/// A `json` column as text: EXPLAIN documents are read by [`crate::plan::explain::Explain::parse`],
 /// whose depth limit fits plans, where the driver's serde_json would stop at 128 levels. A
 /// document over [`MAX_PLAN_DOCUMENT`] is not copied: only its size is kept (`Err`).
 pub(crate) struct RawJson(pub(crate) Result<String, usize>);
@@ -1396,9 +1396,7 @@ fn read_plan(rows: &[tokio_postgres::Row]) -> Result<Document, Failure> {
             cap: MAX_PLAN_DOCUMENT,
         })
     })?;
-    let unreadable = |e: String| Failure::from(Why::PlanUnreadable(e));
-    let value = crate::plan::explain::parse_json(&text).map_err(|e| unreadable(e.to_string()))?;
-    Document::new(value).map_err(|e| unreadable(e.to_string()))
+    Document::from_text(text).map_err(|e| Failure::from(Why::PlanUnreadable(e.to_string())))
 }
 /// Looks the required index up as the session sees it (search_path, quoting), with the other
 /// indexes on its table; or, when there is none of that name, the names there are.

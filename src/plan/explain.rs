@@ -125,9 +125,13 @@ impl std::error::Error for ExplainError {}
 /// (128) would refuse real plans of 40 nested subqueries.
 const MAX_JSON_DEPTH: usize = 1002;
 
-/// Parses JSON text of bounded depth. The depth is measured before parsing, so the parser can
-/// run without its recursion limit and still never overflow the stack.
-pub fn parse_json(text: &str) -> Result<Value, ExplainError> {
+/// How deep a plan may nest, in nodes: plans are never this deep; a document that is has been
+/// made to crash a reader.
+pub(crate) const MAX_PLAN_DEPTH: usize = 500;
+
+/// Refuses JSON text nested deeper than [`MAX_JSON_DEPTH`], before it is parsed, so that a parser
+/// without a recursion limit never overflows the stack.
+fn check_depth(text: &str) -> Result<(), ExplainError> {
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
@@ -155,6 +159,13 @@ pub fn parse_json(text: &str) -> Result<Value, ExplainError> {
             _ => {}
         }
     }
+    Ok(())
+}
+
+/// Parses JSON text of bounded depth. The depth is measured before parsing, so the parser can
+/// run without its recursion limit and still never overflow the stack.
+pub fn parse_json(text: &str) -> Result<Value, ExplainError> {
+    check_depth(text)?;
     let mut de = serde_json::Deserializer::from_str(text);
     de.disable_recursion_limit();
     let value = <Value as serde::Deserialize>::deserialize(&mut de)
@@ -184,9 +195,12 @@ impl Explain {
         })
     }
 
-    /// Parses the text of an EXPLAIN JSON document.
+    /// Parses the text of an EXPLAIN JSON document straight into the model, reading what
+    /// [`Explain::from_json`] reads from the tree without building the tree
+    /// ([`super::stream`]).
     pub fn parse(text: &str) -> Result<Explain, ExplainError> {
-        Explain::from_json(&parse_json(text)?)
+        check_depth(text)?;
+        super::stream::read(text)
     }
 
     /// Every node, depth first, root first.
@@ -285,9 +299,10 @@ impl Explain {
 
 impl PlanNode {
     fn from_json(v: &Value, depth: usize) -> Result<PlanNode, ExplainError> {
-        // Plans are never this deep; a document that is has been made to crash a reader.
-        if depth > 500 {
-            return Err(ExplainError("plan nested more than 500 levels".into()));
+        if depth > MAX_PLAN_DEPTH {
+            return Err(ExplainError(format!(
+                "plan nested more than {MAX_PLAN_DEPTH} levels"
+            )));
         }
         let obj = v
             .as_object()

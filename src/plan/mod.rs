@@ -4,3 +4,4 @@
 
 pub mod explain;
 pub mod replans;
+mod stream;

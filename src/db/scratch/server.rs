@@ -384,11 +384,8 @@ impl Copy {
             .and_then(|r| r.try_get::<_, crate::db::check::RawJson>(0).ok())
             .ok_or(Failed(Trouble::NoExplainJson))?;
         let text = text.map_err(|size| Failed(Trouble::PlanTooLarge(size)))?;
-        let unreadable = |e: String| Failed(Trouble::PlanUnreadable(e));
-        let json =
-            crate::plan::explain::parse_json(&text).map_err(|e| unreadable(e.to_string()))?;
-        let document =
-            crate::measure::Document::new(json).map_err(|e| unreadable(e.to_string()))?;
+        let document = crate::measure::Document::from_text(text)
+            .map_err(|e| Failed(Trouble::PlanUnreadable(e.to_string())))?;
         Ok(ScratchPlan {
             server_version: self.version.clone(),
             dropped,
