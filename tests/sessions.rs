@@ -109,3 +109,61 @@ fn a_session_lock_a_failed_check_left_is_not_carried_on() {
         "{report:#}"
     );
 }
+
+#[test]
+fn the_guard_compares_answers_byte_for_byte_and_still_sees_each_change() {
+    use plancheck::db::guard::{self, Span, Watched};
+    let db = empty_database("sessions_guard_bytes");
+    let session = Session::open(&db);
+    let c = session.client();
+    session.block_on(async {
+        // A custom setting that is unset reads as NULL: the answer's null flag is set.
+        let watched = Watched::read(c, &["app.user_id".to_string()])
+            .await
+            .unwrap();
+        c.batch_execute("BEGIN READ ONLY").await.unwrap();
+        let mut before = guard::snapshot(c, &watched).await.unwrap();
+        let again = guard::snapshot(c, &watched).await.unwrap();
+        assert!(again.same_answer(&before));
+        assert_eq!(
+            guard::changed(&watched, &before, &again, Span::All, true),
+            None
+        );
+
+        // plancheck's own SET LOCAL, whose snapshot it derives without reading: the server's
+        // answer after it is the derived one, byte for byte.
+        for (name, value) in [
+            ("plan_cache_mode", "force_generic_plan"),
+            ("search_path", "\"$user\", public, \"we,ird {x}\""),
+            ("app.user_id", "NULL"),
+        ] {
+            c.batch_execute(&format!(
+                "SELECT pg_catalog.set_config('{name}', '{}', true)",
+                value.replace('\'', "''")
+            ))
+            .await
+            .unwrap();
+            let derived = before.with_setting(&watched, name, value).unwrap();
+            let now = guard::snapshot(c, &watched).await.unwrap();
+            assert!(now.same_answer(&derived), "{name} = {value}");
+            assert_eq!(
+                guard::changed(&watched, &derived, &now, Span::All, true),
+                None
+            );
+            // And the snapshot from before it sees the change.
+            let change = guard::changed(&watched, &before, &now, Span::All, true)
+                .unwrap()
+                .to_string();
+            assert!(change.contains(name), "{change}");
+            c.batch_execute("ROLLBACK; BEGIN READ ONLY").await.unwrap();
+            let before_again = guard::snapshot(c, &watched).await.unwrap();
+            // A new transaction: everything else the same.
+            assert!(matches!(
+                guard::changed(&watched, &before, &before_again, Span::All, true),
+                Some(guard::Change::EndedTransaction)
+            ));
+            before = before_again;
+        }
+        c.batch_execute("ROLLBACK").await.unwrap();
+    });
+}

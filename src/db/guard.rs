@@ -25,6 +25,8 @@ pub struct Watched {
     /// the allow-list) first, then those a scope's setup may change but a read path may not.
     names: Arc<[String]>,
     fixed: usize,
+    /// The guard's query for these names ([`prepare`]), written once.
+    query: Arc<str>,
 }
 
 /// Settings an unprivileged role may not read (`GUC_SUPERUSER_ONLY`): a setup's `SET ROLE`
@@ -77,9 +79,11 @@ impl Watched {
         session.sort();
         session.dedup();
         names.extend(session);
+        let query = guard_query(&names).into();
         Watched {
             names: names.into(),
             fixed,
+            query,
         }
     }
 
@@ -132,7 +136,7 @@ impl Watched {
     pub fn session_changes(&self, before: &Snapshot, after: &Snapshot) -> Vec<(String, String)> {
         (self.fixed..self.names.len())
             .filter_map(|i| {
-                let (was, is) = (before.values.get(i)?, after.values.get(i)?);
+                let (was, is) = (before.values.get().get(i)?, after.values.get().get(i)?);
                 (was != is).then(|| {
                     (
                         self.names[i].clone(),
@@ -145,23 +149,137 @@ impl Watched {
 }
 
 /// What the guard saw at one moment.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Snapshot {
     /// The virtual transaction id: a new transaction has a new one.
     vxid: Option<String>,
-    values: Vec<Option<String>>,
+    values: Values,
     /// Locks held beyond reading: relation locks stronger than AccessShareLock, advisory locks.
     strong_locks: Vec<String>,
 }
 
+impl PartialEq for Snapshot {
+    fn eq(&self, other: &Snapshot) -> bool {
+        self.vxid == other.vxid
+            && self.strong_locks == other.strong_locks
+            && (self.values.same(&other.values) || self.values.get() == other.values.get())
+    }
+}
+
 impl Snapshot {
+    /// Whether `other` is the same answer: the same transaction and locks, and the settings'
+    /// values byte for byte (the comparison [`changed`] makes before any value by value).
+    pub fn same_answer(&self, other: &Snapshot) -> bool {
+        self.vxid == other.vxid
+            && self.strong_locks == other.strong_locks
+            && self.values.same(&other.values)
+    }
+
     /// This snapshot with the watched setting `name` at `value`; None when `name` is not
     /// watched.
     pub fn with_setting(&self, watched: &Watched, name: &str, value: &str) -> Option<Snapshot> {
         let at = watched.names.iter().position(|n| n == name)?;
-        let mut changed = self.clone();
-        *changed.values.get_mut(at)? = Some(value.to_string());
-        Some(changed)
+        let mut values = self.values.get().to_vec();
+        *values.get_mut(at)? = Some(value.to_string());
+        Some(Snapshot {
+            values: Values::encoded(values),
+            ..self.clone()
+        })
+    }
+}
+
+/// The watched settings' values, in [`Watched`]'s order (`None`: unset). Kept as the server sent
+/// them (a `text[]` in the binary format) and read into strings only when asked: the guard runs
+/// after every run, and two answers whose bytes are the same hold the same values, so most
+/// comparisons are one comparison of bytes instead of a string made and compared per setting.
+#[derive(Debug, Clone)]
+struct Values {
+    /// The binary `text[]`: the server's, or written here as the server writes it.
+    raw: Option<Arc<[u8]>>,
+    read: std::sync::OnceLock<Vec<Option<String>>>,
+}
+
+impl Values {
+    fn from_server(raw: Vec<u8>) -> Values {
+        Values {
+            raw: Some(raw.into()),
+            read: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// `values`, with the bytes the server would send for them, so that a later answer of the
+    /// server holding the same values compares as bytes.
+    fn encoded(values: Vec<Option<String>>) -> Values {
+        Values {
+            raw: Some(encode_text_array(&values).into()),
+            read: std::sync::OnceLock::from(values),
+        }
+    }
+
+    fn get(&self) -> &[Option<String>] {
+        self.read.get_or_init(|| match &self.raw {
+            Some(raw) => decode_text_array(raw),
+            None => Vec::new(),
+        })
+    }
+
+    /// The same bytes, so the same values.
+    fn same(&self, other: &Values) -> bool {
+        matches!((&self.raw, &other.raw), (Some(a), Some(b)) if a == b)
+    }
+}
+
+/// The element type of a `text[]` (`pg_type.oid` of `text`).
+const TEXT_OID: u32 = 25;
+
+/// A one-dimensional `text[]` as PostgreSQL's `array_send` writes it: dimensions, a flag for a
+/// null among the elements, the element type, each dimension's length and lower bound (1), then
+/// each element's length (-1 for null) and bytes.
+fn encode_text_array(values: &[Option<String>]) -> Vec<u8> {
+    let mut out =
+        Vec::with_capacity(20 + values.iter().flatten().map(|v| 4 + v.len()).sum::<usize>());
+    let dims: i32 = if values.is_empty() { 0 } else { 1 };
+    out.extend_from_slice(&dims.to_be_bytes());
+    out.extend_from_slice(&i32::from(values.iter().any(Option::is_none)).to_be_bytes());
+    out.extend_from_slice(&TEXT_OID.to_be_bytes());
+    if !values.is_empty() {
+        out.extend_from_slice(&(values.len() as i32).to_be_bytes());
+        out.extend_from_slice(&1i32.to_be_bytes());
+    }
+    for v in values {
+        match v {
+            Some(v) => {
+                out.extend_from_slice(&(v.len() as i32).to_be_bytes());
+                out.extend_from_slice(v.as_bytes());
+            }
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    }
+    out
+}
+
+/// The values of a binary `text[]` the server sent. What cannot be read as one (it was checked
+/// to be of that type when received) reads as a value no setting has, so it differs from every
+/// snapshot and the guard reports a change rather than none.
+fn decode_text_array(raw: &[u8]) -> Vec<Option<String>> {
+    use tokio_postgres::types::{FromSql, Type};
+    <Vec<Option<String>> as FromSql>::from_sql(&Type::TEXT_ARRAY, raw)
+        .unwrap_or_else(|e| vec![Some(format!("(the guard's answer could not be read: {e})"))])
+}
+
+/// A `text[]` column kept as the server sent it.
+struct RawTextArray(Vec<u8>);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for RawTextArray {
+    fn from_sql(
+        _: &tokio_postgres::types::Type,
+        raw: &'a [u8],
+    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(RawTextArray(raw.to_vec()))
+    }
+
+    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+        *ty == tokio_postgres::types::Type::TEXT_ARRAY
     }
 }
 
@@ -208,25 +326,28 @@ pub async fn snapshot(
     snapshot_with(client, &statement, watched).await
 }
 
-/// The guard's query, parsed once for a session that reads it many times. The setting names
-/// are written into it when they are plain names (as every server setting's is), so the query
-/// has no parameter and the server plans it once per session, not at every run; otherwise
-/// they are its parameter `$1`.
-pub async fn prepare(
-    client: &Client,
-    watched: &Watched,
-) -> Result<tokio_postgres::Statement, tokio_postgres::Error> {
-    let plain = watched.names.iter().all(|n| {
+/// The guard's query for `names`. The setting names are written into it when they are plain
+/// names (as every server setting's is), so the query has no parameter and the server plans it
+/// once per session, not at every run; otherwise they are its parameter `$1`.
+fn guard_query(names: &[String]) -> String {
+    let plain = names.iter().all(|n| {
         !n.is_empty()
             && n.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
     });
     if plain {
-        let names = format!("'{{{}}}'", watched.names.join(","));
-        client.prepare(&SNAPSHOT.replacen("$1", &names, 1)).await
+        SNAPSHOT.replacen("$1", &format!("'{{{}}}'", names.join(",")), 1)
     } else {
-        client.prepare(SNAPSHOT).await
+        SNAPSHOT.to_string()
     }
+}
+
+/// The guard's query ([`guard_query`]), parsed once for a session that reads it many times.
+pub async fn prepare(
+    client: &Client,
+    watched: &Watched,
+) -> Result<tokio_postgres::Statement, tokio_postgres::Error> {
+    client.prepare(&watched.query).await
 }
 
 /// Reads the guarded state of the session with the guard's query as [`prepare`] parsed it: one
@@ -242,11 +363,12 @@ pub async fn snapshot_with(
     } else {
         client.query_one(statement, &[&names]).await?
     };
-    let vxids: Vec<String> = row.get(1);
+    let values: RawTextArray = row.try_get(0)?;
+    let vxids: Vec<String> = row.try_get(1)?;
     Ok(Snapshot {
-        values: row.get(0),
+        values: Values::from_server(values.0),
         vxid: vxids.into_iter().next(),
-        strong_locks: row.get(2),
+        strong_locks: row.try_get(2)?,
     })
 }
 
@@ -286,17 +408,21 @@ pub fn changed(
             && crate::project::safety::protected_at(name, crate::project::safety::Place::Migration)
                 .is_none()
     };
-    for (i, name) in watched.names.iter().enumerate().take(upto) {
-        if skipped(name) {
-            continue;
-        }
-        let (was, is) = (before.values.get(i), now.values.get(i));
-        if was != is {
-            return Some(Change::Setting {
-                name: name.clone(),
-                was: was.cloned().flatten(),
-                is: is.cloned().flatten(),
-            });
+    // The same bytes hold the same values: nothing to compare one by one.
+    if !before.values.same(&now.values) {
+        let (was_all, is_all) = (before.values.get(), now.values.get());
+        for (i, name) in watched.names.iter().enumerate().take(upto) {
+            if skipped(name) {
+                continue;
+            }
+            let (was, is) = (was_all.get(i), is_all.get(i));
+            if was != is {
+                return Some(Change::Setting {
+                    name: name.clone(),
+                    was: was.cloned().flatten(),
+                    is: is.cloned().flatten(),
+                });
+            }
         }
     }
     if locks
@@ -318,16 +444,20 @@ pub fn changed_but_placeholders(
     before: &Snapshot,
     now: &Snapshot,
 ) -> Option<Change> {
-    let mut now = now.clone();
+    let mut values = now.values.get().to_vec();
     for (i, name) in watched.names.iter().enumerate().skip(watched.fixed) {
         let unset = |v: Option<&Option<String>>| matches!(v, None | Some(None));
         if crate::project::safety::is_custom(name)
-            && unset(before.values.get(i))
-            && now.values.get(i).is_some_and(|v| v.as_deref() == Some(""))
+            && unset(before.values.get().get(i))
+            && values.get(i).is_some_and(|v| v.as_deref() == Some(""))
         {
-            now.values[i] = None;
+            values[i] = None;
         }
     }
+    let now = Snapshot {
+        values: Values::encoded(values),
+        ..now.clone()
+    };
     changed(watched, before, &now, Span::All, false)
 }
 
@@ -340,16 +470,17 @@ mod tests {
     fn snap(w: &Watched, vxid: &str, values: &[(&str, &str)], locks: &[&str]) -> Snapshot {
         Snapshot {
             vxid: Some(vxid.into()),
-            values: w
-                .names
-                .iter()
-                .map(|n| {
-                    values
-                        .iter()
-                        .find(|(name, _)| name == n)
-                        .map(|(_, v)| v.to_string())
-                })
-                .collect(),
+            values: Values::encoded(
+                w.names
+                    .iter()
+                    .map(|n| {
+                        values
+                            .iter()
+                            .find(|(name, _)| name == n)
+                            .map(|(_, v)| v.to_string())
+                    })
+                    .collect(),
+            ),
             strong_locks: locks.iter().map(|l| l.to_string()).collect(),
         }
     }
@@ -463,6 +594,35 @@ mod tests {
             .to_string();
         assert!(m.contains("enable_seqscan"), "{m}");
         assert_eq!(before.with_setting(&w, "no_such_setting", "1"), None);
+    }
+
+    #[test]
+    fn values_written_as_the_server_writes_them_read_back_the_same() {
+        for values in [
+            vec![],
+            vec![Some("on".to_string())],
+            vec![
+                Some(String::new()),
+                None,
+                Some("\"$user\", public".into()),
+                Some("ü{,}".into()),
+            ],
+        ] {
+            let raw = encode_text_array(&values);
+            assert_eq!(decode_text_array(&raw), values);
+            assert!(Values::encoded(values.clone()).same(&Values::from_server(raw)));
+        }
+        // Bytes that are no text[] read as a value no setting has, never as no change.
+        let w = watched();
+        let before = snap(&w, "3/1", &START, &[]);
+        let unreadable = Snapshot {
+            values: Values::from_server(vec![0, 0, 0, 1]),
+            ..before.clone()
+        };
+        let m = changed(&w, &before, &unreadable, Span::All, true)
+            .unwrap()
+            .to_string();
+        assert!(m.contains("could not be read"), "{m}");
     }
 
     #[test]

@@ -130,23 +130,45 @@ const MAX_JSON_DEPTH: usize = 1002;
 pub(crate) const MAX_PLAN_DEPTH: usize = 500;
 
 /// Refuses JSON text nested deeper than [`MAX_JSON_DEPTH`], before it is parsed, so that a parser
-/// without a recursion limit never overflows the stack.
+/// without a recursion limit never overflows the stack. Skips from one bracket or quote to the
+/// next, and through a string to its closing quote: most of an EXPLAIN document is indentation
+/// and key names.
 fn check_depth(text: &str) -> Result<(), ExplainError> {
+    static SPECIAL: [bool; 256] = {
+        let mut t = [false; 256];
+        t[b'"' as usize] = true;
+        t[b'[' as usize] = true;
+        t[b'{' as usize] = true;
+        t[b']' as usize] = true;
+        t[b'}' as usize] = true;
+        t
+    };
+    let bytes = text.as_bytes();
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for b in text.bytes() {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
+    let mut at = 0;
+    while let Some(rest) = bytes.get(at..) {
+        let Some(skip) = rest.iter().position(|&b| SPECIAL[b as usize]) else {
+            break;
+        };
+        at += skip;
+        match bytes[at] {
+            b'"' => {
+                // To the quote that closes the string: a backslash escapes the byte after it.
+                at += 1;
+                loop {
+                    let Some(rest) = bytes.get(at..) else {
+                        return Ok(());
+                    };
+                    let Some(skip) = rest.iter().position(|&b| b == b'"' || b == b'\\') else {
+                        return Ok(());
+                    };
+                    at += skip;
+                    if bytes[at] == b'"' {
+                        break;
+                    }
+                    at += 2;
+                }
             }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
             b'[' | b'{' => {
                 depth += 1;
                 if depth > MAX_JSON_DEPTH {
@@ -155,9 +177,9 @@ fn check_depth(text: &str) -> Result<(), ExplainError> {
                     )));
                 }
             }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
+            _ => depth = depth.saturating_sub(1),
         }
+        at += 1;
     }
     Ok(())
 }
@@ -546,6 +568,67 @@ mod tests {
                 .0
                 .contains("nested more than")
         );
+    }
+
+    /// The depth check as it was first written, a byte at a time: the skipping one must agree.
+    fn depth_a_byte_at_a_time(text: &str) -> bool {
+        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+        for b in text.bytes() {
+            if in_string {
+                match (escaped, b) {
+                    (true, _) => escaped = false,
+                    (false, b'\\') => escaped = true,
+                    (false, b'"') => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'[' | b'{' => {
+                    depth += 1;
+                    if depth > MAX_JSON_DEPTH {
+                        return false;
+                    }
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        true
+    }
+
+    #[test]
+    fn the_depth_check_skips_strings_as_a_byte_by_byte_reader_does() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let within = deep(MAX_JSON_DEPTH);
+        let past = deep(MAX_JSON_DEPTH + 1);
+        let in_string = format!("[\"{}\"]", "[".repeat(5000));
+        let escaped_quote = format!("[\"a\\\"{}\"]", "{".repeat(5000));
+        let escaped_backslash = format!("[\"a\\\\\"{}]", "{".repeat(5000));
+        let unterminated = format!("[\"{}", "[".repeat(5000));
+        let trailing_backslash = "[\"abc\\".to_string();
+        let closed_then_deep = format!("{}{}", "[]".repeat(3000), deep(MAX_JSON_DEPTH + 1));
+        for text in [
+            within,
+            past,
+            in_string,
+            escaped_quote,
+            escaped_backslash,
+            unterminated,
+            trailing_backslash,
+            closed_then_deep,
+            String::new(),
+            "\"".into(),
+            "]]]{".into(),
+        ] {
+            assert_eq!(
+                check_depth(&text).is_ok(),
+                depth_a_byte_at_a_time(&text),
+                "{}",
+                &text[..text.len().min(40)]
+            );
+        }
     }
 
     #[test]
