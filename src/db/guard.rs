@@ -195,14 +195,14 @@ impl Snapshot {
 #[derive(Debug, Clone)]
 struct Values {
     /// The binary `text[]`: the server's, or written here as the server writes it.
-    raw: Option<Arc<[u8]>>,
+    raw: Arc<[u8]>,
     read: std::sync::OnceLock<Vec<Option<String>>>,
 }
 
 impl Values {
     fn from_server(raw: Vec<u8>) -> Values {
         Values {
-            raw: Some(raw.into()),
+            raw: raw.into(),
             read: std::sync::OnceLock::new(),
         }
     }
@@ -211,21 +211,18 @@ impl Values {
     /// server holding the same values compares as bytes.
     fn encoded(values: Vec<Option<String>>) -> Values {
         Values {
-            raw: Some(encode_text_array(&values).into()),
+            raw: encode_text_array(&values).into(),
             read: std::sync::OnceLock::from(values),
         }
     }
 
     fn get(&self) -> &[Option<String>] {
-        self.read.get_or_init(|| match &self.raw {
-            Some(raw) => decode_text_array(raw),
-            None => Vec::new(),
-        })
+        self.read.get_or_init(|| decode_text_array(&self.raw))
     }
 
     /// The same bytes, so the same values.
     fn same(&self, other: &Values) -> bool {
-        matches!((&self.raw, &other.raw), (Some(a), Some(b)) if a == b)
+        self.raw == other.raw
     }
 }
 
