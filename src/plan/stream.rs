@@ -16,6 +16,31 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 
 use super::explain::{Explain, ExplainError, MAX_PLAN_DEPTH, PlanNode};
 
+/// The scalar visits of a visitor that answers `$value` (called with the visitor) to any string,
+/// number, boolean or null.
+macro_rules! scalars {
+    ($value:expr) => {
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(($value)(&self))
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(($value)(&self))
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(($value)(&self))
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(($value)(&self))
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(($value)(&self))
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(($value)(&self))
+        }
+    };
+}
+
 /// Reads `text`, whose nesting [`super::explain::parse_json`]'s bound was already checked (the
 /// reader recurses once per level, with no limit of its own).
 pub(super) fn read(text: &str) -> Result<Explain, ExplainError> {
@@ -148,24 +173,7 @@ impl<'de> Visitor<'de> for TopVisitor {
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         TopObject.visit_map(map)
     }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(Err(neither()))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Err(neither()))
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Err(neither()))
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(Err(neither()))
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Err(neither()))
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Err(neither()))
-    }
+    scalars!(|_: &TopVisitor| Err(neither()));
 }
 
 fn neither() -> ExplainError {
@@ -220,24 +228,7 @@ impl<'de> Visitor<'de> for TopObject {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(Err(no_plan()))
     }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(Err(no_plan()))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Err(no_plan()))
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Err(no_plan()))
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(Err(no_plan()))
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Err(no_plan()))
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Err(no_plan()))
-    }
+    scalars!(|_: &TopObject| Err(no_plan()));
 }
 
 fn number(v: Loose) -> Option<f64> {
@@ -382,24 +373,7 @@ impl<'de> Visitor<'de> for NodeSeed {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(self.not_a_node())
     }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(self.not_a_node())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(self.not_a_node())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(self.not_a_node())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(self.not_a_node())
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(self.not_a_node())
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(self.not_a_node())
-    }
+    scalars!(|s: &NodeSeed| s.not_a_node());
 }
 
 impl NodeSeed {
@@ -502,24 +476,7 @@ impl<'de> Visitor<'de> for PlansSeed {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(Err(plans_not_an_array()))
     }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(Err(plans_not_an_array()))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Err(plans_not_an_array()))
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Err(plans_not_an_array()))
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(Err(plans_not_an_array()))
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Err(plans_not_an_array()))
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Err(plans_not_an_array()))
-    }
+    scalars!(|_: &PlansSeed| Err(plans_not_an_array()));
 }
 
 #[cfg(test)]
