@@ -225,9 +225,10 @@ pub fn local_bounds(settings: &Settings) -> String {
     )
 }
 
-/// A `json` column as text: EXPLAIN documents are read by [`crate::plan::explain::Explain::parse`],
-/// whose depth limit fits plans, where the driver's serde_json would stop at 128 levels. A
-/// document over [`MAX_PLAN_DOCUMENT`] is not copied: only its size is kept (`Err`).
+/// A `json` column as text: EXPLAIN documents are read by
+/// [`crate::plan::explain::Explain::parse`], whose depth limit fits plans, where the driver's
+/// serde_json would stop at 128 levels. A document over [`MAX_PLAN_DOCUMENT`] is not copied:
+/// only its size is kept (`Err`).
 pub(crate) struct RawJson(pub(crate) Result<String, usize>);
 
 /// The largest EXPLAIN document plancheck reads (8 MiB), checked on the raw text before it is

@@ -3,7 +3,9 @@
 //!
 //! The JSON differs between PostgreSQL versions (18 prints `Actual Rows` as a fraction and adds
 //! `Disabled` and `Index Searches`; 17 renamed the InitPlan labels), so the model is read
-//! tolerantly from a `serde_json::Value`: unknown keys are ignored and every number is a float.
+//! tolerantly: unknown keys are ignored and every number is a float. A saved document is read
+//! from its `serde_json::Value` ([`Explain::from_json`]); the server's text straight into the
+//! model ([`Explain::parse`], which reads what the tree reader reads).
 //!
 //! Every part of a plan hangs off a node's `Plans` array: outer and inner children, InitPlans,
 //! SubPlans, CTE definitions (which are InitPlans), Append and MergeAppend members, the Bitmap
