@@ -910,16 +910,13 @@ async fn explain_text(
         prefix_len: 0,
         ..runs
     };
-    // The EXPLAIN statement and the plain one parsed in one round trip (a Parse runs nothing).
-    let (parsed, parsed_plain) = sess
-        .unlocked(futures_util::future::join(
-            parse_runs(sess, read_path, check, &runs),
-            parse_runs(sess, read_path, check, &plain),
-        ))
-        .await
-        .map_err(|f| f.or(|e| failure(e, Asked::ParseReadPath, settings)))?;
-    let (parsed, parsed_plain) = (parsed?, parsed_plain?);
-    let plans = explain_runs(sess, read_path, check, (&runs, &parsed), before).await?;
+    // The EXPLAIN statement and the plain one parsed in the first run's round trip, inside the
+    // runs' savepoint (the locks their Parse takes go with its rollback).
+    let first = Parsed::InFirstRun { also: &plain };
+    let (plans, parsed) = explain_runs(sess, read_path, check, (&runs, first), before).await?;
+    let Some([_, parsed_plain]) = parsed else {
+        return Err(Why::NoMeasuredRun.into());
+    };
     let client = round_trips(sess, read_path, check, (&plain, &parsed_plain), before).await?;
     Ok((plans, None, client))
 }
@@ -958,16 +955,23 @@ async fn explain_prepared(
         statement: &plain_execute,
         ..custom_runs
     };
-    // The EXPLAIN statement and the plain EXECUTE parsed in the round trip that sets the plan
-    // cache mode: plancheck's own statements, and a Parse runs nothing.
-    let (before, parsed, parsed_plain) = futures_util::future::join3(
-        set_plan_cache_mode(sess, "force_custom_plan", Some(before)),
-        parse_runs(sess, read_path, check, &custom_runs),
-        parse_runs(sess, read_path, check, &plain),
-    )
-    .await;
-    let (before, parsed, parsed_plain) = (before?, parsed?, parsed_plain?);
-    let plans = explain_runs(sess, read_path, check, (&custom_runs, &parsed), &before).await?;
+    // The plan cache mode set, and the EXPLAIN statement and the plain EXECUTE parsed, in the
+    // first run's round trip: plancheck's own statements, and a Parse runs nothing. The mode is
+    // set in a round trip of its own only where the guard's snapshot cannot follow it without
+    // reading it again.
+    const CUSTOM: &str = "force_custom_plan";
+    let set = format!("SET LOCAL plan_cache_mode = {CUSTOM}; ");
+    let (before, set) = match before.with_setting(&settings.watched, "plan_cache_mode", CUSTOM) {
+        Some(after) => (after, set.as_str()),
+        None => (set_plan_cache_mode(sess, CUSTOM, Some(before)).await?, ""),
+    };
+    let custom_runs = Runs { set, ..custom_runs };
+    let first = Parsed::InFirstRun { also: &plain };
+    let (plans, parsed) =
+        explain_runs(sess, read_path, check, (&custom_runs, first), &before).await?;
+    let Some([parsed, parsed_plain]) = parsed else {
+        return Err(Why::NoMeasuredRun.into());
+    };
     let client = round_trips(sess, read_path, check, (&plain, &parsed_plain), &before).await?;
     // The generic plan: the same EXPLAIN statement (the plan cache mode is read when EXECUTE
     // runs), its mode set in the run's round trip when the guard's snapshot can follow it
@@ -983,7 +987,9 @@ async fn explain_prepared(
         set,
         ..custom_runs
     };
-    let generic = explain_runs(sess, read_path, check, (&generic_runs, &parsed), &before).await?;
+    let generic = Parsed::Already(&parsed);
+    let (generic, _) =
+        explain_runs(sess, read_path, check, (&generic_runs, generic), &before).await?;
     drop(statement);
     Ok((plans, generic.into_iter().next(), client))
 }
@@ -1224,30 +1230,17 @@ struct Runs<'a> {
     set: &'a str,
 }
 
-/// The EXPLAIN statement of `runs`, parsed. The extended protocol refuses several statements in
-/// one string, so a plan file cannot smuggle a `COMMIT` past the read-only transaction. Parsed
-/// once: EXPLAIN plans its query afresh at every run.
-async fn parse_runs(
-    sess: Sess<'_>,
-    read_path: &ReadPath,
-    check: &ScopeCheck,
-    runs: &Runs<'_>,
-) -> Result<Statement, Failure> {
-    sess.prepare(runs.statement)
-        .await
-        .map_err(|f| f.or(|e| run_failure(e, read_path, check, runs, sess.settings)))
-}
-
-/// Warm-up runs (discarded), then measured runs of `statement` (the runs' EXPLAIN, parsed), each
+/// Warm-up runs (discarded), then measured runs of `statement` (the runs' EXPLAIN), each
 /// followed by the guard (a function the read path calls could change a setting for the runs
-/// after it). Returns each measured run's plan and document.
+/// after it). Returns each measured run's plan and document, and the statements parsed in the
+/// first run ([`Parsed::InFirstRun`]).
 async fn explain_runs(
     sess: Sess<'_>,
     read_path: &ReadPath,
     check: &ScopeCheck,
-    (runs, statement): (&Runs<'_>, &Statement),
+    (runs, statement): (&Runs<'_>, Parsed<'_>),
     before: &guard::Snapshot,
-) -> Result<Vec<Document>, Failure> {
+) -> Result<(Vec<Document>, Option<[Statement; 2]>), Failure> {
     guarded_runs(
         sess,
         read_path,
@@ -1261,7 +1254,8 @@ async fn explain_runs(
 
 /// The read path's plain statement (no EXPLAIN), as the application sends it, run as the
 /// EXPLAIN runs are (warm-up discarded, each run guarded): each measured run's round trip as the
-/// client saw it, in milliseconds. Its rows are dropped as they come.
+/// client saw it, in milliseconds. Its rows are dropped as they come. Always parsed ahead, so
+/// no run's round trip carries a Parse.
 async fn round_trips(
     sess: Sess<'_>,
     read_path: &ReadPath,
@@ -1269,56 +1263,100 @@ async fn round_trips(
     (runs, statement): (&Runs<'_>, &Statement),
     before: &guard::Snapshot,
 ) -> Result<Vec<f64>, Failure> {
-    guarded_runs(
+    let (client, _) = guarded_runs(
         sess,
         read_path,
         check,
-        (runs, statement),
+        (runs, Parsed::Already(statement)),
         before,
         |_, took| Ok(took.as_secs_f64() * 1000.0),
     )
-    .await
+    .await?;
+    Ok(client)
+}
+
+/// The statement the runs run: parsed already, or parsed in their first run's round trip. Either
+/// way through the extended protocol's Parse, which refuses several statements in one string, so
+/// a plan file cannot smuggle a `COMMIT` past the read-only transaction. Parsed once: EXPLAIN
+/// plans its query afresh at every run.
+#[derive(Clone, Copy)]
+enum Parsed<'a> {
+    Already(&'a Statement),
+    /// The first run sends its statement as the unnamed one and, ahead of it, the Parse of the
+    /// runs' statement (for the runs after it) and of `also` (the plain statement's, whose runs
+    /// come next): [`Sess::first_run_then_guard`].
+    InFirstRun {
+        also: &'a Runs<'a>,
+    },
 }
 
 /// Warm-up runs (discarded), then measured runs of `statement`, each followed by the guard (a
 /// function the read path calls could change a setting for the runs after it), each in the
 /// runs' savepoint ([`session::RUN_SAVEPOINT`]), opened in the first run's round trip after
 /// `runs.set` (plancheck's own `SET LOCAL`, kept by the rollbacks to the savepoint). Returns what
-/// `keep` makes of each measured run's rows and round trip.
+/// `keep` makes of each measured run's rows and round trip, and, for [`Parsed::InFirstRun`], the
+/// runs' statement and the `also` one, parsed.
+// Long because the first run's round trip (what it opens, what it parses) and each answer's
+// failure are told apart here, in the order the server answered them.
 async fn guarded_runs<T>(
     sess: Sess<'_>,
     read_path: &ReadPath,
     check: &ScopeCheck,
-    (runs, statement): (&Runs<'_>, &Statement),
+    (runs, statement): (&Runs<'_>, Parsed<'_>),
     before: &guard::Snapshot,
     mut keep: impl FnMut(Vec<tokio_postgres::Row>, Duration) -> Result<T, Failure>,
-) -> Result<Vec<T>, Failure> {
+) -> Result<(Vec<T>, Option<[Statement; 2]>), Failure> {
     let settings = sess.settings;
     let mut kept = Vec::new();
     let (warmup, iterations) = runs.count;
     let total = warmup + iterations;
     let ran = |f: Fail| f.or(|e| run_failure(e, read_path, check, runs, settings));
+    let opening = |e: &tokio_postgres::Error| {
+        if runs.set.is_empty() {
+            run_failure(e, read_path, check, runs, settings)
+        } else {
+            failure(e, Asked::PlanCacheMode, settings)
+        }
+    };
+    let mut parsed: Option<[Statement; 2]> = None;
     for run in 0..total {
         let close = if run + 1 == total {
             session::RUN_RELEASE
         } else {
             session::RUN_ROLLBACK
         };
-        let (rows, took, now) = if run == 0 {
-            let open = format!("{}{}", runs.set, session::RUN_SAVEPOINT);
-            let (opened, ran_once) =
-                futures_util::future::join(sess.exec(&open), sess.run_then_guard(statement, close))
-                    .await;
-            opened.map_err(|f| {
-                if runs.set.is_empty() {
-                    ran(f)
-                } else {
-                    f.or(|e| failure(e, Asked::PlanCacheMode, settings))
+        let open = format!("{}{}", runs.set, session::RUN_SAVEPOINT);
+        let (rows, took, now) = match (run, statement, &parsed) {
+            (0, Parsed::InFirstRun { also }, _) => {
+                let texts = [runs.statement, also.statement];
+                let first = sess
+                    .first_run_then_guard(&open, &texts, runs.statement, close)
+                    .await
+                    .map_err(ran)?;
+                first.opened.map_err(|e| opening(&e))?;
+                let mut statements = Vec::with_capacity(2);
+                for (answer, of) in first.parsed.into_iter().zip([runs, also]) {
+                    statements
+                        .push(answer.map_err(|e| run_failure(&e, read_path, check, of, settings))?);
                 }
-            })?;
-            ran_once.map_err(ran)?
-        } else {
-            sess.run_then_guard(statement, close).await.map_err(ran)?
+                let (rows, now) = first.ran.map_err(|e| ran(Fail::Db(e)))?;
+                let now = now?;
+                parsed = <[Statement; 2]>::try_from(statements).ok();
+                (rows, Duration::ZERO, Ok(now))
+            }
+            (0, Parsed::Already(statement), _) => {
+                let (opened, ran_once) = futures_util::future::join(
+                    sess.exec(&open),
+                    sess.run_then_guard(statement, close),
+                )
+                .await;
+                opened.map_err(|f| f.or(opening))?;
+                ran_once.map_err(ran)?
+            }
+            (_, Parsed::Already(statement), _) | (_, _, Some([statement, _])) => {
+                sess.run_then_guard(statement, close).await.map_err(ran)?
+            }
+            (_, Parsed::InFirstRun { .. }, None) => return Err(Why::NoMeasuredRun.into()),
         };
         let now = now?;
         if let Some(what) = guard::changed(&settings.watched, before, &now, Span::All, true) {
@@ -1333,7 +1371,7 @@ async fn guarded_runs<T>(
         }
         kept.push(keep(rows, took)?);
     }
-    Ok(kept)
+    Ok((kept, parsed))
 }
 
 /// An error from a run of the read path: in its SQL (located in the plan file), or, for a

@@ -192,6 +192,64 @@ impl Sess<'_> {
         let now = now.map_err(|e| failure(&e, Asked::SessionSettings, self.settings));
         Ok((rows, took, now))
     }
+
+    /// The first run of statements not parsed yet, in one round trip: `open` (plancheck's own
+    /// `SET LOCAL …; ` and the runs' savepoint), then the Parse of each of `parse` (kept for the
+    /// runs after this one), then `statement` parsed, bound and executed as the unnamed statement,
+    /// then the guard and `close`, as [`Sess::run_then_guard`] sends them. The server still runs
+    /// them in the order sent: the Parses refuse a second statement as any Parse does, and an
+    /// error makes each request after it fail. Each answer is returned as it came, in the order
+    /// sent; the run's round trip is not timed (its rows are a plan, never a client timing).
+    pub(super) async fn first_run_then_guard(
+        &self,
+        open: &str,
+        parse: &[&str],
+        statement: &str,
+        close: &str,
+    ) -> Result<FirstRun, Fail> {
+        let guard = match self.guard_statement().await {
+            Ok(g) => g,
+            Err(f) => {
+                return Ok(FirstRun {
+                    opened: Ok(()),
+                    parsed: Vec::new(),
+                    ran: Ok((Vec::new(), Err(f))),
+                });
+            }
+        };
+        let (client, watched) = (self.client, &self.settings.watched);
+        let all = async {
+            let (opened, parsed, rows, now, ended) = futures_util::future::join5(
+                client.batch_execute(open),
+                futures_util::future::join_all(parse.iter().map(|p| client.prepare(p))),
+                client.query_typed(statement, &[]),
+                guard::snapshot_with(client, guard, watched),
+                client.batch_execute(close),
+            )
+            .await;
+            let ran = rows.and_then(|rows| {
+                ended?;
+                let now = now.map_err(|e| failure(&e, Asked::SessionSettings, self.settings));
+                Ok((rows, now))
+            });
+            Ok::<_, tokio_postgres::Error>(FirstRun {
+                opened,
+                parsed,
+                ran,
+            })
+        };
+        clocked(client, self.settings, all).await
+    }
+}
+
+/// The answers to [`Sess::first_run_then_guard`], in the order sent.
+pub(super) struct FirstRun {
+    /// plancheck's own `SET LOCAL`s and the runs' savepoint.
+    pub(super) opened: Result<(), tokio_postgres::Error>,
+    /// The statements parsed for the runs after this one.
+    pub(super) parsed: Vec<Result<Statement, tokio_postgres::Error>>,
+    /// The run's rows and the guard's snapshot after it.
+    pub(super) ran: Result<(Vec<Row>, Result<guard::Snapshot, Failure>), tokio_postgres::Error>,
 }
 
 /// The savepoint each run of a read path runs in. It is opened ahead of a statement's first run
