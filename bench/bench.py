@@ -18,6 +18,8 @@ import tempfile
 import time
 import tomllib
 
+import floor
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # PLANCHECK_BENCH_BIN measures another build (an older commit's, side by side with this one).
 PLANCHECK = os.environ.get("PLANCHECK_BENCH_BIN") or os.path.join(ROOT, "target", "release",
@@ -237,6 +239,28 @@ def psql_scripts(project, dest):
                 f.write("\n".join(lines) + "\n")
 
 
+def floor_of(server, project, checks, tmp, db="board"):
+    """The floor of plancheck's exchange (bench/floor.py): the bytes of a `--jobs 1` run,
+    replayed with logging on (for the server's time) and off (for the wall). None without
+    strace."""
+    cmd = [PLANCHECK, "check", "--project", project, "--database-url", server.url(db),
+           "--jobs", "1", "--warmup", str(WARMUP), "--iterations", str(ITERATIONS),
+           "--format", "json", "--quiet"]
+    streams = floor.capture(cmd, os.path.join(tmp, "sendto.txt"))
+    if streams is None:
+        return None
+    where = floor.socket_file(server.tmp, PORT)
+    server.logging(True)
+    start = server.log_size()
+    logged_wall = floor.replay(where, "postgres", db, streams, "plancheck-floor")
+    sums, _ = server_time(server.log, start, server.log_size(), "plancheck-floor")
+    server.logging(False)
+    wall = floor.replay(where, "postgres", db, streams, "plancheck-floor")
+    round_trips = sum(1 for s in streams for data in s if floor.answers_awaited(data))
+    return {"wall": wall, "logged_wall": logged_wall, "server": sum(sums.values()),
+            "round_trips": round_trips}
+
+
 def check(server, project, jobs, checks, db="board"):
     """`plancheck check`, twice: with every statement logged, for the server's time of what it
     sent; then with logging off, for the wall time and peak RSS."""
@@ -331,6 +355,7 @@ def run(args, server, bin_dir, tmp):
     one = check(server, big_project, 1, n)
     two = check(server, big_project, 2, n)
     rss_small = check(server, small_project, 1, small)["rss"]
+    bottom = floor_of(server, big_project, n, tmp)
     scripts = os.path.join(tmp, "psql-loop")
     psql_scripts(big_project, scripts)
     loop = psql_loop(server, scripts)
@@ -359,6 +384,14 @@ def run(args, server, bin_dir, tmp):
           f"({(one['logged_wall'] - server_all) / n * 1000:.2f} ms a check)")
     print(f"  plancheck's own CPU (user + system)  {one['cpu']:8.2f} s   "
           f"({one['cpu'] / n * 1000:.2f} ms a check)")
+    if bottom is None:
+        print("  the floor of the same exchange       not measured (strace is not installed)")
+    else:
+        print(f"  the floor: the same bytes replayed   {bottom['wall'] / bottom['server']:8.2f}    "
+              f"(both from the logged replay: {bottom['logged_wall'] / bottom['server']:.2f}, "
+              f"{(bottom['logged_wall'] - bottom['server']) / n * 1000:.2f} ms a check)")
+        print(f"    by a client that does no work ({bottom['round_trips'] / n:.1f} round trips a "
+              "check): what the round trips alone cost here")
     speedup = one["wall"] / two["wall"]
     print(f"--jobs 2: wall {two['wall']:.2f} s, speed-up {speedup:.2f}×   "
           f"target ≥ 1.8×  {verdict(speedup >= 1.8)}")

@@ -408,3 +408,52 @@ fn a_server_that_stops_answering_before_the_checks_cannot_hang_the_run() {
         run.shown()
     );
 }
+
+// A read path whose run changes a planner setting through a function it calls (`query_to_xml`
+// runs `set_config` for the rest of the transaction): the guard after that run stops the check,
+// an `error`, never a pass on plans made under the changed setting. The first run carries the
+// Parse of the runs' statements in its round trip; the guard after it must still see the change,
+// without parameters (EXPLAIN of the text) and with them (EXPLAIN EXECUTE of the prepared
+// statement), whether the first run is a warm-up or measured. The same read path changing
+// nothing passes: the control.
+#[test]
+fn a_run_that_changes_a_planner_setting_is_an_error_not_a_pass() {
+    let db = fresh_board("attack_run_changes_setting");
+    let calls = |inner: &str| {
+        format!(
+            "AND query_to_xml('{inner}', false, false, '') IS NOT NULL",
+            inner = inner.replace('\'', "''")
+        )
+    };
+    let changes = calls("SELECT set_config('enable_' || 'seqscan', 'off', true)");
+    let harmless = calls("SELECT 1");
+    let with_param = |sql: String| sql.replace("p.thread_id = 1", "p.thread_id = $1");
+    let (text, param) = (expectation(false, ""), expectation(true, ""));
+    let dir = read_paths(&[
+        ("text_changes", &page_with(&changes), &text),
+        ("param_changes", &with_param(page_with(&changes)), &param),
+        ("text_harmless", &page_with(&harmless), &text),
+        ("param_harmless", &with_param(page_with(&harmless)), &param),
+    ]);
+    let wanted = vec![
+        ("param_changes".to_string(), "error".to_string()),
+        ("param_harmless".into(), "pass".into()),
+        ("text_changes".into(), "error".into()),
+        ("text_harmless".into(), "pass".into()),
+    ];
+    for runs in [&[][..], &["--warmup", "1", "--iterations", "2"][..]] {
+        let mut args = vec!["--jobs", "1"];
+        args.extend_from_slice(runs);
+        let run = check(&db, dir.path(), &args);
+        let mut got = verdict_list(&run);
+        got.sort();
+        assert_eq!(got, wanted, "{runs:?}\n{}", run.shown());
+        assert_eq!(
+            run.stdout.matches("a run of the read path").count(),
+            2,
+            "{runs:?}: each error says a run changed a setting\n{}",
+            run.shown()
+        );
+        assert_eq!(run.status, Some(1), "{}", run.shown());
+    }
+}
