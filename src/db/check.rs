@@ -612,7 +612,7 @@ async fn measure(
     check: &ScopeCheck,
     catalog: &Catalog,
 ) -> Result<(Measured, Option<scratch::Request>), Failure> {
-    let (before, session) = begin_check(sess, shared, read_path, check).await?;
+    let (before, session, parsed) = begin_check(sess, shared, read_path, check).await?;
     let index = match &check.index {
         Some(name) => catalog.index(sess, check, name).await?,
         None => IndexLookup::NotRequired,
@@ -621,7 +621,8 @@ async fn measure(
     for name in &check.also {
         alternatives.push(catalog.index(sess, check, name).await?);
     }
-    let (custom, generic, client_ms) = explain_read_path(sess, read_path, check, &before).await?;
+    let (custom, generic, client_ms) =
+        explain_read_path(sess, read_path, check, &before, parsed).await?;
     if !shared && !sess.settings.session_per_check {
         catalog.read_builtins(sess, &check.sql.text).await?;
     }
@@ -705,13 +706,18 @@ async fn measure(
 
 /// Begins the check's transaction (read-only, or a savepoint of the migration's), applies the
 /// scope's declared settings and runs its setup. Returns the guard's snapshot to hold the runs
-/// to, and what the setup changed (name and value).
+/// to, what the setup changed (name and value), and, for a read path with parameters in a scope
+/// with neither settings nor setup, the answer to its Parse, sent in the `BEGIN`'s round trip
+/// (after the guard's first snapshot; nothing of the scope's runs before it, so the Parse sees
+/// what it would see after them).
+// Long because the `BEGIN`'s round trip carries what a scope without settings or setup allows
+// (the guard's first snapshot, the read path's Parse), and each answer is read in the order sent.
 async fn begin_check(
     sess: Sess<'_>,
     shared: bool,
     read_path: &ReadPath,
     check: &ScopeCheck,
-) -> Result<(guard::Snapshot, Vec<(String, String)>), Failure> {
+) -> Result<(guard::Snapshot, Vec<(String, String)>, Option<ParseAnswer>), Failure> {
     let settings = sess.settings;
     let begin = if shared {
         Begin::Savepoint
@@ -720,12 +726,24 @@ async fn begin_check(
     };
     let begin = begin_bounded(begin, settings);
     let begun = sess.exec(&begin);
-    let (begun, first) = if check.settings.is_empty() {
+    let (begun, first, parsed) = if check.settings.is_empty() && check.setup.is_empty() {
+        // The guard's first snapshot in the same round trip, right after the BEGIN, and the
+        // read path's Parse after it where it has parameters.
+        let parse = async {
+            match check.params.is_empty() {
+                true => None,
+                false => Some(parse_read_path(sess, check).await),
+            }
+        };
+        let (begun, first, parsed) =
+            futures_util::future::join3(begun, sess.snapshot(), parse).await;
+        (begun, Some(first), parsed)
+    } else if check.settings.is_empty() {
         // The guard's first snapshot in the same round trip, right after the BEGIN.
         let (begun, first) = futures_util::future::join(begun, sess.snapshot()).await;
-        (begun, Some(first))
+        (begun, Some(first), None)
     } else {
-        (begun.await, None)
+        (begun.await, None, None)
     };
     begun.map_err(|f| f.or(|e| failure(e, Asked::BeginCheck, settings)))?;
     for (name, value) in &check.settings {
@@ -760,7 +778,7 @@ async fn begin_check(
         session = settings.watched.session_changes(&before, &after);
         before = after;
     }
-    Ok((before, session))
+    Ok((before, session, parsed))
 }
 
 /// What a check that left a question open shows the scratch copy.
@@ -880,11 +898,12 @@ async fn explain_read_path(
     read_path: &ReadPath,
     check: &ScopeCheck,
     before: &guard::Snapshot,
+    parsed: Option<ParseAnswer>,
 ) -> Result<(Vec<Document>, Option<Document>, Vec<f64>), Failure> {
     if check.params.is_empty() {
         explain_text(sess, read_path, check, before).await
     } else {
-        explain_prepared(sess, read_path, check, before).await
+        explain_prepared(sess, read_path, check, before, parsed).await
     }
 }
 
@@ -928,18 +947,16 @@ async fn explain_prepared(
     read_path: &ReadPath,
     check: &ScopeCheck,
     before: &guard::Snapshot,
+    parsed: Option<ParseAnswer>,
 ) -> Result<(Vec<Document>, Option<Document>, Vec<f64>), Failure> {
     let settings = sess.settings;
     let count = (settings.warmup, settings.iterations);
-    // Parse of the file's text alone: one statement, or the server refuses it. The server's
-    // name for it is asked in the same round trip (the Parse is done by then).
-    let (statement, name) = sess
-        .unlocked(futures_util::future::join(
-            sess.prepare(&check.sql.text),
-            protocol_name(sess, &check.sql.text),
-        ))
-        .await
-        .map_err(|f| f.or(|e| failure(e, Asked::ParseReadPath, settings)))?;
+    let parsed = match parsed {
+        Some(answer) => answer,
+        None => parse_read_path(sess, check).await,
+    };
+    let (statement, name) =
+        parsed.map_err(|f| f.or(|e| failure(e, Asked::ParseReadPath, settings)))?;
     let statement =
         statement.map_err(|f| f.or(|e| sql_failure(e, read_path, check, 0, settings)))?;
     let name = name?;
@@ -992,6 +1009,20 @@ async fn explain_prepared(
         explain_runs(sess, read_path, check, (&generic_runs, generic), &before).await?;
     drop(statement);
     Ok((plans, generic.into_iter().next(), client))
+}
+
+/// The answer to [`parse_read_path`]: the savepoint's (outer), the Parse's and the name's.
+type ParseAnswer = Result<(Result<Statement, Fail>, Result<String, Failure>), Fail>;
+
+/// Parse of a read path with parameters, the file's text alone: one statement, or the server
+/// refuses it. The server's name for it is asked in the same round trip (the Parse is done by
+/// then), all in a savepoint rolled back at once ([`Sess::unlocked`]).
+async fn parse_read_path(sess: Sess<'_>, check: &ScopeCheck) -> ParseAnswer {
+    sess.unlocked(futures_util::future::join(
+        sess.prepare(&check.sql.text),
+        protocol_name(sess, &check.sql.text),
+    ))
+    .await
 }
 
 /// The scope's setup statements, one at a time, each through Parse (which refuses a second
