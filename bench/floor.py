@@ -5,7 +5,8 @@ plancheck's overhead beyond the server's time is its own CPU plus the waits of i
 round trips. Replaying the exact bytes of a run (captured with strace) over the same kind of
 connection, with the same round trips (each send waits for as many ReadyForQuery as it holds
 Sync and Query messages), measures the second part alone: what the same exchange costs on this
-machine with a client whose work is nothing. plancheck cannot be faster than that with the same
+machine with a client whose work is nothing (bench/replay.c, compiled with `cc`; this module's
+Python loop where there is no C compiler, whose own CPU is then part of the floor). plancheck cannot be faster than that with the same
 round trips; the difference between the two is plancheck's own share.
 """
 
@@ -105,6 +106,28 @@ def replay(socket_path, user, database, streams, application):
         conn.sendall(TERMINATE)
         conn.close()
     return total, cpu
+
+
+def replay_c(socket_path, user, database, streams, application, tmp):
+    """The same replay by bench/replay.c, compiled with `cc` (a client whose own work is a few
+    system calls a round trip); None where there is no C compiler."""
+    compiler = shutil.which("cc")
+    if compiler is None:
+        return None
+    binary = os.path.join(tmp, "replay")
+    if not os.path.exists(binary):
+        source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "replay.c")
+        subprocess.run([compiler, "-O2", "-o", binary, source], check=True)
+    plan = os.path.join(tmp, "replay.plan")
+    with open(plan, "wb") as f:
+        for stream in streams:
+            f.write(struct.pack("!I", len(stream)))
+            for data in stream:
+                f.write(struct.pack("!II", len(data), answers_awaited(data)))
+                f.write(data)
+    out = subprocess.run([binary, socket_path, user, database, application, plan],
+                         check=True, capture_output=True, text=True).stdout.split()
+    return float(out[0]), float(out[1])
 
 
 def socket_file(host, port):
