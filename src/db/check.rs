@@ -708,8 +708,8 @@ async fn measure(
 /// scope's declared settings and runs its setup. Returns the guard's snapshot to hold the runs
 /// to, what the setup changed (name and value), and, for a read path with parameters in a scope
 /// with neither settings nor setup, the answer to its Parse, sent in the `BEGIN`'s round trip
-/// (after the guard's first snapshot; nothing of the scope's runs before it, so the Parse sees
-/// what it would see after them).
+/// (after the guard's first snapshot where the guard is parsed already; with no settings or setup
+/// to apply first, the Parse sees the session it would see later).
 // Long because the `BEGIN`'s round trip carries what a scope without settings or setup allows
 // (the guard's first snapshot, the read path's Parse), and each answer is read in the order sent.
 async fn begin_check(
