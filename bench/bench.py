@@ -242,7 +242,7 @@ def psql_scripts(project, dest):
 def floor_of(server, project, checks, tmp, db="board"):
     """The floor of plancheck's exchange (bench/floor.py): the bytes of a `--jobs 1` run,
     replayed with logging on (for the server's time) and off (for the wall). None without
-    strace."""
+    strace, or when it captured nothing."""
     cmd = [PLANCHECK, "check", "--project", project, "--database-url", server.url(db),
            "--jobs", "1", "--warmup", str(WARMUP), "--iterations", str(ITERATIONS),
            "--format", "json", "--quiet"]
@@ -395,7 +395,7 @@ def run(args, server, bin_dir, tmp):
     print(f"  plancheck's own CPU (user + system)  {one['cpu']:8.2f} s   "
           f"({one['cpu'] / n * 1000:.2f} ms a check)")
     if bottom is None:
-        print("  the floor of the same exchange       not measured (strace is not installed)")
+        print("  the floor of the same exchange       not measured (no strace, or it saw nothing)")
     else:
         print(f"  the floor: the same bytes replayed   {bottom['wall'] / bottom['server']:8.2f}    "
               f"(both from the logged replay: {bottom['logged_wall'] / bottom['server']:.2f}, "

@@ -21,13 +21,14 @@ import time
 
 PROTOCOL_3 = 196608
 TERMINATE = b"X\0\0\0\4"
-SENDTO = re.compile(r'^(\d+)\s+sendto\((\d+), "(.*)", \d+, ')
+# strace -f writes the process id ahead of each call when it traces more than one process.
+SENDTO = re.compile(r'^(?:\d+\s+)?sendto\((\d+), "(.*)", \d+, ')
 
 
 def capture(cmd, out):
     """Runs `cmd` under strace, writing every `sendto` to `out`; the connections' streams of
     sends, in the order each connection started, each without its startup message. None when
-    strace is not installed."""
+    strace is not installed or saw no connection."""
     if shutil.which("strace") is None:
         return None
     subprocess.run(["strace", "-f", "-s", "4000000", "-e", "trace=sendto", "-o", out] + cmd,
@@ -38,8 +39,8 @@ def capture(cmd, out):
             m = SENDTO.match(line)
             if not m:
                 continue
-            fd = m.group(2)
-            data = codecs.escape_decode(m.group(3).encode(errors="surrogateescape"))[0]
+            fd = m.group(1)
+            data = codecs.escape_decode(m.group(2).encode(errors="surrogateescape"))[0]
             if len(data) >= 8 and struct.unpack("!I", data[4:8])[0] == PROTOCOL_3 \
                     and data[0] == 0:
                 current[fd] = []
@@ -47,7 +48,7 @@ def capture(cmd, out):
                 continue
             if fd in current and data != TERMINATE:
                 current[fd].append(data)
-    return [s for s in streams if s]
+    return [s for s in streams if s] or None
 
 
 def answers_awaited(data):
