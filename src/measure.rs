@@ -247,6 +247,21 @@ pub struct ScratchPlan {
     pub disabled: Vec<String>,
     /// `EXPLAIN (VERBOSE, FORMAT JSON)` of the read path there.
     pub document: Document,
+    /// Whether the copy planned the statement the measured server measured: the conditions
+    /// each planned on the index's table with every index scan off. `None` in a measurement
+    /// saved before plancheck compared them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_statement: Option<SameStatement>,
+}
+
+/// The conditions the measured server and the copy each planned on the index's table (and its
+/// partitions) for the same read path, with every index scan off, so that no index splits them:
+/// `Filter: (…)` as EXPLAIN (VERBOSE) prints them, constants folded. A function the planner
+/// folds that answers otherwise on the copy, or a definition that differs there, shows here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SameStatement {
+    pub measured: Vec<String>,
+    pub copy: Vec<String>,
 }
 
 /// An `EXPLAIN (FORMAT JSON)` document as the server returned it (saved as it is), read once

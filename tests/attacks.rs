@@ -8,6 +8,8 @@
 #[path = "attacks/bounded.rs"]
 mod bounded;
 mod common;
+#[path = "attacks/copy.rs"]
+mod copy;
 #[path = "attacks/demo_cache.rs"]
 mod demo_cache;
 #[path = "attacks/files.rs"]

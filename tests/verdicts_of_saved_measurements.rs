@@ -164,3 +164,91 @@ fn a_plan_accepted_on_15_is_the_same_shape_on_18() {
     }
     assert!(compared >= 10, "only {compared} cases compared");
 }
+
+/// The copy's answer counts only where it planned the statement the server measured: the same
+/// captured measurement, its copy's conditions changed (a constant folded otherwise there), or
+/// the comparison taken out (a measurement saved before plancheck made it), settles nothing.
+#[test]
+fn a_copy_that_planned_another_statement_settles_nothing() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plans");
+    for (case, verdict) in [
+        ("not-usable/in-list-admits-deleted", Verdict::NotUsable),
+        ("not-chosen/usable-on-the-copy", Verdict::NotChosen),
+    ] {
+        for label in ["pg15", "pg18"] {
+            let dir = root.join(case);
+            let as_captured = judged(&dir, label);
+            assert_eq!(as_captured.verdict, verdict, "{case} {label}");
+            assert!(
+                as_captured.settled_by.is_some(),
+                "{case} {label}: {}",
+                as_captured.message
+            );
+            let path = dir.join(format!("{label}.measurement.json"));
+            let text = fs::read_to_string(&path).unwrap();
+            for (how, edit) in [
+                (
+                    "changed",
+                    r#""copy":["Filter: (p.visibility = 'other'::text)"]"#,
+                ),
+                ("absent", ""),
+            ] {
+                let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let mut edited = 0;
+                edit_same_statement(&mut value, &mut |same| {
+                    edited += 1;
+                    match how {
+                        "changed" => {
+                            let v: serde_json::Value =
+                                serde_json::from_str(&format!("{{{edit}}}")).unwrap();
+                            same["copy"] = v["copy"].clone();
+                            true
+                        }
+                        _ => false,
+                    }
+                });
+                assert!(edited > 0, "{case} {label}: no copy's re-plan in it");
+                let m: Measurement = serde_json::from_value(value).unwrap();
+                let c = judge(&m, &Judging::default());
+                assert_ne!(
+                    c.settled_by,
+                    Some(plancheck::verdict::Settled::Scratch),
+                    "{case} {label} {how}: {}",
+                    c.message
+                );
+                let said = format!("{} {:?}", c.message, c.unsettled);
+                let expected = match how {
+                    "changed" => "the copy planned another statement",
+                    _ => "does not show that the copy planned the statement",
+                };
+                assert!(said.contains(expected), "{case} {label} {how}: {said}");
+            }
+        }
+    }
+}
+
+/// Calls `edit` on every `same_statement` object of a saved measurement; where it answers false
+/// the object is removed.
+fn edit_same_statement(
+    v: &mut serde_json::Value,
+    edit: &mut dyn FnMut(&mut serde_json::Value) -> bool,
+) {
+    match v {
+        serde_json::Value::Object(map) => {
+            if let Some(same) = map.get_mut("same_statement")
+                && !edit(same)
+            {
+                map.remove("same_statement");
+            }
+            for (_, child) in map.iter_mut() {
+                edit_same_statement(child, edit);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                edit_same_statement(item, edit);
+            }
+        }
+        _ => {}
+    }
+}

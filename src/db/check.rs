@@ -827,15 +827,56 @@ async fn ask_scratch(
     let shown_name = |f: &IndexFacts| {
         crate::model::Relation::new(Some(&f.info.schema), &f.info.name).to_string()
     };
+    // The statement as the measured server plans it with every index scan off, once per plan
+    // kind: its conditions on each asked index's table, to compare with the copy's.
+    let mut seq_only: Vec<(PlanKind, Document)> = Vec::new();
+    for (_, kind) in needed {
+        if seq_only.iter().any(|(k, _)| k == kind) {
+            continue;
+        }
+        let mode = match kind {
+            PlanKind::Custom => (!open.check.params.is_empty()).then_some("force_custom_plan"),
+            PlanKind::Generic => Some("force_generic_plan"),
+        };
+        match replan(sess, open.check, mode, &INDEX_SCANS).await {
+            Ok(document) => seq_only.push((*kind, document)),
+            Err(f) if f.connection_lost => return Err(f),
+            Err(f) => {
+                return Ok((
+                    not_made(
+                        &mut needed.iter().cloned(),
+                        scratch::NotMade::Unread(f.message),
+                    ),
+                    None,
+                ));
+            }
+        }
+    }
     let asks: Vec<scratch::Ask> = needed
         .iter()
         .filter_map(|(shown, plan)| {
             let facts = found.iter().find(|f| shown_name(f) == *shown)?;
+            let tables: Vec<String> = std::iter::once(facts.info.table.clone())
+                .chain(facts.partitions.iter().map(|p| p.table.clone()))
+                .collect();
+            let measured = seq_only
+                .iter()
+                .find(|(k, _)| k == plan)
+                .map(|(_, d)| {
+                    tables
+                        .iter()
+                        .flat_map(|t| d.plan().conditions_on(t))
+                        .collect()
+                })
+                .unwrap_or_default();
             Some(scratch::Ask {
                 shown: shown.clone(),
                 schema: facts.info.schema.clone(),
                 index: facts.info.name.clone(),
                 plan: *plan,
+                tables,
+                measured,
+                definition: String::new(),
             })
         })
         .collect();
@@ -1139,6 +1180,15 @@ async fn non_immutable_functions(
         .map_err(|f| f.or(|e| failure(e, Asked::Volatility, sess.settings)))?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
+
+/// Every index scan, turned off to plan a statement whose conditions on a table all stay in the
+/// scans' filters (compared between the measured server and the scratch copy).
+const INDEX_SCANS: [&str; 4] = [
+    "enable_indexscan",
+    "enable_indexonlyscan",
+    "enable_bitmapscan",
+    "enable_tidscan",
+];
 
 /// The rungs of the probe: each re-plans the statement with sequential scans and some
 /// competing scan types disabled, until a plan uses the required index.

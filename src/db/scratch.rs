@@ -31,12 +31,31 @@
 //! A definition the copy cannot take (an extension the local server lacks, a function in an
 //! untrusted language, a foreign table) leaves the checks that need it unsettled, saying which.
 //!
-//! The copy is PostgreSQL code from the measured database, and the read path is a file from a
-//! pull request: the server runs as an unprivileged user on a private socket, the copy's objects
-//! belong to a role that is no superuser (a `SECURITY DEFINER` function runs as it), only
-//! `sql` and `plpgsql` functions are copied, and the re-plans run as a role with nothing but
-//! `SELECT` on the copy, each statement through Parse, bounded by a statement timeout and the
-//! client's clock.
+//! The copy trusts nothing it copies. In CI a pull request's migrations run before plancheck, so
+//! the definitions (index expressions and predicates, constraints, defaults, domains, generated
+//! columns, functions) are the attacker's code, and the read path is a file from a pull request.
+//! So ([`server`]):
+//!
+//! - The server runs as an unprivileged user on a private socket, started with an environment
+//!   that holds nothing of plancheck's ([`crate::server`]).
+//! - Its superuser makes plancheck's roles and nothing else: every statement of the copy is run
+//!   by `plancheck_owner`, a login role with no right beyond creating in its own database, from
+//!   the first statement (the objects are its own from birth), so whatever a definition runs
+//!   while the copy loads (an index predicate folded while the index is built, a CHECK prepared
+//!   to check the rows, an extension's script) runs with no right to programs, files,
+//!   server-side file functions, untrusted languages, other databases or roles. The re-plans run
+//!   on that role's session, as a role made for the request with nothing but `SELECT`: there is
+//!   no superuser session for `SET ROLE` to climb back to. The roles a copied policy names are
+//!   made by name, as stand-ins with no rights; a name the copy keeps for itself (its superuser,
+//!   plancheck's roles, PostgreSQL's `pg_` roles) leaves the checks that need it unsettled.
+//! - Extensions are created first, into empty schemas, by the same unprivileged role: only
+//!   those PostgreSQL marks trusted can be made, before any definition of the catalog exists.
+//! - Every statement is bounded by `statement_timeout`, set again before each (a function can
+//!   lift it for its session), and by plancheck's clock, for each statement and for the whole
+//!   load: a server that does not answer in time is stopped at once, and the checks that needed
+//!   it are unsettled, saying so.
+//! - What failed is named by what it was and its SQLSTATE, never by the server's words (a
+//!   message can quote whatever the copy could read).
 
 mod server;
 
@@ -54,7 +73,12 @@ pub struct Unit {
     /// Where it goes in the order of creation (schemas first, grants last); a statement that
     /// fails for a dependency created later is tried again after the others.
     pub rank: u8,
+    /// The statement, run by the copy's unprivileged owner; for a role, the statement as read
+    /// (plancheck makes the role itself, by [`Unit::role`], never by this text).
     pub sql: String,
+    /// A role a copied policy names: made by the copy's superuser as a stand-in with no rights,
+    /// from this name alone.
+    pub role: Option<String>,
 }
 
 /// Every definition the run's requests need, by object, read once per run from the measured
@@ -104,12 +128,11 @@ pub struct Request {
 /// What row-level security does for the measured session's role.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RoleFacts {
-    /// A superuser or a role with BYPASSRLS: no policy applies.
-    pub bypasses: bool,
     /// The roles named by the copied policies that the role is a member of.
     pub member_of: Vec<String>,
     /// Tables with row-level security on whose policies do not apply to the role (it owns
-    /// them): `schema.table`, quoted.
+    /// them, is a superuser or bypasses row-level security): `schema.table`, quoted. On the copy
+    /// their row-level security is off for the re-plan.
     pub owns: Vec<String>,
 }
 
@@ -121,6 +144,16 @@ pub struct Ask {
     pub schema: String,
     pub index: String,
     pub plan: PlanKind,
+    /// The relations the same-statement comparison reads conditions on: the index's table and
+    /// its partitions, as EXPLAIN names them.
+    pub tables: Vec<String>,
+    /// The conditions the measured server planned on [`Ask::tables`] for this plan kind, with
+    /// every index scan off (where no index splits them into index and heap conditions):
+    /// compared with the copy's, planned alike.
+    pub measured: Vec<String>,
+    /// `pg_get_indexdef` of the index on the measured server, read with
+    /// `search_path = pg_catalog`: the copy's must read the same.
+    pub definition: String,
 }
 
 /// Whether the run re-plans on a scratch copy, and on which binaries.
@@ -156,10 +189,23 @@ pub enum NotMade {
     ReplanFailed(Trouble),
     /// The copy cannot hold these definitions.
     CannotHold(Vec<String>),
-    /// The copy could not take these objects: each key, and the server's words.
-    CouldNotTake(Vec<(String, String)>),
+    /// The copy could not take these objects: each key, and why.
+    CouldNotTake(Vec<(String, Untaken)>),
     /// The definitions could not be read on the measured server: the check's failure, worded.
     Unread(String),
+    /// The copy stopped answering on an earlier statement and was stopped: nothing more was
+    /// asked of it.
+    Abandoned(Trouble),
+}
+
+/// Why the copy did not take an object.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Untaken {
+    /// The server refused its statement with this SQLSTATE.
+    Refused(String),
+    /// A role a policy names is one the copy keeps for itself.
+    ReservedRole,
 }
 
 /// Why an object the read path needs cannot be copied.
@@ -172,20 +218,51 @@ pub enum Uncopyable<'a> {
     Language(&'a str),
 }
 
-/// What went wrong on the scratch server.
+/// What plancheck was doing on the scratch server when it failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Connecting to it.
+    Connecting,
+    /// Setting a session's bounds.
+    Bounding,
+    /// Reading its version.
+    Version,
+    /// Making plancheck's roles and the owner's rights.
+    Roles,
+    /// Making the roles re-plans run as.
+    Probes,
+    /// Opening or ending a re-plan's transaction.
+    Transaction,
+    /// Turning off row-level security of a table the measured role reads past its policies.
+    Rls,
+    /// Finding and dropping the other indexes of the table.
+    Rivals,
+    /// Taking the re-plan's role and the measured session's settings.
+    Session,
+    /// Planning the read path with every index scan off, to compare its conditions.
+    Conditions,
+    /// Preparing the read path.
+    Prepare,
+    /// Planning the read path.
+    Explain,
+    /// Dropping the re-plans' roles before the copy is cached.
+    Cleanup,
+}
+
+/// What went wrong on the scratch server: never the server's words (a message can quote what
+/// the copy's code could read), only what was asked and the SQLSTATE.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Trouble {
-    /// The server's (or the throwaway server's, or the network's) own words.
-    Said(String),
-    /// Preparing the copy (roles, schema) failed: the server's words.
-    Preparing(String),
-    /// The scratch server failed underneath: its words.
-    Lost(String),
-    /// Recording a definition it could not take failed: the server's words.
-    Recording(String),
-    /// Reading back what it could not take failed: the server's words.
-    ReadingFailures(String),
-    /// No answer within this long.
+    /// The throwaway server could not be started: plancheck's own words (`report::server`).
+    Server(String),
+    /// The server refused a statement of this step, with this SQLSTATE.
+    Refused {
+        step: Step,
+        sqlstate: String,
+    },
+    /// The connection was lost during this step.
+    Lost(Step),
+    /// No answer within this long (to one statement, or to the whole load).
     NoAnswer(std::time::Duration),
     /// Ctrl-C during the re-plan.
     Interrupted,
@@ -197,7 +274,26 @@ pub enum Trouble {
     NoRivalAnswer,
     /// The asked index is not on the copy.
     IndexNotOnCopy(String),
+    /// The asked index on the copy is not the measured server's: its definition there.
+    IndexDiffers {
+        index: String,
+        copy: String,
+    },
     PreparedNotListed,
+}
+
+impl Trouble {
+    /// A failure of a statement of `step` on the scratch server: its SQLSTATE when the server
+    /// refused it, else the connection lost.
+    pub fn of(step: Step, e: &tokio_postgres::Error) -> Trouble {
+        match e.code() {
+            Some(code) => Trouble::Refused {
+                step,
+                sqlstate: code.code().to_string(),
+            },
+            None => Trouble::Lost(step),
+        }
+    }
 }
 
 impl Default for Mode {

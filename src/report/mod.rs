@@ -30,6 +30,7 @@ pub mod migration;
 pub mod page;
 pub mod scratch;
 pub mod server;
+pub mod sqlstate;
 pub mod stderr;
 mod table;
 mod tree;

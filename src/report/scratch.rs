@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::db::scratch::{NotMade, Off, Trouble, Uncopyable};
+use crate::db::scratch::{NotMade, Off, Step, Trouble, Uncopyable, Untaken};
 
 impl fmt::Display for Off {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -19,15 +19,39 @@ impl fmt::Display for Off {
     }
 }
 
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Step::Connecting => "connecting to it",
+            Step::Bounding => "setting its session's bounds",
+            Step::Version => "reading its version",
+            Step::Roles => "making plancheck's roles there",
+            Step::Probes => "making the roles the re-plans run as",
+            Step::Transaction => "opening or ending the re-plan's transaction",
+            Step::Rls => "turning off row-level security the measured role reads past",
+            Step::Rivals => "dropping the other indexes of the table",
+            Step::Session => "taking the measured session's role and settings",
+            Step::Conditions => "planning the read path with index scans off",
+            Step::Prepare => "preparing the read path",
+            Step::Explain => "planning the read path",
+            Step::Cleanup => "dropping the re-plans' roles",
+        })
+    }
+}
+
 impl fmt::Display for Trouble {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Trouble::Said(words) => f.write_str(words),
-            Trouble::Preparing(words) => write!(f, "preparing the copy: {words}"),
-            Trouble::Lost(words) => write!(f, "the scratch server: {words}"),
-            Trouble::Recording(words) => write!(f, "recording a failure: {words}"),
-            Trouble::ReadingFailures(words) => write!(f, "reading the copy's failures: {words}"),
-            Trouble::NoAnswer(limit) => write!(f, "no answer within {} s", limit.as_secs()),
+            Trouble::Server(words) => f.write_str(words),
+            Trouble::Refused { step, sqlstate } => {
+                write!(f, "{step}: {}", super::sqlstate::shown(sqlstate))
+            }
+            Trouble::Lost(step) => write!(f, "the connection was lost {step}"),
+            Trouble::NoAnswer(limit) => write!(
+                f,
+                "no answer within {} s on plancheck's clock; the scratch server was stopped",
+                limit.as_secs()
+            ),
             Trouble::Interrupted => f.write_str("interrupted during the re-plan"),
             Trouble::NoExplainJson => f.write_str("EXPLAIN returned no JSON document"),
             Trouble::PlanTooLarge(size) => write!(
@@ -39,9 +63,26 @@ impl fmt::Display for Trouble {
             Trouble::IndexNotOnCopy(index) => {
                 write!(f, "index {index} is not on the scratch copy")
             }
+            Trouble::IndexDiffers { index, copy } => write!(
+                f,
+                "index {index} on the scratch copy is not the measured server's (the copy has \
+                 {copy}): something the copy ran while it loaded changed it"
+            ),
             Trouble::PreparedNotListed => {
                 f.write_str("the scratch server does not list the prepared read path")
             }
+        }
+    }
+}
+
+impl fmt::Display for Untaken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Untaken::Refused(sqlstate) => f.write_str(&super::sqlstate::shown(sqlstate)),
+            Untaken::ReservedRole => f.write_str(
+                "a role the copy keeps for itself: its superuser, plancheck's roles and \
+                 PostgreSQL's pg_ roles are never stand-ins",
+            ),
         }
     }
 }
@@ -71,6 +112,11 @@ impl fmt::Display for NotMade {
                 write!(f, "the scratch copy could not take {}", failed.join("; "))
             }
             NotMade::Unread(words) => f.write_str(words),
+            NotMade::Abandoned(why) => write!(
+                f,
+                "the scratch copy was given up on an earlier re-plan ({why}); nothing more was \
+                 asked of it"
+            ),
         }
     }
 }

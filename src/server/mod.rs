@@ -56,7 +56,8 @@ pub struct Server {
     extra: Vec<String>,
 }
 
-const SUPERUSER: &str = "plancheck";
+/// The bootstrap superuser of every throwaway server.
+pub const SUPERUSER: &str = "plancheck";
 
 /// The options the cluster is initialised with (also part of a cached board's name: a change
 /// here is a different board).
@@ -120,6 +121,9 @@ const PINNED: [&str; 12] = [
 
 /// The settings a session reads as it starts, pinned in every connection's options.
 const SESSION_PINNED: &str = "-c session_preload_libraries= -c local_preload_libraries=";
+/// The same for a role that is no superuser, which may not set `session_preload_libraries` (and
+/// so nobody but a superuser can have set it for the role either).
+const SESSION_PINNED_UNPRIVILEGED: &str = "-c local_preload_libraries=";
 
 impl Server {
     /// Finds server binaries, initialises a cluster and starts it. Blocks until the server
@@ -373,17 +377,27 @@ impl Server {
         lines.into_iter().rev().collect::<Vec<_>>().join(" / ")
     }
 
-    /// A connection target for a database on this server.
+    /// A connection target for a database on this server, as its superuser.
     pub fn target(&self, dbname: &str) -> Target {
+        self.target_as(dbname, SUPERUSER)
+    }
+
+    /// A connection target for a database on this server, as `user` (every role may log in
+    /// over the private socket).
+    pub fn target_as(&self, dbname: &str, user: &str) -> Target {
         let mut config = Config::new();
         config
             .host_path(&self.dir)
             .port(self.port)
-            .user(SUPERUSER)
+            .user(user)
             .dbname(dbname)
             // A connection's options outrank the per-role and per-database settings stored in
             // the catalog (`ALTER ROLE … SET session_preload_libraries`).
-            .options(SESSION_PINNED);
+            .options(if user == SUPERUSER {
+                SESSION_PINNED
+            } else {
+                SESSION_PINNED_UNPRIVILEGED
+            });
         Target::from_config(config)
     }
 
@@ -404,13 +418,47 @@ impl Server {
     /// Stops the server cleanly and saves its data folder as `entry`, moved there rather than
     /// copied ([`cache::Entry::save_moving`]); what is left is removed when the server is
     /// dropped.
-    pub fn save_and_stop(&mut self, entry: &cache::Entry) -> std::io::Result<()> {
+    /// `also` is called on the stopped server's data folder first: what it writes there is
+    /// saved (and sealed by the manifest) with the rest.
+    pub fn save_and_stop_with(
+        &mut self,
+        entry: &cache::Entry,
+        also: impl FnOnce(&Path) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
         match self.halt(Duration::from_secs(60)) {
             Some(status) if status.success() && !self.data().join("postmaster.pid").exists() => {
+                also(&self.data())?;
                 entry.save_moving(&self.data())
             }
             other => Err(std::io::Error::other(words::unclean_shutdown(other))),
         }
+    }
+
+    /// Stops the server at once, whatever its sessions are doing (an immediate shutdown:
+    /// every backend is told to quit now, then the postmaster is killed if it lingers), and
+    /// removes its folder: for a server that stopped answering on plancheck's clock.
+    pub fn abandon(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // SAFETY: signalling our own child process.
+            unsafe {
+                libc::kill(child.id() as libc::pid_t, libc::SIGQUIT);
+            }
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                match child.try_wait() {
+                    Ok(None) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(20))
+                    }
+                    Ok(None) => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        let _ = fs::remove_dir_all(&self.dir);
     }
 
     /// Stops the server (fast shutdown, then kill) and removes its folder.
@@ -450,15 +498,37 @@ impl Drop for Server {
     }
 }
 
+/// The environment a throwaway server's programs start with: nothing of plancheck's own (no
+/// password, no connection string, no CI token), so that nothing the server runs can read one.
+/// The C locale, as `initdb` is told; the server finds its own files from where its binaries are.
+const SERVER_ENVIRONMENT: [(&str, &str); 2] = [("PATH", "/usr/bin:/bin"), ("LC_ALL", "C")];
+
 fn run_as(program: &Path, owner: Option<(u32, u32)>) -> Command {
     let mut cmd = Command::new(program);
-    if let Some((uid, gid)) = owner {
-        cmd.uid(uid).gid(gid);
-        // The unprivileged user cannot read root's home; run from a neutral folder.
-        cmd.current_dir("/");
-        cmd.env_remove("HOME");
+    cmd.env_clear().envs(SERVER_ENVIRONMENT);
+    match owner {
+        Some((uid, gid)) => {
+            cmd.uid(uid).gid(gid);
+            // The unprivileged user cannot read root's home; run from a neutral folder.
+            cmd.current_dir("/");
+        }
+        None => keep_to_ourselves(),
     }
     cmd
+}
+
+/// Makes plancheck's own process unreadable to other processes of its user: a server started
+/// as that same user (plancheck not run as root) could otherwise read plancheck's environment
+/// and memory through `/proc/<pid>/` (a process that is not dumpable has those owned by root).
+/// Once, before the first server of the run starts.
+fn keep_to_ourselves() {
+    static DONE: std::sync::Once = std::sync::Once::new();
+    DONE.call_once(|| {
+        // SAFETY: prctl(PR_SET_DUMPABLE, 0) changes only this process's dumpable flag.
+        unsafe {
+            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        }
+    });
 }
 
 /// When running as root: the unprivileged user (uid, gid) to run the server as.

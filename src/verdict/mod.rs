@@ -19,6 +19,7 @@ pub mod ladder;
 mod notes;
 mod plan;
 pub mod predicate;
+mod same_statement;
 pub mod shape;
 #[cfg(test)]
 pub(crate) mod test_support;
@@ -923,20 +924,31 @@ fn settle(
         .scratch
         .iter()
         .find(|s| s.plan == kind && s.index == shown_name);
+    // The copy's re-plan counts only where it planned the statement the server measured.
+    let mut another_statement = None;
     let (scratch, copy_plan) = match copy.map(|s| &s.outcome) {
-        Some(ScratchOutcome::Planned(p)) => (
-            Some(ScratchPlan {
-                server_version: p.server_version.clone(),
-                dropped: p.dropped.clone(),
-                plan: p.document.plan().clone(),
-            }),
-            Some(&p.document),
-        ),
+        Some(ScratchOutcome::Planned(p)) => {
+            match same_statement::held(p.same_statement.as_ref(), &rules.index.table) {
+                Ok(()) => (
+                    Some(ScratchPlan {
+                        server_version: p.server_version.clone(),
+                        dropped: p.dropped.clone(),
+                        plan: p.document.plan().clone(),
+                    }),
+                    Some(&p.document),
+                ),
+                Err(why) => {
+                    another_statement = Some(why);
+                    (None, None)
+                }
+            }
+        }
         _ => (None, None),
     };
-    let asked = match (copy.map(|s| &s.outcome), &scratch) {
-        (_, Some(p)) => Scratch::Planned(p),
-        (Some(ScratchOutcome::NotMade { why }), None) => Scratch::NotMade(why),
+    let asked = match (copy.map(|s| &s.outcome), &scratch, &another_statement) {
+        (_, Some(p), _) => Scratch::Planned(p),
+        (_, None, Some(why)) => Scratch::NotMade(why),
+        (Some(ScratchOutcome::NotMade { why }), None, None) => Scratch::NotMade(why),
         _ => Scratch::Absent,
     };
     let u = judge_usability(v, plan, &probes, asked, rules, &measured.non_immutable);

@@ -228,17 +228,11 @@ const TYPES: &str = "\
                                THEN ', SUBTYPE_DIFF = ' || rg.rngsubdiff::regproc::text \
                                ELSE '' END) \
           FROM pg_catalog.pg_range rg WHERE t.typtype = 'r' AND rg.rngtypid = t.oid \
-        UNION ALL \
-        SELECT 96, format('ALTER TYPE %I.%I OWNER TO plancheck_owner', n.nspname, t.typname) \
       ) d \
      WHERE t.oid = ANY ($1::oid[]) AND t.typtype IN ('e', 'd', 'r')";
 
 const FUNCTIONS: &str = "\
     SELECT 'function ' || p.oid::regprocedure::text, 50, pg_get_functiondef(p.oid) \
-      FROM pg_catalog.pg_proc p WHERE p.oid = ANY ($1::oid[]) \
-    UNION ALL \
-    SELECT 'function ' || p.oid::regprocedure::text, 96, \
-           format('ALTER ROUTINE %s OWNER TO plancheck_owner', p.oid::regprocedure) \
       FROM pg_catalog.pg_proc p WHERE p.oid = ANY ($1::oid[])";
 
 /// Tables (partitioned, partitions, inheritance children), materialized views (as tables),
@@ -315,12 +309,6 @@ const RELATIONS: &str = "\
       FROM rel JOIN pg_catalog.pg_constraint con ON con.conrelid = rel.oid \
      WHERE con.contype = 'c' AND con.coninhcount = 0 AND rel.relkind IN ('r', 'p') \
     UNION ALL \
-    SELECT CASE WHEN rel.relkind = 'v' THEN 'view ' ELSE 'table ' END || rel.q, 96, \
-           CASE WHEN rel.relkind = 'c' THEN format('ALTER TYPE %s OWNER TO plancheck_owner', rel.q) \
-                WHEN rel.relkind = 'v' THEN format('ALTER VIEW %s OWNER TO plancheck_owner', rel.q) \
-                ELSE format('ALTER TABLE %s OWNER TO plancheck_owner', rel.q) END \
-      FROM rel \
-    UNION ALL \
     SELECT CASE WHEN rel.relkind = 'v' THEN 'view ' ELSE 'table ' END || rel.q, 97, \
            format('GRANT SELECT ON %s TO plancheck_reader', rel.q) \
       FROM rel WHERE rel.relkind <> 'c'";
@@ -372,15 +360,18 @@ const POLICIES: &str = "\
       SELECT c.*, format('%I.%I', n.nspname, c.relname) AS q \
         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
        WHERE c.oid = ANY ($1::oid[]) AND c.relrowsecurity) \
-    SELECT 'role ' || quote_ident(r.rolname), 1, format('CREATE ROLE %I NOLOGIN', r.rolname) \
+    SELECT 'role ' || quote_ident(r.rolname), 1, format('CREATE ROLE %I NOLOGIN', r.rolname), \
+           r.rolname::text \
       FROM (SELECT DISTINCT r.rolname FROM rel \
               JOIN pg_catalog.pg_policy p ON p.polrelid = rel.oid \
               JOIN pg_catalog.pg_roles r ON r.oid = ANY (p.polroles)) r \
     UNION ALL \
-    SELECT 'policies ' || rel.q, 90, format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', rel.q) \
+    SELECT 'policies ' || rel.q, 90, format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', rel.q), \
+           NULL \
       FROM rel \
     UNION ALL \
-    SELECT 'policies ' || rel.q, 90, format('ALTER TABLE %s FORCE ROW LEVEL SECURITY', rel.q) \
+    SELECT 'policies ' || rel.q, 90, format('ALTER TABLE %s FORCE ROW LEVEL SECURITY', rel.q), \
+           NULL \
       FROM rel WHERE rel.relforcerowsecurity \
     UNION ALL \
     SELECT 'policies ' || rel.q, 91, \
@@ -396,12 +387,14 @@ const POLICIES: &str = "\
                        ELSE '' END, \
                   CASE WHEN p.polwithcheck IS NOT NULL \
                        THEN ' WITH CHECK (' || pg_get_expr(p.polwithcheck, p.polrelid) || ')' \
-                       ELSE '' END) \
+                       ELSE '' END), \
+           NULL \
       FROM rel JOIN pg_catalog.pg_policy p ON p.polrelid = rel.oid";
 
-/// What row-level security does for the session's role on the tables `$1` that have it on:
-/// `(table, whether it applies)`, the policy roles the role is a member of, and whether the
-/// role bypasses every policy. Read on the check's own session, after its setup.
+/// What row-level security does for the session's role on the tables `$1`: the tables with it
+/// on whose policies do not apply to the role (it owns them, is a superuser or bypasses row-level
+/// security), and the policy roles the role is a member of. Read on the check's own session,
+/// after its setup.
 const ROLE_FACTS: &str = "\
     SELECT (SELECT pg_catalog.array_agg(pg_catalog.format('%I.%I', n.nspname, c.relname)) \
               FROM pg_catalog.pg_class c \
@@ -412,9 +405,7 @@ const ROLE_FACTS: &str = "\
               FROM pg_catalog.pg_policy p \
               JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) ANY (p.polroles) \
              WHERE p.polrelid OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.oid[]) \
-               AND pg_catalog.pg_has_role(CURRENT_USER, r.oid, 'MEMBER')), \
-           (SELECT r.rolsuper OR r.rolbypassrls FROM pg_catalog.pg_roles r \
-             WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)";
+               AND pg_catalog.pg_has_role(CURRENT_USER, r.oid, 'MEMBER'))";
 
 /// The names a text holds: each identifier and each `a.b` pair, each word followed by `(`.
 #[derive(Debug, Default, PartialEq)]
@@ -519,7 +510,7 @@ async fn read_request(
         check,
         plans,
         indexes,
-        asks,
+        mut asks,
         session,
     } = asked;
     let settings = sess.settings;
@@ -589,6 +580,26 @@ async fn read_request(
     sess.exec("SET LOCAL search_path = pg_catalog, pg_temp")
         .await
         .map_err(fail(DbAsked::ScratchDefinitions))?;
+    // Each asked index as the copy must have it, printed as the copy prints its own.
+    let (ask_schemas, ask_names): (Vec<String>, Vec<String>) = asks
+        .iter()
+        .map(|a| (a.schema.clone(), a.index.clone()))
+        .unzip();
+    let rows = sess
+        .query(
+            "SELECT pg_catalog.pg_get_indexdef(pg_catalog.to_regclass(\
+                 pg_catalog.quote_ident(n.s) OPERATOR(pg_catalog.||) '.' \
+                 OPERATOR(pg_catalog.||) pg_catalog.quote_ident(n.i))) \
+             FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]), \
+                             pg_catalog.unnest($2::pg_catalog.text[])) \
+                  WITH ORDINALITY AS n(s, i, at) ORDER BY n.at",
+            &[&ask_schemas, &ask_names],
+        )
+        .await
+        .map_err(fail(DbAsked::ScratchIndexes))?;
+    for (ask, row) in asks.iter_mut().zip(&rows) {
+        ask.definition = row.get::<_, Option<String>>(0).unwrap_or_default();
+    }
     closure(sess, &mut found, &mut fresh, &asked_indexes).await?;
     let (mut objects, index_keys) = ddl(sess, &found, definitions).await?;
 
@@ -600,12 +611,9 @@ async fn read_request(
     let row = row
         .first()
         .ok_or_else(|| Failure::from(super::Why::NoRlsAnswer))?;
-    let owned: Vec<String> = row.get::<_, Option<Vec<String>>>(0).unwrap_or_default();
-    let bypasses = row.get::<_, Option<bool>>(2).unwrap_or(false);
     let role = RoleFacts {
-        bypasses,
         member_of: row.get::<_, Option<Vec<String>>>(1).unwrap_or_default(),
-        owns: if bypasses { Vec::new() } else { owned },
+        owns: row.get::<_, Option<Vec<String>>>(0).unwrap_or_default(),
     };
     let wanted: Vec<&str> = PLANNER_SETTINGS.to_vec();
     let rows = sess
@@ -818,30 +826,48 @@ async fn ddl(
     rows.extend(sess.query(TYPES, &[&types]).await.map_err(fail)?);
     rows.extend(sess.query(FUNCTIONS, &[&funcs]).await.map_err(fail)?);
     rows.extend(sess.query(RELATIONS, &[&rels]).await.map_err(fail)?);
-    rows.extend(sess.query(POLICIES, &[&rels]).await.map_err(fail)?);
+    let policy_rows = sess.query(POLICIES, &[&rels]).await.map_err(fail)?;
     let index_rows = sess.query(INDEXES, &[&rels]).await.map_err(fail)?;
     let mut by_key: BTreeMap<String, Vec<Unit>> = BTreeMap::new();
     let mut objects: BTreeSet<String> = BTreeSet::new();
     let mut indexes: IndexKeys = BTreeMap::new();
-    for (row, index) in rows
+    // What each row is: a plain definition, a policy's (whose fourth column names the role a
+    // policy names, made by plancheck from that name alone), or an index (schema and name in
+    // the fourth and fifth).
+    enum Row {
+        Plain,
+        Policy,
+        Index,
+    }
+    for (row, what) in rows
         .iter()
-        .map(|r| (r, false))
-        .chain(index_rows.iter().map(|r| (r, true)))
+        .map(|r| (r, Row::Plain))
+        .chain(policy_rows.iter().map(|r| (r, Row::Policy)))
+        .chain(index_rows.iter().map(|r| (r, Row::Index)))
     {
         let key: String = row.get(0);
         let rank: i32 = row.get(1);
         let Some(sql) = row.get::<_, Option<String>>(2) else {
             continue;
         };
-        if index {
-            indexes.insert((row.get(3), row.get(4)), key.clone());
-        } else {
-            objects.insert(key.clone());
+        let mut role = None;
+        match what {
+            Row::Index => {
+                indexes.insert((row.get(3), row.get(4)), key.clone());
+            }
+            Row::Policy => {
+                role = row.get::<_, Option<String>>(3);
+                objects.insert(key.clone());
+            }
+            Row::Plain => {
+                objects.insert(key.clone());
+            }
         }
         by_key.entry(key.clone()).or_default().push(Unit {
             key,
             rank: u8::try_from(rank).unwrap_or(u8::MAX),
             sql,
+            role,
         });
     }
     let mut defs = definitions.borrow_mut();

@@ -1,25 +1,33 @@
 //! The scratch server of a run: local binaries of the measured major, the copy made (or taken
-//! from the cache), and one rolled-back transaction per re-plan.
+//! from the cache) by an unprivileged role, and one rolled-back transaction per re-plan on that
+//! role's session. See [`super`] for what the copy may do and why.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio_postgres::Client;
 
-use super::{Ask, Definitions, NotMade, Request, Trouble, Unit};
-use crate::measure::{PlanKind, ScratchOutcome, ScratchPlan, ScratchReplan};
-use crate::server::{Server, cache};
+use super::{Ask, Definitions, NotMade, Request, Step, Trouble, Unit, Untaken};
+use crate::measure::{PlanKind, SameStatement, ScratchOutcome, ScratchPlan, ScratchReplan};
+use crate::server::{SUPERUSER, Server, cache};
 use crate::stop::Stop;
 
-/// The role that owns every object of the copy: no superuser, so a `SECURITY DEFINER` function
-/// of the copy runs with no more than it.
+/// The role that makes every object of the copy and runs every re-plan: it logs in, and has no
+/// right beyond creating in the copy's database. No superuser session ever runs a statement of
+/// the copy's definitions or of the read path.
 const OWNER: &str = "plancheck_owner";
-/// The role re-plans run as, through a role made for each re-plan: `SELECT` on the copy.
+/// The role every re-plan's role is a member of: `SELECT` on the copy.
 const READER: &str = "plancheck_reader";
-/// Where the copy records what it could not take, inside the copy itself (so a cached copy
-/// remembers it).
-const FAILURES: &str = "plancheck_copy.failure";
+/// The roles re-plans run as, one per set of policy roles a measured role is a member of:
+/// `plancheck_probe_1`, … (made for the run, dropped before the copy is cached).
+const PROBE: &str = "plancheck_probe_";
+/// The database the copy is made in.
+const DATABASE: &str = "postgres";
+/// What the copy could not take, written by plancheck into the stopped server's data folder
+/// before it is cached (so the cache's manifest seals it), read back from the restored folder:
+/// nothing of it is read from inside the copy.
+const FAILURES_FILE: &str = "plancheck-copy-failures.json";
 
 /// The server settings of the scratch server beyond the throwaway defaults: it holds no data.
 const SERVER_SETTINGS: [(&str, &str); 4] = [
@@ -28,6 +36,10 @@ const SERVER_SETTINGS: [(&str, &str); 4] = [
     ("jit", "off"),
     ("autovacuum", "off"),
 ];
+
+/// The ranks made first, each statement once, before any other definition exists: schemas and
+/// then extensions (an extension's script must meet no object of the catalog in its schema).
+const FIRST_RANKS: u8 = 10;
 
 /// The folder of server binaries of PostgreSQL `major`, or why there is none: looked for in
 /// `PLANCHECK_PG_BIN`, `PLANCHECK_PG<major>_BIN`, `initdb` on the PATH, `pg_config --bindir`
@@ -64,13 +76,26 @@ pub fn local_binaries(major: u32) -> Result<PathBuf, super::Off> {
     Err(super::Off::NoBinaries(major))
 }
 
+/// How long the whole load may take on plancheck's clock, whatever each statement does: four
+/// statement timeouts, and never less than a minute (a large schema's thousands of statements
+/// take seconds on an empty server).
+fn load_bound(statement_timeout: Duration) -> Duration {
+    (statement_timeout * 4).max(Duration::from_secs(60))
+}
+
+/// How long one statement may take on plancheck's clock: its `statement_timeout`, and the time
+/// for the server's own cancel to come back.
+fn statement_bound(statement_timeout: Duration) -> Duration {
+    statement_timeout + Duration::from_secs(5)
+}
+
 /// Makes the re-plans of every request on one scratch server: one [`ScratchReplan`] per ask,
 /// in the order of the requests and their asks. Never fails: what could not be made says why.
 /// A stop (Ctrl-C) ends it between re-plans; the server is removed whatever happens.
 ///
 /// Each statement there is bounded by `statement_timeout` (the run's `--statement-timeout`: a
 /// re-plan of an empty schema takes milliseconds, but a function the planner folds runs at plan
-/// time) and by plancheck's clock.
+/// time) and by plancheck's clock; a statement that outlives the clock stops the server.
 pub async fn settle(
     bin: &Path,
     definitions: &Definitions,
@@ -92,10 +117,10 @@ pub async fn settle(
     };
     let units = units_of(definitions, requests);
     let copy = tokio::select! {
-        copy = Copy::start(bin, &units, statement_timeout) => copy,
+        copy = Copy::start(bin, &units, requests, statement_timeout) => copy,
         _ = stop.wait() => return not_made(NotMade::InterruptedBeforeCopy),
     };
-    let copy = match copy {
+    let mut copy = match copy {
         Ok(copy) => copy,
         Err(why) => return not_made(NotMade::CopyNotMade(why)),
     };
@@ -104,23 +129,31 @@ pub async fn settle(
         let mut made = Vec::with_capacity(request.asks.len());
         let blocked = copy.blocked(request);
         for ask in &request.asks {
-            let outcome = match (&blocked, stop.requested()) {
-                (_, Some(_)) => ScratchOutcome::NotMade {
+            let outcome = match (&blocked, &copy.gone, stop.requested()) {
+                (_, _, Some(_)) => ScratchOutcome::NotMade {
                     why: NotMade::InterruptedBeforeReplan.to_string(),
                 },
-                (Some(why), None) => ScratchOutcome::NotMade {
+                (_, Some(gone), None) => ScratchOutcome::NotMade {
+                    why: NotMade::Abandoned(gone.clone()).to_string(),
+                },
+                (Some(why), None, None) => ScratchOutcome::NotMade {
                     why: why.to_string(),
                 },
-                (None, None) => {
+                (None, None, None) => {
                     let planned = tokio::select! {
                         planned = copy.replan(request, ask) => planned,
                         _ = stop.wait() => Err(Trouble::Interrupted),
                     };
                     match planned {
                         Ok(plan) => ScratchOutcome::Planned(Box::new(plan)),
-                        Err(why) => ScratchOutcome::NotMade {
-                            why: NotMade::ReplanFailed(why).to_string(),
-                        },
+                        Err(why) => {
+                            if matches!(why, Trouble::NoAnswer(_) | Trouble::Interrupted) {
+                                copy.abandon(why.clone());
+                            }
+                            ScratchOutcome::NotMade {
+                                why: NotMade::ReplanFailed(why).to_string(),
+                            }
+                        }
                     }
                 }
             };
@@ -128,7 +161,7 @@ pub async fn settle(
         }
         out.push(made);
     }
-    copy.finish();
+    copy.finish().await;
     out
 }
 
@@ -155,26 +188,45 @@ fn units_of<'a>(definitions: &'a Definitions, requests: &[&Request]) -> Vec<&'a 
     units
 }
 
+/// Whether the copy may make a role of this name as a policy's stand-in: never one it keeps for
+/// itself (its superuser, plancheck's roles) nor one of PostgreSQL's own (`pg_…`, which exist on
+/// every server and carry rights).
+fn reserved_role(name: &str) -> bool {
+    name == SUPERUSER
+        || name == OWNER
+        || name == READER
+        || name.starts_with(PROBE)
+        || name.starts_with("pg_")
+}
+
 /// The running scratch server with the copy loaded.
 struct Copy {
     server: Option<Server>,
-    client: Client,
+    /// The superuser's session: plancheck's roles and nothing else.
+    admin: Client,
+    /// The owner's session: every statement of the copy and every re-plan.
+    owner: Client,
     /// `server_version` of the local server.
     version: String,
-    /// What the copy could not take: object → the server's error.
-    failures: BTreeMap<String, String>,
+    /// What the copy could not take: object → why.
+    failures: BTreeMap<String, Untaken>,
+    /// The role each set of policy roles re-plans as.
+    probes: BTreeMap<Vec<String>, String>,
     /// Where to save the copy when the run is done with it (a copy made now, with a cache).
     save: Option<cache::Entry>,
     /// The bound of each statement.
     statement_timeout: Duration,
+    /// Why the server was stopped before the run was done with it.
+    gone: Option<Trouble>,
 }
 
 impl Copy {
     /// Starts the server on the cached copy of these definitions, or on a new cluster where the
-    /// copy is made now.
+    /// copy is made now; then makes the roles the requests' re-plans run as.
     async fn start(
         bin: &Path,
         units: &[&Unit],
+        requests: &[&Request],
         statement_timeout: Duration,
     ) -> Result<Copy, Trouble> {
         let entry = entry(bin, units);
@@ -187,103 +239,252 @@ impl Copy {
             }
             _ => None,
         };
+        // A cached copy whose record of failures is not whole is not used.
+        let (cached, recorded) = match cached {
+            Some(server) => match read_failures(&server.data()) {
+                Some(failures) => (Some(server), failures),
+                None => (None, BTreeMap::new()),
+            },
+            None => (None, BTreeMap::new()),
+        };
         let from_cache = cached.is_some();
         let server = match cached {
             Some(server) => server,
             None => Server::start_with_settings(bin.to_path_buf(), None, &settings)
                 .await
-                .map_err(|e| Trouble::Said(e.0))?,
+                .map_err(|e| Trouble::Server(e.0))?,
         };
-        let client = server
-            .target("postgres")
-            .connect()
-            .await
-            .map_err(|e| Trouble::Said(e.0))?;
-        let bounds = format!(
-            "SET statement_timeout = {}; SET client_min_messages = warning",
-            statement_timeout.as_millis().max(1)
-        );
-        client
-            .batch_execute(&bounds)
-            .await
-            .map_err(|e| Trouble::Said(crate::db::cause(&e)))?;
-        let version: String = client
-            .query_one("SELECT pg_catalog.current_setting('server_version')", &[])
-            .await
-            .map_err(|e| Trouble::Said(crate::db::cause(&e)))?
-            .get(0);
-        let mut copy = Copy {
-            server: Some(server),
-            client,
-            version,
-            failures: BTreeMap::new(),
-            save: if from_cache { None } else { entry },
-            statement_timeout,
-        };
+        let mut copy = Copy::connect(server, statement_timeout).await?;
+        copy.failures = recorded;
+        copy.save = if from_cache { None } else { entry };
         if !from_cache {
-            copy.load(units).await?;
+            copy.prepare().await?;
+            let started = Instant::now();
+            let bound = load_bound(statement_timeout);
+            let loaded = tokio::time::timeout(bound, copy.load(units)).await;
+            match loaded {
+                Ok(loaded) => loaded?,
+                Err(_) => {
+                    let why = Trouble::NoAnswer(started.elapsed());
+                    copy.abandon(why.clone());
+                    return Err(why);
+                }
+            }
+            copy.fresh_session().await?;
         }
-        copy.failures = copy.read_failures().await?;
+        copy.make_probes(requests).await?;
         Ok(copy)
     }
 
-    /// Makes the copy: plancheck's roles, then every statement in order, each through Parse on
-    /// its own; a statement that fails is tried again once a round made progress (a dependency
-    /// created later), and what never succeeds is recorded against its object.
+    /// Opens the superuser's session and the owner's (made first on a new cluster), each
+    /// bounded, and reads the server's version.
+    async fn connect(server: Server, statement_timeout: Duration) -> Result<Copy, Trouble> {
+        let admin = server
+            .target(DATABASE)
+            .connect()
+            .await
+            .map_err(|_| Trouble::Lost(Step::Connecting))?;
+        let bounds = bounds(statement_timeout);
+        admin
+            .batch_execute(&format!("{bounds}; SET search_path = pg_catalog, pg_temp"))
+            .await
+            .map_err(|e| Trouble::of(Step::Bounding, &e))?;
+        // The owner logs in: on a new cluster it is made first (on a cached one it is there).
+        admin
+            .batch_execute(&format!(
+                "DO $$ BEGIN \
+                   IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = '{OWNER}') THEN \
+                     CREATE ROLE {OWNER} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE \
+                         NOREPLICATION NOBYPASSRLS; \
+                   END IF; END $$"
+            ))
+            .await
+            .map_err(|e| Trouble::of(Step::Roles, &e))?;
+        let owner = owner_session(&server, statement_timeout).await?;
+        let version: String = admin
+            .query_one("SELECT pg_catalog.current_setting('server_version')", &[])
+            .await
+            .map_err(|e| Trouble::of(Step::Version, &e))?
+            .get(0);
+        Ok(Copy {
+            server: Some(server),
+            admin,
+            owner,
+            version,
+            failures: BTreeMap::new(),
+            probes: BTreeMap::new(),
+            save: None,
+            statement_timeout,
+            gone: None,
+        })
+    }
+
+    /// On a new cluster, as its superuser: the role re-plans read as, the owner's right to
+    /// create in the copy's database and its `public` schema; then the stand-ins for the roles
+    /// the copied policies name, by name (what the catalog says of a role is never run as SQL).
+    async fn prepare(&mut self) -> Result<(), Trouble> {
+        self.admin
+            .batch_execute(&format!(
+                "CREATE ROLE {READER} NOLOGIN; \
+                 GRANT CREATE ON DATABASE {DATABASE} TO {OWNER}; \
+                 ALTER SCHEMA public OWNER TO {OWNER}"
+            ))
+            .await
+            .map_err(|e| Trouble::of(Step::Roles, &e))
+    }
+
+    /// Makes the copy: the stand-in roles, then every statement in order, each through Parse on
+    /// its own and run by the owner. Schemas and extensions first, each once; then the rest,
+    /// where a statement that fails is tried again once a round made progress (a dependency
+    /// created later), and what never succeeds is recorded against its object by its SQLSTATE.
     async fn load(&mut self, units: &[&Unit]) -> Result<(), Trouble> {
-        let c = &self.client;
-        c.batch_execute(&format!(
-            "SET check_function_bodies = off; \
-             CREATE ROLE {OWNER} NOLOGIN; CREATE ROLE {READER} NOLOGIN; \
-             CREATE SCHEMA plancheck_copy; \
-             CREATE TABLE {FAILURES} (key text NOT NULL, message text NOT NULL)"
-        ))
-        .await
-        .map_err(|e| Trouble::Preparing(crate::db::cause(&e)))?;
-        let mut pending: Vec<&Unit> = units.to_vec();
+        for unit in units {
+            let Some(name) = &unit.role else { continue };
+            if reserved_role(name) {
+                self.failures
+                    .insert(unit.key.clone(), Untaken::ReservedRole);
+                continue;
+            }
+            let made = self
+                .admin
+                .execute(
+                    format!("CREATE ROLE {} NOLOGIN", quote_ident(name)).as_str(),
+                    &[],
+                )
+                .await;
+            if let Err(e) = made {
+                match e.code() {
+                    Some(code) => {
+                        self.failures
+                            .insert(unit.key.clone(), Untaken::Refused(code.code().into()));
+                    }
+                    None => return Err(Trouble::Lost(Step::Roles)),
+                }
+            }
+        }
+        let (first, rest): (Vec<&Unit>, Vec<&Unit>) = units
+            .iter()
+            .filter(|u| u.role.is_none())
+            .partition(|u| u.rank <= FIRST_RANKS);
         let mut last: BTreeMap<&str, String> = BTreeMap::new();
+        let mut failed_first = Vec::new();
+        for unit in first {
+            if let Err(code) = self.run(unit).await? {
+                last.insert(unit.key.as_str(), code);
+                failed_first.push(unit);
+            }
+        }
+        let mut pending: Vec<&Unit> = rest;
         loop {
             let mut failed = Vec::new();
             for unit in &pending {
-                match c.execute(unit.sql.as_str(), &[]).await {
-                    Ok(_) => {}
-                    Err(e) if e.as_db_error().is_none() => {
-                        return Err(Trouble::Lost(crate::db::cause(&e)));
-                    }
-                    Err(e) => {
-                        last.insert(unit.key.as_str(), crate::db::cause(&e));
-                        failed.push(*unit);
-                    }
+                if let Err(code) = self.run(unit).await? {
+                    last.insert(unit.key.as_str(), code);
+                    failed.push(*unit);
                 }
             }
-            if failed.is_empty() || failed.len() == pending.len() {
-                pending = failed;
+            let progress = failed.len() < pending.len();
+            pending = failed;
+            if pending.is_empty() || !progress {
                 break;
             }
-            pending = failed;
         }
-        let mut recorded = BTreeSet::new();
-        for unit in pending {
-            if recorded.insert(unit.key.as_str()) {
-                let message = last.get(unit.key.as_str()).cloned().unwrap_or_default();
-                c.execute(
-                    &format!("INSERT INTO {FAILURES} VALUES ($1, $2)"),
-                    &[&unit.key, &message],
-                )
-                .await
-                .map_err(|e| Trouble::Recording(crate::db::cause(&e)))?;
-            }
+        for unit in failed_first.into_iter().chain(pending) {
+            let code = last.get(unit.key.as_str()).cloned().unwrap_or_default();
+            self.failures
+                .entry(unit.key.clone())
+                .or_insert(Untaken::Refused(code));
         }
         Ok(())
     }
 
-    async fn read_failures(&self) -> Result<BTreeMap<String, String>, Trouble> {
-        let rows = self
-            .client
-            .query(&format!("SELECT key, message FROM {FAILURES}"), &[])
+    /// Runs one statement of the copy as the owner, with `statement_timeout` set again just
+    /// before it (in the same round trip) and on plancheck's clock: `Ok(Err(sqlstate))` when the
+    /// server refused it; `Err` when the server is lost or did not answer in time (then it is
+    /// stopped).
+    async fn run(&mut self, unit: &Unit) -> Result<Result<(), String>, Trouble> {
+        let c = &self.owner;
+        let bound = statement_bound(self.statement_timeout);
+        let set = bounds(self.statement_timeout);
+        let both = futures_util::future::join(c.batch_execute(&set), c.execute(&*unit.sql, &[]));
+        match tokio::time::timeout(bound, both).await {
+            Err(_) => {
+                let why = Trouble::NoAnswer(bound);
+                self.abandon(why.clone());
+                Err(why)
+            }
+            Ok((set, ran)) => {
+                set.map_err(|e| Trouble::of(Step::Bounding, &e))?;
+                match ran {
+                    Ok(_) => Ok(Ok(())),
+                    Err(e) => match e.code() {
+                        Some(code) => Ok(Err(code.code().to_string())),
+                        None => Err(Trouble::Lost(Step::Connecting)),
+                    },
+                }
+            }
+        }
+    }
+
+    /// After the load: every setting a role or the database was given while the copy loaded is
+    /// cleared, and the re-plans get a session of their own, which meets nothing the load's
+    /// session was left with (a setting, a temporary object, a lock).
+    async fn fresh_session(&mut self) -> Result<(), Trouble> {
+        self.admin
+            .batch_execute("DELETE FROM pg_catalog.pg_db_role_setting")
             .await
-            .map_err(|e| Trouble::ReadingFailures(crate::db::cause(&e)))?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+            .map_err(|e| Trouble::of(Step::Roles, &e))?;
+        let server = self
+            .server
+            .as_ref()
+            .ok_or(Trouble::Lost(Step::Connecting))?;
+        self.owner = owner_session(server, self.statement_timeout).await?;
+        Ok(())
+    }
+
+    /// Makes, as the superuser, one role for each set of policy roles the requests' measured
+    /// roles are members of: a member of the reader and of those stand-ins (the ones the copy
+    /// made), which the owner may become (`SET ROLE`) for a re-plan.
+    async fn make_probes(&mut self, requests: &[&Request]) -> Result<(), Trouble> {
+        for request in requests {
+            let member_of = self.stand_ins(request);
+            if self.probes.contains_key(&member_of) {
+                continue;
+            }
+            let name = format!("{PROBE}{}", self.probes.len() + 1);
+            let mut sql =
+                format!("DROP ROLE IF EXISTS {name}; CREATE ROLE {name} NOLOGIN IN ROLE {READER}");
+            for role in &member_of {
+                sql.push_str(&format!(", {}", quote_ident(role)));
+            }
+            sql.push_str(&format!("; GRANT {name} TO {OWNER}"));
+            self.admin
+                .batch_execute(&sql)
+                .await
+                .map_err(|e| Trouble::of(Step::Probes, &e))?;
+            self.probes.insert(member_of, name);
+        }
+        Ok(())
+    }
+
+    /// The stand-ins a request's role is a member of: the policy roles it names that the copy
+    /// made (a reserved one blocks the request, see [`Copy::blocked`]).
+    fn stand_ins(&self, request: &Request) -> Vec<String> {
+        let mut member_of: Vec<String> = request
+            .role
+            .member_of
+            .iter()
+            .filter(|r| {
+                !reserved_role(r)
+                    && !self
+                        .failures
+                        .contains_key(&format!("role {}", quote_ident(r)))
+            })
+            .cloned()
+            .collect();
+        member_of.sort();
+        member_of.dedup();
+        member_of
     }
 
     /// Why the re-plans of `request` cannot be made on this copy, if they cannot.
@@ -291,7 +492,7 @@ impl Copy {
         if !request.missing.is_empty() {
             return Some(NotMade::CannotHold(request.missing.clone()));
         }
-        let failed: Vec<(String, String)> = request
+        let failed: Vec<(String, Untaken)> = request
             .objects
             .iter()
             .filter_map(|k| self.failures.get(k).map(|why| (k.clone(), why.clone())))
@@ -299,22 +500,42 @@ impl Copy {
         (!failed.is_empty()).then_some(NotMade::CouldNotTake(failed))
     }
 
-    /// One re-plan: in a transaction rolled back, every other index of the table dropped, the
-    /// measured session's role and settings, seq scans off, the read path explained.
+    /// Stops the server at once: it did not answer on plancheck's clock (or the run was
+    /// interrupted in a re-plan). Nothing more is asked of it, and it is not cached.
+    fn abandon(&mut self, why: Trouble) {
+        if let Some(mut server) = self.server.take() {
+            server.abandon();
+        }
+        self.save = None;
+        self.gone = Some(why);
+    }
+
+    /// One re-plan: in a transaction rolled back, as the owner: row-level security off where
+    /// the measured role reads past it, the conditions planned with index scans off (to compare
+    /// with the measured server's), every other index of the table dropped, then as the
+    /// request's role with the measured session's settings and seq scans off, the read path
+    /// explained. Bounded on plancheck's clock as a whole.
     async fn replan(&self, request: &Request, ask: &Ask) -> Result<ScratchPlan, Trouble> {
-        let c = &self.client;
-        let limit = self.statement_timeout + Duration::from_secs(5);
+        let c = &self.owner;
+        let limit = statement_bound(self.statement_timeout) * 2;
         let attempt = async {
-            c.batch_execute("BEGIN").await?;
+            c.batch_execute(&format!(
+                "BEGIN; {}; SET LOCAL search_path = pg_catalog, pg_temp",
+                local_bounds(self.statement_timeout)
+            ))
+            .await
+            .map_err(|e| Trouble::of(Step::Transaction, &e))?;
             let result = self.replan_in_transaction(request, ask).await;
-            let end = c.batch_execute("ROLLBACK").await;
+            let end = c
+                .batch_execute("ROLLBACK")
+                .await
+                .map_err(|e| Trouble::of(Step::Transaction, &e));
             let plan = result?;
             end?;
-            Ok::<_, Failed>(plan)
+            Ok(plan)
         };
         match tokio::time::timeout(limit, attempt).await {
-            Ok(Ok(plan)) => Ok(plan),
-            Ok(Err(Failed(why))) => Err(why),
+            Ok(planned) => planned,
             Err(_) => Err(Trouble::NoAnswer(limit)),
         }
     }
@@ -323,30 +544,91 @@ impl Copy {
         &self,
         request: &Request,
         ask: &Ask,
-    ) -> Result<ScratchPlan, Failed> {
-        let c = &self.client;
-        // The role the re-plan runs as: what the measured role is, as far as the copy's
-        // policies can tell.
-        let mut role = format!("CREATE ROLE plancheck_probe NOLOGIN IN ROLE {READER}");
-        for r in &request.role.member_of {
-            role.push_str(&format!(", {}", quote_ident(r)));
-        }
-        if request.role.bypasses {
-            role.push_str(" BYPASSRLS");
-        }
-        c.execute(role.as_str(), &[]).await?;
+    ) -> Result<ScratchPlan, Trouble> {
+        let c = &self.owner;
+        let probe = self
+            .probes
+            .get(&self.stand_ins(request))
+            .ok_or(Trouble::Lost(Step::Probes))?;
         for table in &request.role.owns {
             c.execute(
-                format!("ALTER TABLE {table} OWNER TO plancheck_probe").as_str(),
+                format!("ALTER TABLE {table} DISABLE ROW LEVEL SECURITY").as_str(),
                 &[],
             )
-            .await?;
+            .await
+            .map_err(|e| Trouble::of(Step::Rls, &e))?;
         }
+        // The definition the copy has of the asked index, read as the measured one was.
+        let rows = c
+            .query(
+                "SELECT pg_catalog.pg_get_indexdef(pg_catalog.to_regclass(\
+                     pg_catalog.format('%I.%I', $1::pg_catalog.text, $2::pg_catalog.text)))",
+                &[&ask.schema, &ask.index],
+            )
+            .await
+            .map_err(|e| Trouble::of(Step::Rivals, &e))?;
+        let definition: Option<String> = rows.first().and_then(|r| r.get(0));
+        match definition {
+            None => return Err(Trouble::IndexNotOnCopy(ask.shown.clone())),
+            Some(copy) if copy != ask.definition => {
+                return Err(Trouble::IndexDiffers {
+                    index: ask.shown.clone(),
+                    copy,
+                });
+            }
+            Some(_) => {}
+        }
+        c.batch_execute(&format!("SET LOCAL ROLE {probe}"))
+            .await
+            .map_err(|e| Trouble::of(Step::Session, &e))?;
+        self.take_session(request, ask).await?;
+        // The statement with every index scan off, where its conditions on the table all stay
+        // in the scans' filters: the same statement planned the same way on both servers.
+        c.batch_execute(
+            "SET LOCAL enable_indexscan = off; SET LOCAL enable_indexonlyscan = off; \
+             SET LOCAL enable_bitmapscan = off; SET LOCAL enable_tidscan = off; \
+             SET LOCAL enable_seqscan = on",
+        )
+        .await
+        .map_err(|e| Trouble::of(Step::Session, &e))?;
+        let seq_only = self.explain(request, Step::Conditions).await?;
+        let mut copy_conditions = Vec::new();
+        for table in &ask.tables {
+            copy_conditions.extend(seq_only.plan().conditions_on(table));
+        }
+        c.batch_execute("RESET ROLE")
+            .await
+            .map_err(|e| Trouble::of(Step::Session, &e))?;
         let dropped = drop_rivals(c, ask).await?;
-        c.execute("SET LOCAL ROLE plancheck_probe", &[]).await?;
+        c.batch_execute(&format!(
+            "SET LOCAL ROLE {probe}; SET LOCAL enable_seqscan = off; \
+             SET LOCAL enable_tidscan = off; SET LOCAL enable_indexscan = on; \
+             SET LOCAL enable_indexonlyscan = on; SET LOCAL enable_bitmapscan = on"
+        ))
+        .await
+        .map_err(|e| Trouble::of(Step::Session, &e))?;
+        let document = self.explain(request, Step::Explain).await?;
+        Ok(ScratchPlan {
+            server_version: self.version.clone(),
+            dropped,
+            disabled: vec!["enable_seqscan".into(), "enable_tidscan".into()],
+            document,
+            same_statement: Some(SameStatement {
+                measured: ask.measured.clone(),
+                copy: copy_conditions,
+            }),
+        })
+    }
+
+    /// The measured session's settings and search path, and the plan kind, for the rest of
+    /// the transaction.
+    async fn take_session(&self, request: &Request, ask: &Ask) -> Result<(), Trouble> {
+        let c = &self.owner;
+        let failed = |e: tokio_postgres::Error| Trouble::of(Step::Session, &e);
         for (name, value) in &request.settings {
             c.query("SELECT pg_catalog.set_config($1, $2, true)", &[name, value])
-                .await?;
+                .await
+                .map_err(failed)?;
         }
         let path: Vec<String> = request.search_path.iter().map(|s| quote_ident(s)).collect();
         let path = path.join(", ");
@@ -354,86 +636,172 @@ impl Copy {
             "SELECT pg_catalog.set_config('search_path', $1, true)",
             &[&path],
         )
-        .await?;
+        .await
+        .map_err(failed)?;
         let mode = match ask.plan {
             PlanKind::Custom => "force_custom_plan",
             PlanKind::Generic => "force_generic_plan",
         };
-        c.batch_execute(&format!(
-            "SET LOCAL enable_seqscan = off; SET LOCAL enable_tidscan = off; \
-             SET LOCAL enable_indexscan = on; SET LOCAL enable_indexonlyscan = on; \
-             SET LOCAL enable_bitmapscan = on; SET LOCAL plan_cache_mode = {mode}"
-        ))
-        .await?;
+        c.batch_execute(&format!("SET LOCAL plan_cache_mode = {mode}"))
+            .await
+            .map_err(failed)
+    }
+
+    /// `EXPLAIN (VERBOSE, FORMAT JSON)` of the read path (with parameters, of the statement
+    /// prepared at the protocol level), read into the plan model.
+    async fn explain(
+        &self,
+        request: &Request,
+        step: Step,
+    ) -> Result<crate::measure::Document, Trouble> {
+        let c = &self.owner;
+        let failed = |e: tokio_postgres::Error| Trouble::of(step, &e);
         let rows = if request.params.is_empty() {
             let explain = format!("EXPLAIN (VERBOSE, FORMAT JSON) {}", request.sql);
-            c.query(explain.as_str(), &[]).await?
+            c.query(explain.as_str(), &[]).await.map_err(failed)?
         } else {
-            let prepared = c.prepare(&request.sql).await?;
+            let prepared = c
+                .prepare(&request.sql)
+                .await
+                .map_err(|e| Trouble::of(Step::Prepare, &e))?;
             let name = protocol_name(c, &request.sql).await?;
             let explain = format!(
                 "EXPLAIN (VERBOSE, FORMAT JSON) EXECUTE {name}({})",
                 request.params.join(", ")
             );
-            let rows = c.query(explain.as_str(), &[]).await?;
+            let rows = c.query(explain.as_str(), &[]).await.map_err(failed)?;
             drop(prepared);
             rows
         };
         let crate::db::check::RawJson(text) = rows
             .first()
             .and_then(|r| r.try_get::<_, crate::db::check::RawJson>(0).ok())
-            .ok_or(Failed(Trouble::NoExplainJson))?;
-        let text = text.map_err(|size| Failed(Trouble::PlanTooLarge(size)))?;
-        let document = crate::measure::Document::from_text(text)
-            .map_err(|e| Failed(Trouble::PlanUnreadable(e.to_string())))?;
-        Ok(ScratchPlan {
-            server_version: self.version.clone(),
-            dropped,
-            disabled: vec!["enable_seqscan".into(), "enable_tidscan".into()],
-            document,
-        })
+            .ok_or(Trouble::NoExplainJson)?;
+        let text = text.map_err(Trouble::PlanTooLarge)?;
+        crate::measure::Document::from_text(text)
+            .map_err(|e| Trouble::PlanUnreadable(e.to_string()))
     }
 
-    /// Stops the server and removes it; a copy made now is saved to the cache first.
-    fn finish(mut self) {
-        if let Some(mut server) = self.server.take() {
-            if let Some(entry) = self.save.take() {
-                match server.save_and_stop(&entry) {
-                    Ok(()) => {
-                        if let Some(folder) = entry.path.parent() {
-                            cache::prune_copies(folder, cache::COPIES_KEPT);
-                        }
-                    }
-                    Err(e) => crate::term::say!(
-                        "{}",
-                        crate::report::server::copy_not_cached(&entry.path, &e)
-                    ),
+    /// Drops the re-plans' roles, stops the server and removes it; a copy made now is saved to
+    /// the cache first, with the record of what it could not take.
+    async fn finish(mut self) {
+        let Some(mut server) = self.server.take() else {
+            return;
+        };
+        let Some(entry) = self.save.take() else {
+            return;
+        };
+        drop(self.owner);
+        // The re-plans' roles, and every setting a role or the database was given while the
+        // copy loaded: a later run's sessions meet none of it.
+        let mut sql = String::from("DELETE FROM pg_catalog.pg_db_role_setting");
+        for name in self.probes.values() {
+            sql.push_str(&format!("; DROP ROLE {name}"));
+        }
+        let cleaned = matches!(
+            tokio::time::timeout(
+                statement_bound(self.statement_timeout),
+                self.admin.batch_execute(&sql)
+            )
+            .await,
+            Ok(Ok(()))
+        );
+        drop(self.admin);
+        if !cleaned {
+            return;
+        }
+        let saved = server.save_and_stop_with(&entry, |data| write_failures(data, &self.failures));
+        match saved {
+            Ok(()) => {
+                if let Some(folder) = entry.path.parent() {
+                    cache::prune_copies(folder, cache::COPIES_KEPT);
                 }
             }
-            drop(server);
+            Err(e) => crate::term::say!(
+                "{}",
+                crate::report::server::copy_not_cached(&entry.path, &e)
+            ),
         }
     }
 }
 
-/// A scratch-server error, for `?` in a re-plan.
-struct Failed(Trouble);
+/// A session of the owner's, bounded.
+async fn owner_session(server: &Server, statement_timeout: Duration) -> Result<Client, Trouble> {
+    let owner = server
+        .target_as(DATABASE, OWNER)
+        .connect()
+        .await
+        .map_err(|_| Trouble::Lost(Step::Connecting))?;
+    owner
+        .batch_execute(&format!(
+            "{}; SET check_function_bodies = off; SET row_security = on",
+            bounds(statement_timeout)
+        ))
+        .await
+        .map_err(|e| Trouble::of(Step::Bounding, &e))?;
+    Ok(owner)
+}
 
-impl From<tokio_postgres::Error> for Failed {
-    fn from(e: tokio_postgres::Error) -> Self {
-        Failed(Trouble::Said(crate::db::cause(&e)))
+/// `SET statement_timeout = …` for a session of the copy.
+fn bounds(statement_timeout: Duration) -> String {
+    format!(
+        "SET statement_timeout = {}; SET client_min_messages = warning",
+        statement_timeout.as_millis().max(1)
+    )
+}
+
+/// The same, for a re-plan's transaction.
+fn local_bounds(statement_timeout: Duration) -> String {
+    format!(
+        "SET LOCAL statement_timeout = {}",
+        statement_timeout.as_millis().max(1)
+    )
+}
+
+/// Writes what the copy could not take into the stopped server's data folder (a new file, never
+/// through a link), where the cache's manifest seals it.
+fn write_failures(data: &Path, failures: &BTreeMap<String, Untaken>) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let text = serde_json::to_vec(failures).map_err(std::io::Error::other)?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(data.join(FAILURES_FILE))?
+        .write_all(&text)
+}
+
+/// What a cached copy could not take, as plancheck recorded it; `None` when the record is not
+/// there or cannot be read (the copy is then made anew).
+fn read_failures(data: &Path) -> Option<BTreeMap<String, Untaken>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(data.join(FAILURES_FILE))
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
     }
+    let mut text = Vec::new();
+    file.take(16 << 20).read_to_end(&mut text).ok()?;
+    serde_json::from_slice(&text).ok()
 }
 
 /// Drops every index of the asked index's table (and of its partitions) but the asked index,
 /// its leaves and the partitioned indexes it is a leaf of; a constraint's index by dropping the
 /// constraint. Returns the names dropped.
-async fn drop_rivals(c: &Client, ask: &Ask) -> Result<Vec<String>, Failed> {
+async fn drop_rivals(c: &Client, ask: &Ask) -> Result<Vec<String>, Trouble> {
+    let failed = |e: tokio_postgres::Error| Trouble::of(Step::Rivals, &e);
     let rows = c
         .query(
             "WITH asked AS (SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', $1::text, \
                                                                              $2::text)) AS oid), \
                   tab AS (SELECT i.indrelid AS oid FROM pg_catalog.pg_index i, asked \
-                          WHERE i.indexrelid = asked.oid), \
+                          WHERE i.indexrelid OPERATOR(pg_catalog.=) asked.oid), \
                   tables AS (SELECT t.relid FROM pg_catalog.pg_partition_tree((SELECT oid FROM tab)) t \
                              UNION SELECT oid FROM tab), \
                   keep AS (SELECT t.relid FROM pg_catalog.pg_partition_tree((SELECT oid FROM asked)) t \
@@ -443,8 +811,9 @@ async fn drop_rivals(c: &Client, ask: &Ask) -> Result<Vec<String>, Failed> {
                   rivals AS (SELECT c.oid, c.relname::text AS name, \
                                     COALESCE(pg_catalog.pg_partition_root(c.oid), c.oid) AS root \
                              FROM pg_catalog.pg_index i \
-                             JOIN tables ON i.indrelid = tables.relid \
-                             JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid \
+                             JOIN tables ON i.indrelid OPERATOR(pg_catalog.=) tables.relid \
+                             JOIN pg_catalog.pg_class c \
+                               ON c.oid OPERATOR(pg_catalog.=) i.indexrelid \
                              WHERE c.oid NOT IN (SELECT relid FROM keep)) \
              SELECT (SELECT pg_catalog.array_agg(r.name ORDER BY r.name) FROM rivals r), \
                     (SELECT pg_catalog.array_agg(DISTINCT \
@@ -454,33 +823,41 @@ async fn drop_rivals(c: &Client, ask: &Ask) -> Result<Vec<String>, Failed> {
                              ELSE pg_catalog.format('DROP INDEX IF EXISTS %I.%I CASCADE', \
                                                     n.nspname, c.relname) END) \
                      FROM rivals r \
-                     JOIN pg_catalog.pg_class c ON c.oid = r.root \
-                     JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
-                     JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid \
-                     JOIN pg_catalog.pg_class t ON t.oid = i.indrelid \
-                     JOIN pg_catalog.pg_namespace tn ON tn.oid = t.relnamespace \
-                     LEFT JOIN pg_catalog.pg_constraint con ON con.conindid = c.oid \
-                          AND con.conrelid = t.oid AND con.contype IN ('p', 'u', 'x')), \
+                     JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.root \
+                     JOIN pg_catalog.pg_namespace n \
+                       ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+                     JOIN pg_catalog.pg_index i ON i.indexrelid OPERATOR(pg_catalog.=) c.oid \
+                     JOIN pg_catalog.pg_class t ON t.oid OPERATOR(pg_catalog.=) i.indrelid \
+                     JOIN pg_catalog.pg_namespace tn \
+                       ON tn.oid OPERATOR(pg_catalog.=) t.relnamespace \
+                     LEFT JOIN pg_catalog.pg_constraint con \
+                          ON con.conindid OPERATOR(pg_catalog.=) c.oid \
+                          AND con.conrelid OPERATOR(pg_catalog.=) t.oid \
+                          AND con.contype IN ('p', 'u', 'x')), \
                     (SELECT oid FROM asked) IS NOT NULL",
             &[&ask.schema, &ask.index],
         )
-        .await?;
-    let row = rows.first().ok_or(Failed(Trouble::NoRivalAnswer))?;
+        .await
+        .map_err(failed)?;
+    let row = rows.first().ok_or(Trouble::NoRivalAnswer)?;
     if !row.get::<_, bool>(2) {
-        return Err(Failed(Trouble::IndexNotOnCopy(ask.shown.clone())));
+        return Err(Trouble::IndexNotOnCopy(ask.shown.clone()));
     }
     let names: Vec<String> = row.get::<_, Option<Vec<String>>>(0).unwrap_or_default();
     let statements: Vec<String> = row.get::<_, Option<Vec<String>>>(1).unwrap_or_default();
     for s in &statements {
-        c.execute(s.as_str(), &[]).await?;
+        c.execute(s.as_str(), &[]).await.map_err(failed)?;
     }
     Ok(names)
 }
 
 /// The server's name for the statement just prepared from `text` at the protocol level.
-async fn protocol_name(c: &Client, text: &str) -> Result<String, Failed> {
-    let rows = c.query(crate::db::check::PREPARED, &[]).await?;
-    crate::db::check::prepared_name(&rows, text).ok_or(Failed(Trouble::PreparedNotListed))
+async fn protocol_name(c: &Client, text: &str) -> Result<String, Trouble> {
+    let rows = c
+        .query(crate::db::check::PREPARED, &[])
+        .await
+        .map_err(|e| Trouble::of(Step::Prepare, &e))?;
+    crate::db::check::prepared_name(&rows, text).ok_or(Trouble::PreparedNotListed)
 }
 
 /// `"name"` quoted as `quote_ident` would, always (a reserved word stays safe).
@@ -515,11 +892,13 @@ mod tests {
                 key: "a index".into(),
                 rank: 80,
                 sql: "CREATE INDEX".into(),
+                role: None,
             },
             Unit {
                 key: "b table".into(),
                 rank: 40,
                 sql: "CREATE TABLE".into(),
+                role: None,
             },
         ]);
         let request = Request {
@@ -553,5 +932,31 @@ mod tests {
     fn identifiers_are_always_quoted() {
         assert_eq!(quote_ident("select"), "\"select\"");
         assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+    }
+
+    #[test]
+    fn the_copy_keeps_its_own_roles_and_postgresql_s() {
+        for name in [
+            SUPERUSER,
+            OWNER,
+            READER,
+            "plancheck_probe_1",
+            "pg_execute_server_program",
+            "pg_read_server_files",
+        ] {
+            assert!(reserved_role(name), "{name}");
+        }
+        for name in ["moderator", "app_member", "plancheck_check", "Pg_x"] {
+            assert!(!reserved_role(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_whole_load_is_bounded_by_a_minute_or_four_statement_timeouts() {
+        assert_eq!(load_bound(Duration::from_secs(1)), Duration::from_secs(60));
+        assert_eq!(
+            load_bound(Duration::from_secs(30)),
+            Duration::from_secs(120)
+        );
     }
 }
