@@ -87,6 +87,7 @@ fn report(checks: Vec<CheckResult>) -> Report {
         not_run: 0,
         migration_rewritten: Vec::new(),
         index_changes: Vec::new(),
+        migration_hold: None,
         started: None,
     }
 }

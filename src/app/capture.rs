@@ -126,6 +126,7 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::e
                 jobs,
                 quiet: true,
                 fail_fast: None,
+                hold: None,
             },
             &mut stop,
             &|m, _| m,

@@ -102,7 +102,7 @@ impl Settings {
 
 /// How long plancheck waits for the server to act on a cancel request before it gives the
 /// session up.
-const CANCEL_WAIT: Duration = Duration::from_secs(2);
+pub(crate) const CANCEL_WAIT: Duration = Duration::from_secs(2);
 
 /// Bounds a session that runs outside any check's transaction (the catalog reads before the
 /// checks): the same statement and lock timeouts, so another session's lock cannot hang a run.
@@ -405,6 +405,18 @@ pub fn not_run(read_path: &ReadPath, check: &ScopeCheck, why: &str) -> Measureme
             at: None,
             gave_up: false,
         },
+    )
+}
+
+/// A check that was not run, for `why` (a lost connection counts as one, exit 3; the rest are
+/// `error`s).
+pub fn not_run_for(read_path: &ReadPath, check: &ScopeCheck, why: Why) -> Measurement {
+    Measurement::failed(
+        &read_path.name,
+        &check.scope,
+        requirement(read_path, check),
+        check.settings.clone(),
+        why.into(),
     )
 }
 

@@ -23,6 +23,12 @@ struct JsonReport<'a> {
     /// (`dropped`, `renamed` with `to`, `redefined` with `definition`).
     #[serde(skip_serializing_if = "<[crate::model::IndexChange]>::is_empty")]
     migration_index_changes: &'a [crate::model::IndexChange],
+    /// With `--migration`: how long its locks were held (`held_ms`) against `--migration-hold`
+    /// (`limit_ms`); `reached` when the bound stopped the checks after it (`not_run` of them),
+    /// `while_applying` when it came before the migration was applied; `released` when the
+    /// rollback was answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    migration_hold: Option<&'a crate::model::MigrationHold>,
     summary: Summary,
 }
 
@@ -111,6 +117,7 @@ pub(super) fn json(report: &Report) -> String {
         lint: &report.lint,
         migration_rewritten: &report.migration_rewritten,
         migration_index_changes: &report.index_changes,
+        migration_hold: report.migration_hold.as_ref(),
         checks: report
             .checks
             .iter()

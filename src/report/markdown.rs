@@ -22,6 +22,12 @@ pub(super) fn markdown(report: &Report) -> String {
         out.push_str(&budgets.concat());
     }
     out.push_str(&why_list(report));
+    if let Some(hold) = &report.migration_hold {
+        out.push_str(&format!(
+            "\n**Migration**: {}\n",
+            text(&super::migration::hold(hold))
+        ));
+    }
     let applied = super::applied_lines(report);
     if !applied.is_empty() {
         out.push_str("\n**Settings applied**\n\n");

@@ -69,6 +69,8 @@ pub struct Report {
     pub migration_rewritten: Vec<String>,
     /// With `--migration`: what it did to the indexes the checks require.
     pub index_changes: Vec<crate::model::IndexChange>,
+    /// With `--migration`: how long its locks were held, against `--migration-hold`.
+    pub migration_hold: Option<crate::model::MigrationHold>,
     /// When the run started (JUnit's `timestamp`); none for a saved run judged again.
     pub started: Option<std::time::SystemTime>,
 }

@@ -478,6 +478,9 @@ fn sections(report: &Report, layout: Layout, style: Style) -> String {
         out.push_str(&plans(report));
     }
     out.push_str(&declared_settings(report));
+    if let Some(hold) = &report.migration_hold {
+        out.push_str(&format!("\nmigration: {}\n", super::migration::hold(hold)));
+    }
     out.push_str(&format!("\n{}\n", summary_line(report)));
     out
 }
@@ -687,6 +690,7 @@ mod basis_tests {
             not_run: 0,
             migration_rewritten: Vec::new(),
             index_changes: Vec::new(),
+            migration_hold: None,
             started: None,
         }
     }

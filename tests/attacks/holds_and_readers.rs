@@ -1,0 +1,183 @@
+//! Weak bounds and who reads: how long a migration's locks are held, temporary files where the
+//! role cannot bound them, and a setup that switches to a reader the table's row-level security
+//! policies do not apply to. Each is observed where it acts: a second session's read waiting on
+//! the migration's lock, the role's rights, what the checks report of the reader.
+
+use super::*;
+
+/// The thread page with a pause of `seconds` in its filter: a read path that takes time.
+fn slow_page(seconds: f64) -> String {
+    format!(
+        "SELECT p.id FROM posts p\n\
+         WHERE p.thread_id = 1 AND p.visibility = 'visible'\n\
+           AND (SELECT count(*) FROM pg_sleep({seconds})) = 1\n\
+         ORDER BY p.created_at, p.id LIMIT 20"
+    )
+}
+
+/// Whether a session other than this one holds an ACCESS EXCLUSIVE lock on posts.
+fn posts_locked_exclusively(db: &str) -> bool {
+    query_text(
+        db,
+        "SELECT count(*) FROM pg_locks l \
+         WHERE l.relation = 'posts'::regclass AND l.mode = 'AccessExclusiveLock' AND l.granted \
+           AND l.pid <> pg_backend_pid()",
+    ) != "0"
+}
+
+// A migration's ALTER TABLE holds an ACCESS EXCLUSIVE lock on posts until the rollback at the
+// end of the run, and the checks after it (four read paths of four 0.5 s runs each here) decide
+// how long that is: an application's read of posts queued behind it for the whole of them (75 s
+// seen with 2 s timeouts). --migration-hold bounds it on plancheck's clock: once reached, the
+// checks still to run are not run, and the migration is rolled back.
+#[test]
+fn a_migration_holds_its_locks_no_longer_than_the_bound() {
+    let db = fresh_board("attack_migration_hold");
+    let plan = slow_page(0.5);
+    let names = ["slow-a", "slow-b", "slow-c", "slow-d"];
+    let mut files = Vec::new();
+    for name in names {
+        files.push((format!("plans/{name}.sql"), plan.clone()));
+        files.push((format!("expectations/{name}.toml"), expectation(false, "")));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let dir = project(&files);
+    let migration = temp_file(
+        "hold.sql",
+        "ALTER TABLE posts ADD COLUMN hold_probe integer;\n",
+    );
+    let bound = Duration::from_secs(2);
+    let child = plancheck_process(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+        "--warmup",
+        "0",
+        "--iterations",
+        "4",
+        "--migration",
+        migration.arg(),
+        "--migration-hold",
+        "2s",
+    ])
+    .spawn()
+    .unwrap();
+    let mut reap = Reap(Some(child));
+    // The checks before the migration take 8 s; then the ALTER takes its lock.
+    let locked = wait_until(within(Duration::from_secs(40)), || {
+        posts_locked_exclusively(&db) || reap.0.as_mut().unwrap().try_wait().unwrap().is_some()
+    });
+    assert!(
+        locked && posts_locked_exclusively(&db),
+        "the migration's lock on posts never showed"
+    );
+    // The application's read, queued behind the migration's lock.
+    let started = Instant::now();
+    let read = try_sql(
+        &db,
+        "SET statement_timeout = '30s'; SELECT count(*) FROM posts WHERE id = 1",
+    );
+    let waited = started.elapsed();
+    let run = Run::finish(reap.0.take().unwrap(), started);
+    assert!(read.is_ok(), "the read failed: {read:?}\n{}", run.shown());
+    // The lock was seen after the clock started: the read waits at most the bound, plus the
+    // cancel's and the rollback's round trips.
+    let slack = Duration::from_millis(1500);
+    assert!(
+        waited <= bound + slack,
+        "the read of posts waited {waited:.2?} behind the migration's lock, over the bound \
+         ({bound:?}) and {slack:?}\n{}",
+        run.shown()
+    );
+    assert_eq!(run.status, Some(1), "{}", run.shown());
+    let report = run.report();
+    let hold = &report["migration_hold"];
+    assert_eq!(hold["reached"], true, "{}", run.shown());
+    assert_eq!(hold["released"], true, "{}", run.shown());
+    assert_eq!(hold["limit_ms"], 2000, "{}", run.shown());
+    let held = hold["held_ms"].as_f64().unwrap_or(f64::MAX);
+    assert!(
+        held <= (bound + slack).as_secs_f64() * 1000.0,
+        "{}",
+        run.shown()
+    );
+    // Every check after the migration that did not run says why, and none passes unseen.
+    let checks = report["checks"].as_array().cloned().unwrap_or_default();
+    assert_eq!(checks.len(), names.len(), "{}", run.shown());
+    let stopped: Vec<&serde_json::Value> =
+        checks.iter().filter(|c| c["verdict"] == "error").collect();
+    assert!(!stopped.is_empty(), "{}", run.shown());
+    assert_eq!(
+        hold["not_run"].as_u64(),
+        Some(stopped.len() as u64),
+        "{}",
+        run.shown()
+    );
+    for c in &stopped {
+        let message = c["message"].as_str().unwrap_or("");
+        assert!(message.contains("--migration-hold (2 s)"), "{message}");
+    }
+    for c in &checks {
+        assert!(
+            c["verdict"] == "error" || c["verdict"] == "pass",
+            "{}",
+            run.shown()
+        );
+        assert_eq!(c["before"]["verdict"], "pass", "{}", run.shown());
+    }
+    // The lock is gone with the rollback.
+    assert!(!posts_locked_exclusively(&db), "{}", run.shown());
+    eprintln!("the read of posts waited {waited:.2?}; the locks were held {held:.0} ms");
+}
+
+// The control: within the bound, every check after the migration runs, and the table and the
+// JSON say how long the locks were held.
+#[test]
+fn a_migration_within_its_bound_runs_every_check_and_says_how_long_it_held_its_locks() {
+    let db = fresh_board("attack_migration_hold_control");
+    let dir = one_read_path(PAGE, &expectation(true, ""));
+    let migration = temp_file(
+        "hold.sql",
+        "ALTER TABLE posts ADD COLUMN hold_probe integer;\n",
+    );
+    let run = check(
+        &db,
+        dir.path(),
+        &["--migration", migration.arg(), "--migration-hold", "60s"],
+    );
+    assert_eq!(run.status, Some(0), "{}", run.shown());
+    assert_eq!(only_check(&run), ("pass".into(), "pass".into()));
+    let hold = &run.report()["migration_hold"];
+    assert_eq!(hold["reached"], false, "{}", run.shown());
+    assert_eq!(hold["not_run"], 0, "{}", run.shown());
+    assert!(hold["held_ms"].as_f64().is_some_and(|ms| ms > 0.0));
+    let table = run_command(&mut plancheck(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--warmup",
+        "0",
+        "--iterations",
+        "1",
+        "--migration",
+        migration.arg(),
+    ]));
+    assert_eq!(table.status, Some(0), "{}", table.shown());
+    assert!(
+        table
+            .stdout
+            .contains("migration: the migration's locks were held ")
+            && table.stdout.contains("(--migration-hold 30 s)"),
+        "{}",
+        table.shown()
+    );
+}
