@@ -65,6 +65,7 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
         plans: vec![],
         settings: vec![],
         session: vec![],
+        reads_past_policies: Vec::new(),
         changed_by: None,
     }
 }

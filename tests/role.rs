@@ -14,17 +14,6 @@ fn user_of(conn: &str) -> &str {
         .expect("the test server's connection string names its user")
 }
 
-/// The connection string of `conn` with another user (the test server trusts every local user).
-fn as_user(conn: &str, user: &str) -> String {
-    conn.split_whitespace()
-        .map(|kv| match kv.strip_prefix("user=") {
-            Some(_) => format!("user={user}"),
-            None => kv.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// The role name and the rights `risks` reports for a session opened with `conn`.
 fn risks_of(conn: &str) -> (String, Vec<String>) {
     let session = Session::open(conn);

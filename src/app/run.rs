@@ -274,6 +274,7 @@ pub(super) async fn judged_run(
         jobs,
         quiet: run.quiet,
         fail_fast: run.fail_fast.then(|| run.verdict.require.into()),
+        strict_role: options.strict_role,
         hold: None,
     };
     let pool = db::pool::Pool::new(target, !settings.session_per_check);
@@ -288,6 +289,7 @@ pub(super) async fn judged_run(
     )
     .await;
     let (mut checks, mut names) = unzip_saved(first)?;
+    refuse_past_policies(project, options, &checks)?;
     let total: usize = project.read_paths.iter().map(|r| r.checks.len()).sum();
     let mut before = None;
     let mut index_changes = Vec::new();
@@ -357,6 +359,7 @@ pub(super) async fn judged_run(
         drop(session);
         migration_hold = Some(hold.fact());
         let (after, after_names) = unzip_saved(after)?;
+        refuse_past_policies(project, options, &after)?;
         before = Some((
             std::mem::replace(&mut checks, after),
             std::mem::replace(&mut names, after_names),
@@ -393,6 +396,30 @@ pub(super) async fn judged_run(
     Ok((report, stop.requested()))
 }
 
+/// `--strict-role`: a check whose reader (the role after its scope's setup) read past the
+/// row-level security policies of a table its plans read stops the run, as bad input (exit 2,
+/// no report). That is known only once the check ran: the reader is whoever the setup switched
+/// to in the check's transaction, and the tables are those its plans read; [`run_all`] starts no
+/// check after the first that shows it.
+fn refuse_past_policies(
+    project: &Project,
+    options: &RunOptions<'_>,
+    checks: &[verdict::CheckResult],
+) -> crate::error::Result<()> {
+    if !options.strict_role {
+        return Ok(());
+    }
+    let Some(c) = checks.iter().find(|c| !c.reads_past_policies.is_empty()) else {
+        return Ok(());
+    };
+    let file = project
+        .read_paths
+        .iter()
+        .find(|rp| rp.name == c.read_path)
+        .map_or("", |rp| rp.expectation_path.as_str());
+    Err(BadInput(stderr::strict_role_past_policies(c, file)).into())
+}
+
 /// Whether the run re-plans on a scratch copy: never with `--no-scratch`, and only on local
 /// binaries of the measured server's major version.
 fn scratch_mode(off: bool, major: u32) -> db::scratch::Mode {
@@ -413,6 +440,8 @@ pub(super) struct Pace<'a> {
     pub(super) jobs: usize,
     pub(super) quiet: bool,
     pub(super) fail_fast: Option<verdict::Require>,
+    /// `--strict-role`: no check starts after one whose reader read past row-level security.
+    pub(super) strict_role: bool,
     /// `--migration-hold`: the checks after the migration stop where it is reached, and the
     /// migration is rolled back once they are measured, before any scratch re-plan.
     pub(super) hold: Option<&'a db::migrate::Hold>,
@@ -548,6 +577,7 @@ pub(super) async fn run_all<T>(
         jobs,
         quiet,
         fail_fast,
+        strict_role,
         hold,
     } = pace;
     // Set once a finished check fails the run under --fail-fast: no check starts after it.
@@ -573,6 +603,9 @@ pub(super) async fn run_all<T>(
             && !judged.verdict.is_pass()
             && !judged.is_warning(require)
         {
+            failed.set(true);
+        }
+        if strict_role && !judged.reads_past_policies.is_empty() {
             failed.set(true);
         }
         book.borrow_mut()

@@ -29,6 +29,7 @@ use super::guard::{self, Span, Watched};
 
 mod definitions;
 mod failed;
+mod policies;
 mod rivals;
 mod session;
 use super::{Asked, Unanswered, scratch};
@@ -272,6 +273,8 @@ pub struct Catalog {
     builtins: std::cell::RefCell<std::collections::HashMap<String, bool>>,
     /// The definitions the scratch copy needs, read once per object.
     pub definitions: std::cell::RefCell<scratch::Definitions>,
+    /// Row-level security as each scope's reader meets it, by relation.
+    policies: policies::Known,
 }
 
 /// PostgreSQL's own functions that run SQL given as text, or change a setting: through them a
@@ -695,7 +698,13 @@ async fn measure(
 
     // What the planner knew of every relation the plans read, and of the index's table.
     let wanted = relations_of(&index, &plans);
-    let relations = catalog.relations(sess, &wanted).await?;
+    // Whether their policies apply to the reader, asked in the same round trip.
+    let (relations, row_security) = futures_util::future::join(
+        catalog.relations(sess, &wanted),
+        policies::read(sess, check, &wanted, &catalog.policies),
+    )
+    .await;
+    let (relations, row_security) = (relations?, row_security?);
 
     Ok((
         Measured {
@@ -709,6 +718,7 @@ async fn measure(
             non_immutable,
             replan_skipped: None,
             session,
+            row_security,
             warmup: Some(sess.settings.warmup),
             client_ms,
         },

@@ -107,6 +107,11 @@ struct JsonCheck<'a> {
     /// does not pass after it (as in `migration_index_changes`).
     #[serde(skip_serializing_if = "Option::is_none")]
     changed_by: Option<&'a crate::model::IndexChange>,
+    /// Tables the plans read whose row-level security policies did not apply to the check's
+    /// reader: `table`, `reader`, `why` (`superuser`, `bypassrls`, `owner` with `owner`,
+    /// `not-settled`).
+    #[serde(skip_serializing_if = "<[crate::verdict::readers::PastPolicies]>::is_empty")]
+    reads_past_policies: &'a [crate::verdict::readers::PastPolicies],
 }
 
 /// The stable JSON document described in the README.
@@ -168,6 +173,7 @@ pub(super) fn json(report: &Report) -> String {
                 message: &c.message,
                 at: c.at.as_ref(),
                 changed_by: c.changed_by.as_ref(),
+                reads_past_policies: &c.reads_past_policies,
             })
             .collect(),
         summary: report.summary(),

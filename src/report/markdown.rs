@@ -35,6 +35,21 @@ pub(super) fn markdown(report: &Report) -> String {
             out.push_str(&format!("- {}\n", text(&line)));
         }
     }
+    let past: Vec<String> = report
+        .checks
+        .iter()
+        .filter_map(|c| {
+            Some(format!(
+                "- {}: {}\n",
+                text(&check_name(c)),
+                text(&super::past_policies(c)?)
+            ))
+        })
+        .collect();
+    if !past.is_empty() {
+        out.push_str("\n**Row-level security**\n\n");
+        out.push_str(&past.concat());
+    }
     if !report.lint.is_empty() {
         out.push_str("\n**Index problems**\n\n");
         for f in &report.lint {

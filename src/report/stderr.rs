@@ -146,6 +146,19 @@ pub fn strict_role_refusal(role: &str, risks: &[RoleRisk]) -> String {
     )
 }
 
+/// `--strict-role` refusing a check whose reader read past the row-level security policies of
+/// a table its plans read (`expectation`: the file its scope is written in).
+pub fn strict_role_past_policies(c: &crate::verdict::CheckResult, expectation: &str) -> String {
+    let past = super::past_policies(c).unwrap_or_default();
+    format!(
+        "--strict-role: {} ({expectation}, scope `{}`) {past}; no check starts after it and no \
+         report is written: the reader a scope's setup switches to must be one the policies \
+         apply to (see \"Row-level security scopes\" in plancheck's documentation)",
+        super::check_name(c),
+        c.scope
+    )
+}
+
 /// An `allow_seq_scan` entry that names no relation in the database (located by the caller).
 pub fn unknown_allowed(entry: &str) -> String {
     format!(

@@ -469,6 +469,16 @@ fn sections(report: &Report, layout: Layout, style: Style) -> String {
         out.push_str(&notes.join("\n"));
         out.push('\n');
     }
+    let past: Vec<String> = report
+        .checks
+        .iter()
+        .filter_map(|c| Some(format!("  {}: {}", check_name(c), super::past_policies(c)?)))
+        .collect();
+    if !past.is_empty() {
+        out.push_str("\nrow-level security:\n");
+        out.push_str(&past.join("\n"));
+        out.push('\n');
+    }
     if !report.lint.is_empty() {
         out.push_str("\nindexes:\n");
         out.push_str(&super::lint_findings(&report.lint));

@@ -181,3 +181,208 @@ fn a_migration_within_its_bound_runs_every_check_and_says_how_long_it_held_its_l
         table.shown()
     );
 }
+
+/// Roles of the row-level security tests (roles are the server's: each test names its own,
+/// prefixed), dropped at the end whatever happens.
+struct Readers<'a> {
+    db: &'a str,
+    prefix: &'static str,
+}
+
+impl Drop for Readers<'_> {
+    fn drop(&mut self) {
+        let p = self.prefix;
+        let _ = try_sql(
+            self.db,
+            &format!(
+                "DROP OWNED BY {p}_member, {p}_bypass, {p}_owner, {p}_super, {p}_login; \
+                 DROP ROLE IF EXISTS {p}_member, {p}_bypass, {p}_owner, {p}_super, {p}_login"
+            ),
+        );
+    }
+}
+
+/// posts with row-level security on, owned by `{prefix}_owner`, and a policy that lets every
+/// reader it applies to see visible posts only; readers: `_member` (the policy applies),
+/// `_bypass` (BYPASSRLS), `_owner` (owns posts, FORCE ROW LEVEL SECURITY off), `_super`
+/// (superuser); `_login` may log in and switch to the first three.
+fn rls_board<'a>(db: &'a str, prefix: &'static str) -> Readers<'a> {
+    let p = prefix;
+    let _ = try_sql(
+        db,
+        &format!("DROP ROLE IF EXISTS {p}_member, {p}_bypass, {p}_owner, {p}_super, {p}_login"),
+    );
+    sql(
+        db,
+        &format!(
+            "CREATE ROLE {p}_member; CREATE ROLE {p}_bypass BYPASSRLS; CREATE ROLE {p}_owner; \
+             CREATE ROLE {p}_super SUPERUSER; \
+             CREATE ROLE {p}_login LOGIN IN ROLE {p}_member, {p}_bypass, {p}_owner; \
+             GRANT SELECT ON posts, members, threads, forums TO {p}_member, {p}_bypass; \
+             GRANT SELECT ON members, threads, forums TO {p}_owner; \
+             ALTER TABLE posts OWNER TO {p}_owner; \
+             ALTER TABLE posts ENABLE ROW LEVEL SECURITY; \
+             CREATE POLICY visible_only ON posts FOR SELECT \
+               TO {p}_member, {p}_bypass, {p}_owner, {p}_super \
+               USING (visibility = 'visible')"
+        ),
+    );
+    Readers { db, prefix }
+}
+
+/// A thread page that filters nothing itself (the policy does), requiring the unfiltered twin
+/// in every scope: under the policy the planner takes the partial index instead (a failure),
+/// while a reader the policy does not apply to reads the twin (a pass). Scopes: `member`,
+/// `bypass`, `owner`, `super`, each `SET LOCAL ROLE` to the role of that name, those of `only`.
+fn rls_project(prefix: &str, only: &[&str]) -> tempfile::TempDir {
+    let mut expectation = String::new();
+    for scope in only {
+        expectation.push_str(&format!(
+            "[scopes.{scope}]\nindex = \"posts_thread_all_idx\"\n{}\n",
+            setup_line(&[&format!("SET LOCAL ROLE {prefix}_{scope}")])
+        ));
+    }
+    one_read_path(
+        "SELECT p.id FROM posts p WHERE p.thread_id = 1\n\
+         ORDER BY p.created_at, p.id LIMIT 20",
+        &expectation,
+    )
+}
+
+// A scope's setup switched to a reader the table's row-level security policies do not apply
+// to, and a failure under the policy became a pass, the role shown but not that it skips the
+// policies. Every format now says, per check, which tables' policies the reader read past and
+// why (BYPASSRLS, the owner without FORCE ROW LEVEL SECURITY, a superuser); the control reader
+// the policy applies to fails as it should, and nothing is said of it.
+#[test]
+fn a_reader_past_row_level_security_is_said_in_every_format() {
+    let db = fresh_board("attack_rls_readers");
+    let _roles = rls_board(&db, "rls_said");
+    let dir = rls_project("rls_said", &["member", "bypass", "owner", "super"]);
+    let out = tempfile::tempdir().unwrap();
+    let file = |name: &str| out.path().join(name);
+    let reports: Vec<String> = [
+        "junit=r.xml",
+        "markdown=r.md",
+        "github=r.txt",
+        "table=r.table",
+    ]
+    .iter()
+    .map(|r| {
+        let (format, name) = r.split_once('=').unwrap();
+        format!("{format}={}", file(name).display())
+    })
+    .collect();
+    let mut extra = Vec::new();
+    for r in &reports {
+        extra.extend(["--report", r.as_str()]);
+    }
+    let run = check(&db, dir.path(), &extra);
+    let report = run.report();
+    // The control: the policy applies, and the required twin is not the index it chose.
+    assert_ne!(
+        verdict_of(&report, "path", "member"),
+        "pass",
+        "{}",
+        run.shown()
+    );
+    assert!(
+        check_of(&report, "path", "member")
+            .get("reads_past_policies")
+            .is_none(),
+        "{}",
+        run.shown()
+    );
+    // The same read path passes for each reader the policy does not apply to: said, with why.
+    for (scope, why) in [
+        ("bypass", "bypassrls"),
+        ("owner", "owner"),
+        ("super", "superuser"),
+    ] {
+        assert_eq!(
+            verdict_of(&report, "path", scope),
+            "pass",
+            "{}",
+            run.shown()
+        );
+        let past = &check_of(&report, "path", scope)["reads_past_policies"];
+        assert_eq!(past[0]["table"], "posts", "{scope}: {}", run.shown());
+        assert_eq!(past[0]["why"], why, "{scope}: {}", run.shown());
+        assert_eq!(
+            past[0]["reader"],
+            format!("rls_said_{scope}"),
+            "{scope}: {}",
+            run.shown()
+        );
+    }
+    let read = |name: &str| fs::read_to_string(file(name)).unwrap();
+    let (table, markdown, github) = (read("r.table"), read("r.md"), read("r.txt"));
+    // The JUnit property's value, unescaped as an XML reader reads it.
+    let junit = read("r.xml").replace("&apos;", "'");
+    for (scope, why) in [
+        ("bypass", "rls_said_bypass has BYPASSRLS"),
+        (
+            "owner",
+            "rls_said_owner has the privileges of posts's owner rls_said_owner",
+        ),
+        ("super", "rls_said_super is a superuser"),
+    ] {
+        let said = format!("path [{scope}]: reads past row-level security: the policies of posts");
+        assert!(
+            table.contains(&said) && table.contains(why),
+            "{scope}:\n{table}"
+        );
+        assert!(
+            markdown.contains(&said) && markdown.contains(why),
+            "{scope}:\n{markdown}"
+        );
+        assert!(junit.contains(why), "{scope}:\n{junit}");
+        assert!(
+            github.contains(&format!(
+                "title=plancheck%3A path [{scope}] reads past row-level security::"
+            )),
+            "{scope}:\n{github}"
+        );
+    }
+    for text in [&table, &markdown, &junit, &github] {
+        assert!(!text.contains("path [member]: reads past"), "{text}");
+        assert!(!text.contains("role rls_said_member ("), "{text}");
+    }
+}
+
+// Under --strict-role a reader past row-level security is refused: exit 2, no report, naming
+// the check and why; the run connects as a role with no right --strict-role refuses, which may
+// switch to each reader. The control, a reader the policy applies to, is not refused.
+#[test]
+fn strict_role_refuses_a_reader_past_row_level_security() {
+    let db = fresh_board("attack_rls_strict");
+    let _roles = rls_board(&db, "rls_strict");
+    let login = as_user(&db, "rls_strict_login");
+    for (scope, why) in [
+        ("bypass", "rls_strict_bypass has BYPASSRLS"),
+        (
+            "owner",
+            "rls_strict_owner has the privileges of posts's owner",
+        ),
+    ] {
+        let dir = rls_project("rls_strict", &["member", scope]);
+        let run = check(&login, dir.path(), &["--strict-role"]);
+        assert_eq!(run.status, Some(2), "{scope}: {}", run.shown());
+        assert!(run.stdout.is_empty(), "{scope}: {}", run.shown());
+        assert!(
+            run.stderr
+                .contains(&format!("--strict-role: path [{scope}] ("))
+                && run.stderr.contains(&format!(
+                    "expectations/path.toml, scope `{scope}`) reads past row-level security"
+                ))
+                && run.stderr.contains(why),
+            "{scope}: {}",
+            run.shown()
+        );
+    }
+    // The control: the member alone runs to its verdict (not a pass: the policy applies).
+    let dir = rls_project("rls_strict", &["member"]);
+    let run = check(&login, dir.path(), &["--strict-role"]);
+    assert_eq!(run.status, Some(1), "{}", run.shown());
+    assert_ne!(only_check(&run).0, "pass", "{}", run.shown());
+}
