@@ -194,6 +194,9 @@ async fn before_checks(
     })
     .await?;
     settings.temp_file_limit = temp;
+    if unbounded && options.strict_role {
+        return Err(BadInput(stderr::STRICT_ROLE_TEMP_FILES.to_string()).into());
+    }
     if unbounded {
         say!("warning: {}", stderr::TEMP_FILES_UNBOUNDED);
     }

@@ -386,3 +386,104 @@ fn strict_role_refuses_a_reader_past_row_level_security() {
     assert_eq!(run.status, Some(1), "{}", run.shown());
     assert_ne!(only_check(&run).0, "pass", "{}", run.shown());
 }
+
+/// Drops the role of a test, whatever happens (roles are the server's).
+struct DropLogin<'a> {
+    db: &'a str,
+    role: &'static str,
+}
+
+impl Drop for DropLogin<'_> {
+    fn drop(&mut self) {
+        let r = self.role;
+        let _ = try_sql(
+            self.db,
+            &format!("DROP OWNED BY {r}; DROP ROLE IF EXISTS {r}"),
+        );
+    }
+}
+
+// A role that may not set temp_file_limit (it is a superuser setting) on a server that has none:
+// --temp-file-limit is not applied, and a read path sorting far beyond work_mem writes
+// temporary files on the server's disk until its statement ends (passing, where a role that
+// may set it gets an `error` naming temp_file_limit). The warning says so, and --strict-role
+// refuses such a role before any check; the control, the same role with the limit set for it
+// by the administrator (ALTER ROLE … SET temp_file_limit), is bounded.
+#[test]
+fn strict_role_refuses_a_role_whose_temporary_files_nothing_bounds() {
+    let db = fresh_board("attack_temp_unbounded");
+    let role = "temp_unbounded_reader";
+    let _ = try_sql(
+        &db,
+        &format!("DROP OWNED BY {role}; DROP ROLE IF EXISTS {role}"),
+    );
+    let _drop = DropLogin { db: &db, role };
+    sql(
+        &db,
+        &format!(
+            "CREATE ROLE {role} LOGIN; \
+             GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}"
+        ),
+    );
+    assert_eq!(query_text(&db, "SHOW temp_file_limit"), "-1");
+    let reader = as_user(&db, role);
+    let sorting = "AND (SELECT count(*) FROM (SELECT g FROM generate_series(1, 3000000) g \
+                   ORDER BY g DESC OFFSET 1) s) > 0";
+    let plan = format!(
+        "SELECT p.id FROM posts p\n\
+         WHERE p.thread_id = 1 AND p.visibility = 'visible' {sorting}\n\
+         ORDER BY p.created_at, p.id LIMIT 20"
+    );
+    let dir = one_read_path(&plan, &expectation(false, ""));
+    // The attack works without --strict-role: the limit asked for is not applied, the sort
+    // spills as far as it needs, and the check passes; the warning says what that risks.
+    let unbounded = check(&reader, dir.path(), &["--temp-file-limit", "1MB"]);
+    assert_eq!(only_check(&unbounded).0, "pass", "{}", unbounded.shown());
+    assert!(
+        unbounded
+            .stderr
+            .contains("--temp-file-limit is not applied")
+            && unbounded
+                .stderr
+                .contains("a full disk stops the server for every session"),
+        "{}",
+        unbounded.shown()
+    );
+    let refused = check(
+        &reader,
+        dir.path(),
+        &["--temp-file-limit", "1MB", "--strict-role"],
+    );
+    assert_eq!(refused.status, Some(2), "{}", refused.shown());
+    assert!(refused.stdout.is_empty(), "{}", refused.shown());
+    assert!(
+        refused
+            .stderr
+            .contains("--strict-role: the role may not set temp_file_limit")
+            && !refused.stderr.contains("[1/1]"),
+        "{}",
+        refused.shown()
+    );
+    // The control: the administrator sets the limit for the role; its sessions start bounded,
+    // --strict-role runs, and the sort is stopped at the limit.
+    sql(
+        &db,
+        &format!("ALTER ROLE {role} SET temp_file_limit = '1MB'"),
+    );
+    let bounded = check(
+        &reader,
+        dir.path(),
+        &["--temp-file-limit", "1MB", "--strict-role"],
+    );
+    assert_eq!(only_check(&bounded).0, "error", "{}", bounded.shown());
+    assert!(
+        bounded.stdout.contains("temp_file_limit"),
+        "{}",
+        bounded.shown()
+    );
+    assert!(
+        !bounded.stderr.contains("may not set temp_file_limit"),
+        "{}",
+        bounded.shown()
+    );
+}
