@@ -238,7 +238,7 @@ pub async fn run_checks(
 /// Every check measured and judged, the report not yet written; with the exit status of a
 /// stop (Ctrl-C), when the run was stopped.
 // Long because it is the run in order: the first session's reads, the checks, the migration
-// and the checks after it, the saved run, the report.
+// and the checks after it (on the clock of its locks' hold), the saved run, the report.
 pub(super) async fn judged_run(
     target: &Target,
     project: &Project,
@@ -583,7 +583,8 @@ pub(super) async fn run_all<T>(
         strict_role,
         hold,
     } = pace;
-    // Set once a finished check fails the run under --fail-fast: no check starts after it.
+    // Set once a finished check fails the run under --fail-fast, or under --strict-role reads past
+    // row-level security: no check starts after it.
     let failed = std::cell::Cell::new(false);
     use futures_util::StreamExt as _;
     let total = project.read_paths.iter().map(|r| r.checks.len()).sum();

@@ -205,7 +205,8 @@ impl Drop for Readers<'_> {
 /// posts with row-level security on, owned by `{prefix}_owner`, and a policy that lets every
 /// reader it applies to see visible posts only; readers: `_member` (the policy applies),
 /// `_bypass` (BYPASSRLS), `_owner` (owns posts, FORCE ROW LEVEL SECURITY off), `_super`
-/// (superuser); `_login` may log in and switch to the first three.
+/// (superuser); `_login` may log in and switch to the first three, its temporary files bounded
+/// (as the least-privilege roles' are: `--strict-role` refuses a role whose are not).
 fn rls_board<'a>(db: &'a str, prefix: &'static str) -> Readers<'a> {
     let p = prefix;
     let _ = try_sql(
@@ -218,6 +219,7 @@ fn rls_board<'a>(db: &'a str, prefix: &'static str) -> Readers<'a> {
             "CREATE ROLE {p}_member; CREATE ROLE {p}_bypass BYPASSRLS; CREATE ROLE {p}_owner; \
              CREATE ROLE {p}_super SUPERUSER; \
              CREATE ROLE {p}_login LOGIN IN ROLE {p}_member, {p}_bypass, {p}_owner; \
+             ALTER ROLE {p}_login SET temp_file_limit = '1GB'; \
              GRANT SELECT ON posts, members, threads, forums TO {p}_member, {p}_bypass; \
              GRANT SELECT ON members, threads, forums TO {p}_owner; \
              ALTER TABLE posts OWNER TO {p}_owner; \
