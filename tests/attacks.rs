@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
+#[path = "attacks/holds_and_readers.rs"]
+mod holds_and_readers;
 #[path = "attacks/round_two.rs"]
 mod round_two;
 #[path = "attacks/scratch.rs"]

@@ -65,6 +65,7 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
         plans: vec![],
         settings: vec![],
         session: vec![],
+        reads_past_policies: Vec::new(),
         changed_by: None,
     }
 }
@@ -87,6 +88,7 @@ fn report(checks: Vec<CheckResult>) -> Report {
         not_run: 0,
         migration_rewritten: Vec::new(),
         index_changes: Vec::new(),
+        migration_hold: None,
         started: None,
     }
 }

@@ -14,17 +14,6 @@ fn user_of(conn: &str) -> &str {
         .expect("the test server's connection string names its user")
 }
 
-/// The connection string of `conn` with another user (the test server trusts every local user).
-fn as_user(conn: &str, user: &str) -> String {
-    conn.split_whitespace()
-        .map(|kv| match kv.strip_prefix("user=") {
-            Some(_) => format!("user={user}"),
-            None => kv.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// The role name and the rights `risks` reports for a session opened with `conn`.
 fn risks_of(conn: &str) -> (String, Vec<String>) {
     let session = Session::open(conn);
@@ -257,7 +246,8 @@ fn postgres_fdw_is_reported_with_usage_on_the_wrapper_or_a_server() {
 #[test]
 fn the_check_role_is_enough_for_every_check_of_the_reference_project() {
     let roles = least_privilege("role_check_run");
-    let run = check(&roles.check, &reference_project(), &[]);
+    // Under --strict-role too: the roles' own temp_file_limit bounds their temporary files.
+    let run = check(&roles.check, &reference_project(), &["--strict-role"]);
     let report = run.report();
     let verdicts = verdicts(&report);
     assert_eq!(verdicts.len(), REFERENCE_CHECKS, "{}", run.shown());
@@ -265,6 +255,7 @@ fn the_check_role_is_enough_for_every_check_of_the_reference_project() {
         assert_eq!(verdict, "pass", "{read_path} [{scope}]\n{}", run.shown());
     }
     assert_eq!(run.status, Some(0), "{}", run.shown());
+    assert!(!run.stderr.contains("temp_file_limit"), "{}", run.shown());
 }
 
 #[test]
@@ -279,7 +270,7 @@ fn the_migrate_role_is_enough_to_check_a_migration() {
     let run = check(
         &roles.migrate,
         &reference_project(),
-        &["--migration", migration.arg()],
+        &["--migration", migration.arg(), "--strict-role"],
     );
     let report = run.report();
     let checks = report["checks"].as_array().expect("checks");

@@ -32,6 +32,8 @@ pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> crate::err
             jobs: 1,
             quiet: args.quiet,
             fail_fast: None,
+            strict_role: false,
+            hold: None,
         },
         &mut stop,
         &|m, _| m,

@@ -126,6 +126,8 @@ pub(super) async fn capture(args: CaptureArgs, mut stop: stop::Stop) -> crate::e
                 jobs,
                 quiet: true,
                 fail_fast: None,
+                strict_role: false,
+                hold: None,
             },
             &mut stop,
             &|m, _| m,

@@ -16,6 +16,7 @@ pub(super) async fn check(args: CheckArgs, stop: stop::Stop) -> crate::error::Re
     let options = RunOptions {
         migration: migration.as_ref(),
         analyze: args.analyze,
+        migration_hold: crate::cli::settings::migration_hold(&args),
         own_server: false,
         strict_role: args.strict_role,
         replan_without_rivals: args.replan_without_rivals,

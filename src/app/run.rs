@@ -22,6 +22,8 @@ pub struct RunOptions<'a> {
     pub migration: Option<&'a migration::Migration>,
     /// `--analyze`: analyse the existing tables the migration alters too.
     pub analyze: bool,
+    /// `--migration-hold`: longest the migration's locks may be held, its BEGIN to its rollback.
+    pub migration_hold: std::time::Duration,
     /// The server is plancheck's own throwaway: nobody else's data is on it.
     pub own_server: bool,
     /// `--strict-role`: refuse to run with a role whose rights reach outside the transaction.
@@ -192,6 +194,9 @@ async fn before_checks(
     })
     .await?;
     settings.temp_file_limit = temp;
+    if unbounded && options.strict_role {
+        return Err(BadInput(stderr::STRICT_ROLE_TEMP_FILES.to_string()).into());
+    }
     if unbounded {
         say!("warning: {}", stderr::TEMP_FILES_UNBOUNDED);
     }
@@ -233,7 +238,7 @@ pub async fn run_checks(
 /// Every check measured and judged, the report not yet written; with the exit status of a
 /// stop (Ctrl-C), when the run was stopped.
 // Long because it is the run in order: the first session's reads, the checks, the migration
-// and the checks after it, the saved run, the report.
+// and the checks after it (on the clock of its locks' hold), the saved run, the report.
 pub(super) async fn judged_run(
     target: &Target,
     project: &Project,
@@ -272,6 +277,8 @@ pub(super) async fn judged_run(
         jobs,
         quiet: run.quiet,
         fail_fast: run.fail_fast.then(|| run.verdict.require.into()),
+        strict_role: options.strict_role,
+        hold: None,
     };
     let pool = db::pool::Pool::new(target, !settings.session_per_check);
     let first = run_all(
@@ -285,37 +292,77 @@ pub(super) async fn judged_run(
     )
     .await;
     let (mut checks, mut names) = unzip_saved(first)?;
+    refuse_past_policies(project, options, &checks)?;
     let total: usize = project.read_paths.iter().map(|r| r.checks.len()).sum();
     let mut before = None;
     let mut index_changes = Vec::new();
+    let mut migration_hold = None;
     // A run stopped (Ctrl-C, or --fail-fast at a failure) applies no migration.
     if let (Some(m), None, true) = (migration, stop.requested(), checks.len() == total) {
         let session = target.connect().await?;
         let m = &super::check::for_server(&session, m).await?;
         let sequences = db::migrate::sequence_values(&session).await.ok();
         let watched = project.required_indexes();
-        let applied = db::migrate::apply(&session, m, &settings, options.analyze, &watched).await?;
-        index_changes = applied.index_changes;
-        for note in &m.rewritten {
-            say!("note: {note}");
-        }
-        for note in &applied.notes {
-            say!("note: {}", crate::report::migration::note(note));
-        }
-        // The lint and the checks now see the migrated catalog.
-        lint = lint_findings(&session, project).await?;
-        let after = run_all(
-            db::check::Session::Savepoint(&session),
-            project,
-            &settings,
-            &judging,
-            pace(1),
-            &mut stop,
-            &keep(false),
-        )
-        .await;
-        db::migrate::roll_back(&session).await;
+        // From here to the rollback the migration's locks are held: on plancheck's clock, no
+        // longer than --migration-hold.
+        let hold = db::migrate::Hold::start(options.migration_hold);
+        let applying = async {
+            let applied =
+                db::migrate::apply(&session, m, &settings, options.analyze, &watched).await?;
+            // The lint and the checks now see the migrated catalog.
+            let lint = lint_findings(&session, project).await?;
+            Ok::<_, crate::error::Error>((applied, lint))
+        };
+        let applied = db::migrate::until(&session, &hold, true, applying).await;
+        let after = match applied {
+            Some(applied) => {
+                let (applied, migrated_lint) = match applied {
+                    Ok(both) => both,
+                    Err(e) => {
+                        hold.release(&session, &settings).await;
+                        return Err(e);
+                    }
+                };
+                lint = migrated_lint;
+                index_changes = applied.index_changes;
+                for note in &m.rewritten {
+                    say!("note: {note}");
+                }
+                for note in &applied.notes {
+                    say!("note: {}", crate::report::migration::note(note));
+                }
+                let pace = Pace {
+                    hold: Some(&hold),
+                    ..pace(1)
+                };
+                run_all(
+                    db::check::Session::Savepoint(&session),
+                    project,
+                    &settings,
+                    &judging,
+                    pace,
+                    &mut stop,
+                    &keep(false),
+                )
+                .await
+            }
+            // Reached while the migration was applied: no check ran after it.
+            None => project
+                .read_paths
+                .iter()
+                .flat_map(|rp| rp.checks.iter().map(move |c| (rp, c)))
+                .map(|(rp, c)| {
+                    let measured = hold.not_run(rp, c);
+                    let judged = verdict::judge(&measured, &judging);
+                    keep(false)(measured, judged)
+                })
+                .collect(),
+        };
+        hold.release(&session, &settings).await;
+        drop(session);
+        migration_hold = Some(hold.fact());
         let (after, after_names) = unzip_saved(after)?;
+        refuse_past_policies(project, options, &after)?;
         before = Some((
             std::mem::replace(&mut checks, after),
             std::mem::replace(&mut names, after_names),
@@ -334,6 +381,7 @@ pub(super) async fn judged_run(
         role_warnings,
         lint,
         index_changes,
+        migration_hold,
     };
     if let Some(dir) = save {
         saved::write_run(dir, &facts, names, before_names)?;
@@ -351,6 +399,30 @@ pub(super) async fn judged_run(
     Ok((report, stop.requested()))
 }
 
+/// `--strict-role`: a check whose reader (the role after its scope's setup) read past the
+/// row-level security policies of a table its plans read stops the run, as bad input (exit 2,
+/// no report). That is known only once the check ran: the reader is whoever the setup switched
+/// to in the check's transaction, and the tables are those its plans read; [`run_all`] starts no
+/// check after the first that shows it.
+fn refuse_past_policies(
+    project: &Project,
+    options: &RunOptions<'_>,
+    checks: &[verdict::CheckResult],
+) -> crate::error::Result<()> {
+    if !options.strict_role {
+        return Ok(());
+    }
+    let Some(c) = checks.iter().find(|c| !c.reads_past_policies.is_empty()) else {
+        return Ok(());
+    };
+    let file = project
+        .read_paths
+        .iter()
+        .find(|rp| rp.name == c.read_path)
+        .map_or("", |rp| rp.expectation_path.as_str());
+    Err(BadInput(stderr::strict_role_past_policies(c, file)).into())
+}
+
 /// Whether the run re-plans on a scratch copy: never with `--no-scratch`, and only on local
 /// binaries of the measured server's major version.
 fn scratch_mode(off: bool, major: u32) -> db::scratch::Mode {
@@ -363,13 +435,19 @@ fn scratch_mode(off: bool, major: u32) -> db::scratch::Mode {
     }
 }
 
-/// How the checks of a run are paced: how many side by side, whether progress is shown, and
-/// with `--fail-fast` the requirement a check must meet for the run to go on.
+/// How the checks of a run are paced: how many side by side, whether progress is shown, with
+/// `--fail-fast` the requirement a check must meet for the run to go on, and after a migration
+/// the bound on how long its locks are held.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Pace {
+pub(super) struct Pace<'a> {
     pub(super) jobs: usize,
     pub(super) quiet: bool,
     pub(super) fail_fast: Option<verdict::Require>,
+    /// `--strict-role`: no check starts after one whose reader read past row-level security.
+    pub(super) strict_role: bool,
+    /// `--migration-hold`: the checks after the migration stop where it is reached, and the
+    /// migration is rolled back once they are measured, before any scratch re-plan.
+    pub(super) hold: Option<&'a db::migrate::Hold>,
 }
 
 /// What a run keeps of a check once it is judged: the verdict, and the name of its saved
@@ -434,6 +512,7 @@ fn report_of(
         not_run: 0,
         migration_rewritten: Vec::new(),
         index_changes: facts.index_changes,
+        migration_hold: facts.migration_hold,
         started: None,
     }
 }
@@ -493,7 +572,7 @@ pub(super) async fn run_all<T>(
     project: &Project,
     settings: &Settings,
     judging: &verdict::Judging,
-    pace: Pace,
+    pace: Pace<'_>,
     stop: &mut stop::Stop,
     keep: &dyn Fn(measure::Measurement, verdict::CheckResult) -> T,
 ) -> Vec<T> {
@@ -501,8 +580,11 @@ pub(super) async fn run_all<T>(
         jobs,
         quiet,
         fail_fast,
+        strict_role,
+        hold,
     } = pace;
-    // Set once a finished check fails the run under --fail-fast: no check starts after it.
+    // Set once a finished check fails the run under --fail-fast, or under --strict-role reads past
+    // row-level security: no check starts after it.
     let failed = std::cell::Cell::new(false);
     use futures_util::StreamExt as _;
     let total = project.read_paths.iter().map(|r| r.checks.len()).sum();
@@ -525,6 +607,9 @@ pub(super) async fn run_all<T>(
             && !judged.verdict.is_pass()
             && !judged.is_warning(require)
         {
+            failed.set(true);
+        }
+        if strict_role && !judged.reads_past_policies.is_empty() {
             failed.set(true);
         }
         book.borrow_mut()
@@ -571,7 +656,7 @@ pub(super) async fn run_all<T>(
                 settle_later(at, what, checked, &mut done);
             }
         }
-    } else {
+    } else if let db::check::Session::Savepoint(client) = session {
         let mut shared_lost = false;
         for (at, (read_path, scope_check)) in all.into_iter().enumerate() {
             if stop.requested().is_some() || failed.get() {
@@ -585,8 +670,25 @@ pub(super) async fn run_all<T>(
                 done.push((at, finish(&what, measured)));
                 continue;
             }
-            let checked =
-                db::check::run(session, read_path, scope_check, settings, &catalog, stop).await;
+            if let Some(hold) = hold
+                && hold.passed()
+            {
+                done.push((at, finish(&what, hold.not_run(read_path, scope_check))));
+                continue;
+            }
+            let checking =
+                db::check::run(session, read_path, scope_check, settings, &catalog, stop);
+            let checked = match hold {
+                Some(hold) => match db::migrate::until(client, hold, false, checking).await {
+                    Some(checked) => checked,
+                    // Stopped where it was: its statement cancelled, the rollback below.
+                    None => {
+                        done.push((at, finish(&what, hold.not_run(read_path, scope_check))));
+                        continue;
+                    }
+                },
+                None => checking.await,
+            };
             // Every check after a migration shares its session: once that is lost (or given up
             // for not answering), nothing more is sent on it.
             shared_lost |= matches!(
@@ -594,6 +696,11 @@ pub(super) async fn run_all<T>(
                 measure::Outcome::Failed(f) if f.connection_lost
             );
             settle_later(at, what, checked, &mut done);
+        }
+        // Every check after the migration is measured: its locks go now, not after the
+        // scratch re-plans, which need no session.
+        if let Some(hold) = hold {
+            hold.release(client, settings).await;
         }
     }
     if !pending.is_empty() {

@@ -101,6 +101,11 @@ pub struct CheckArgs {
     /// (superuser, pg_signal_backend, COPY … PROGRAM, dblink, …)
     #[arg(help_heading = "Safety", long)]
     pub strict_role: bool,
+    /// With --migration: longest its locks may be held, from its BEGIN to its rollback (an
+    /// ALTER TABLE or DROP INDEX makes every other session's read of the table wait until then);
+    /// once reached, the checks after it still to run are not run (error) and it is rolled back
+    #[arg(help_heading = "Safety", long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration, requires = "migration")]
+    pub migration_hold: Duration,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -794,6 +799,21 @@ mod tests {
         };
         assert_eq!(args.verdict.report.len(), 2);
         assert_eq!(args.verdict.color, super::ColorArg::Never);
+    }
+
+    #[test]
+    fn the_migration_hold_is_30_s_and_only_with_a_migration() {
+        use clap::Parser;
+        let cli = super::Cli::try_parse_from(["plancheck", "check", "--migration", "m.sql"]);
+        let Ok(super::Cli {
+            command: super::Command::Check(args),
+        }) = cli
+        else {
+            panic!("not check")
+        };
+        assert_eq!(args.migration_hold, Duration::from_secs(30));
+        let alone = super::Cli::try_parse_from(["plancheck", "check", "--migration-hold", "5s"]);
+        assert!(alone.is_err());
     }
 
     #[test]

@@ -12,7 +12,9 @@
 //! 4. the defaults written on the flags.
 //!
 //! `plancheck.toml` holds the project's scopes and fragments, never a run setting, so it takes
-//! no part here.
+//! no part here. Nor does the environment take part in a run's bounds (`--statement-timeout`,
+//! `--lock-timeout`, `--temp-file-limit`, `--migration-hold`, …): each is the flag or its
+//! default, so the command line a CI job's log shows is the whole of what bounded the run.
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -42,6 +44,14 @@ pub fn check_settings(run: &RunArgs) -> Settings {
         session_per_check: run.session_per_check,
         scratch: db::scratch::Mode::default(),
     }
+}
+
+/// How long a `--migration` run may hold the migration's locks, from its `BEGIN` to its
+/// rollback: `--migration-hold`, else its default (30 s: an application read queued behind the
+/// migration's ACCESS EXCLUSIVE lock waits no longer than one of plancheck's own statements may
+/// run at the default `--statement-timeout`).
+pub fn migration_hold(args: &super::CheckArgs) -> std::time::Duration {
+    args.migration_hold
 }
 
 /// Which read paths and scopes run: `--only`, `--scope`.

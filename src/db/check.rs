@@ -29,6 +29,7 @@ use super::guard::{self, Span, Watched};
 
 mod definitions;
 mod failed;
+mod policies;
 mod rivals;
 mod session;
 use super::{Asked, Unanswered, scratch};
@@ -102,7 +103,7 @@ impl Settings {
 
 /// How long plancheck waits for the server to act on a cancel request before it gives the
 /// session up.
-const CANCEL_WAIT: Duration = Duration::from_secs(2);
+pub(crate) const CANCEL_WAIT: Duration = Duration::from_secs(2);
 
 /// Bounds a session that runs outside any check's transaction (the catalog reads before the
 /// checks): the same statement and lock timeouts, so another session's lock cannot hang a run.
@@ -272,6 +273,8 @@ pub struct Catalog {
     builtins: std::cell::RefCell<std::collections::HashMap<String, bool>>,
     /// The definitions the scratch copy needs, read once per object.
     pub definitions: std::cell::RefCell<scratch::Definitions>,
+    /// Row-level security as each scope's reader meets it, by relation.
+    policies: policies::Known,
 }
 
 /// PostgreSQL's own functions that run SQL given as text, or change a setting: through them a
@@ -405,6 +408,18 @@ pub fn not_run(read_path: &ReadPath, check: &ScopeCheck, why: &str) -> Measureme
             at: None,
             gave_up: false,
         },
+    )
+}
+
+/// A check that was not run, for `why` (a lost connection counts as one, exit 3; the rest are
+/// `error`s).
+pub fn not_run_for(read_path: &ReadPath, check: &ScopeCheck, why: Why) -> Measurement {
+    Measurement::failed(
+        &read_path.name,
+        &check.scope,
+        requirement(read_path, check),
+        check.settings.clone(),
+        why.into(),
     )
 }
 
@@ -683,7 +698,13 @@ async fn measure(
 
     // What the planner knew of every relation the plans read, and of the index's table.
     let wanted = relations_of(&index, &plans);
-    let relations = catalog.relations(sess, &wanted).await?;
+    // Whether their policies apply to the reader, asked in the same round trip.
+    let (relations, row_security) = futures_util::future::join(
+        catalog.relations(sess, &wanted),
+        policies::read(sess, check, &wanted, &catalog.policies),
+    )
+    .await;
+    let (relations, row_security) = (relations?, row_security?);
 
     Ok((
         Measured {
@@ -697,6 +718,7 @@ async fn measure(
             non_immutable,
             replan_skipped: None,
             session,
+            row_security,
             warmup: Some(sess.settings.warmup),
             client_ms,
         },

@@ -713,11 +713,134 @@ async fn analyse(
     Ok(notes)
 }
 
-/// Ends the transaction the migration was applied in by rolling it back. A failure is not
-/// reported: the session is dropped after it, and the server rolls back what a closed session
-/// left open.
-pub async fn roll_back(client: &Client) {
-    let _ = client.batch_execute("ROLLBACK").await;
+/// Ends the transaction the migration was applied in by rolling it back: whether the server
+/// answered that it did. Each try waits no longer than the client's clock allows; a second try
+/// follows a failed first, which a cancel request sent at the bound ([`until`]) can make fail
+/// when it arrives after the statement it was meant for. When neither is answered the caller
+/// drops the session: the server rolls back what a closed session left open.
+pub async fn roll_back(client: &Client, settings: &Settings) -> bool {
+    for _ in 0..2 {
+        if client.is_closed() {
+            return false;
+        }
+        if let Ok(Ok(())) =
+            tokio::time::timeout(settings.client_limit(), client.batch_execute("ROLLBACK")).await
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// The bound on how long a run holds the migration's locks (`--migration-hold`), on plancheck's
+/// own clock: from just before the migration's `BEGIN` (its first statement may take an ACCESS
+/// EXCLUSIVE lock, which queues every other session's reads of the table) to the rollback's
+/// answer. [`until`] enforces it; what happened is kept here for the report
+/// ([`Hold::fact`]).
+#[derive(Debug)]
+pub struct Hold {
+    limit: Duration,
+    started: tokio::time::Instant,
+    /// Where the bound was reached: while applying (true), during the checks (false).
+    reached: std::cell::Cell<Option<bool>>,
+    not_run: std::cell::Cell<usize>,
+    /// When the rollback was answered (or given up), and whether it was answered.
+    ended: std::cell::Cell<Option<(tokio::time::Instant, bool)>>,
+}
+
+impl Hold {
+    /// The clock starts now: call it just before the migration's `BEGIN`.
+    pub fn start(limit: Duration) -> Hold {
+        Hold {
+            limit,
+            started: tokio::time::Instant::now(),
+            reached: Default::default(),
+            not_run: Default::default(),
+            ended: Default::default(),
+        }
+    }
+
+    fn deadline(&self) -> tokio::time::Instant {
+        self.started + self.limit
+    }
+
+    /// Whether the bound has been reached (no check after the migration starts then).
+    pub fn passed(&self) -> bool {
+        self.reached.get().is_some() || tokio::time::Instant::now() >= self.deadline()
+    }
+
+    /// A check after the migration not run (or stopped) because the bound was reached: its
+    /// measurement, an `error` saying why.
+    pub fn not_run(
+        &self,
+        read_path: &crate::project::ReadPath,
+        check: &crate::project::ScopeCheck,
+    ) -> crate::measure::Measurement {
+        let applying = self.reached.get().unwrap_or(false);
+        self.reached.set(Some(applying));
+        self.not_run.set(self.not_run.get() + 1);
+        super::check::not_run_for(
+            read_path,
+            check,
+            super::check::Why::HoldReached {
+                limit: self.limit,
+                applying,
+            },
+        )
+    }
+
+    /// Rolls the migration back, once: the end of the hold.
+    pub async fn release(&self, client: &Client, settings: &Settings) {
+        if self.ended.get().is_some() {
+            return;
+        }
+        let answered = roll_back(client, settings).await;
+        self.ended
+            .set(Some((tokio::time::Instant::now(), answered)));
+    }
+
+    /// What the report says of the hold.
+    pub fn fact(&self) -> crate::model::MigrationHold {
+        let (end, released) = self
+            .ended
+            .get()
+            .unwrap_or((tokio::time::Instant::now(), false));
+        crate::model::MigrationHold {
+            limit_ms: u64::try_from(self.limit.as_millis()).unwrap_or(u64::MAX),
+            held_ms: (end - self.started).as_secs_f64() * 1000.0,
+            reached: self.reached.get().is_some(),
+            while_applying: self.reached.get() == Some(true),
+            not_run: self.not_run.get(),
+            released,
+        }
+    }
+}
+
+/// `work` on the migration's session `client`, unless the hold's bound comes first: then the
+/// statement running there is cancelled, `work` dropped, and None returned (the caller rolls
+/// back with [`Hold::release`]). `applying`: `work` is the migration's own application.
+pub async fn until<T>(
+    client: &Client,
+    hold: &Hold,
+    applying: bool,
+    work: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    tokio::select! {
+        biased;
+        done = work => Some(done),
+        () = tokio::time::sleep_until(hold.deadline()) => {
+            if hold.reached.get().is_none() {
+                hold.reached.set(Some(applying));
+            }
+            let cancel = client.cancel_token();
+            let _ = tokio::time::timeout(
+                super::check::CANCEL_WAIT,
+                cancel.cancel_query(tokio_postgres::NoTls),
+            )
+            .await;
+            None
+        }
+    }
 }
 
 /// Every sequence's last value the role may read, to tell after the run which ones the

@@ -226,6 +226,8 @@ pub enum Asked {
     /// The columns of this table.
     Columns(String),
     RelationStatistics,
+    /// Whether the policies of the tables the plans read apply to the check's reader.
+    RowSecurity,
     ScratchDefinitions,
     ScratchNames,
     ScratchSearchPath,

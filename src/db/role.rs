@@ -184,6 +184,9 @@ ALTER DEFAULT PRIVILEGES FOR ROLE :"app_owner" IN SCHEMA :"app_schema"
 --   GRANT EXECUTE ON FUNCTION app.visible_posts(bigint) TO plancheck_check;
 -- A second guard: every transaction of this role starts read-only even before plancheck says so.
 ALTER ROLE plancheck_check SET default_transaction_read_only = on;
+-- temp_file_limit is a superuser setting: the role cannot set --temp-file-limit itself, so its
+-- sessions start bounded (without it, --strict-role refuses the role where the server has none).
+ALTER ROLE plancheck_check SET temp_file_limit = '1GB';
 -- Only if a scope's setup runs `SET ROLE app_member`: membership is what allows it, and it
 -- also hands plancheck_check everything app_member may do, so grant only roles that have no
 -- right plancheck warns about:
@@ -198,6 +201,8 @@ ALTER ROLE plancheck_check SET default_transaction_read_only = on;
 CREATE ROLE plancheck_migrate LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION;
 -- Every check also runs before and after the migration, with the check role's rights.
 GRANT plancheck_check TO plancheck_migrate;
+-- Its sessions bounded as plancheck_check's are (role settings are not inherited).
+ALTER ROLE plancheck_migrate SET temp_file_limit = '1GB';
 -- Ownership, through membership: CREATE INDEX, ALTER TABLE, DROP INDEX, ANALYZE.
 GRANT :"app_owner" TO plancheck_migrate;
 -- Tables and indexes the migration creates (the owner of the schema has this already).

@@ -54,6 +54,7 @@ fn asked(asked: &Asked) -> String {
         }
         Asked::Columns(table) => return format!("could not read the columns of {table}"),
         Asked::RelationStatistics => "could not read relation statistics",
+        Asked::RowSecurity => "could not read whether row-level security applies to the reader",
         Asked::ScratchDefinitions => "reading definitions for the scratch copy",
         Asked::ScratchNames => "reading what the read path names, for the scratch copy",
         Asked::ScratchSearchPath => "reading the search path, for the scratch copy",
@@ -163,6 +164,35 @@ pub fn hung(limit: Duration) -> String {
     )
 }
 
+/// Why a check after a migration was not run: the migration's locks had been held for `limit`
+/// (`--migration-hold`), reached while it was applied (`applying`) or during the checks after it.
+pub fn hold_reached(limit: Duration, applying: bool) -> String {
+    let when = if applying {
+        "while the migration was being applied"
+    } else {
+        "during the checks after it"
+    };
+    format!(
+        "not run after the migration: its locks had been held for --migration-hold ({}), \
+         reached {when}, so its transaction was rolled back to let the application's sessions \
+         through; nothing after the migration is known for this check (a longer \
+         --migration-hold, or fewer checks with --only, lets it run)",
+        duration(limit)
+    )
+}
+
+/// A bound as a user writes it: `30 s`, `1.5 s`, `500 ms`.
+pub fn duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
 /// What is added to a given-up check's failure when its server process `pid` outlived the
 /// cancel request and `pg_terminate_backend`.
 pub fn outlived(pid: i32) -> String {
@@ -205,6 +235,7 @@ impl From<Why> for Failure {
                 "the migration's session was lost after this check".to_string(),
                 None,
             ),
+            Why::HoldReached { limit, applying } => (hold_reached(limit, applying), None),
             Why::NoMeasuredRun => ("no measured run (--iterations 0?)".to_string(), None),
             Why::PreparedNotListed => (
                 "the server does not list the read path's prepared statement".to_string(),
@@ -320,6 +351,32 @@ impl From<Unanswered> for crate::error::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bounds_are_said_as_a_user_writes_them() {
+        assert_eq!(duration(Duration::from_millis(500)), "500 ms");
+        assert_eq!(duration(Duration::from_secs(30)), "30 s");
+        assert_eq!(duration(Duration::from_millis(2013)), "2.0 s");
+        assert_eq!(duration(Duration::from_millis(1500)), "1.5 s");
+    }
+
+    #[test]
+    fn a_check_not_run_at_the_hold_says_the_bound_and_when_it_came() {
+        let f = Failure::from(Why::HoldReached {
+            limit: Duration::from_secs(2),
+            applying: false,
+        });
+        assert!(!f.connection_lost);
+        assert!(
+            f.message
+                .contains("--migration-hold (2 s), reached during the checks after it")
+        );
+        let f = Failure::from(Why::HoldReached {
+            limit: Duration::from_secs(2),
+            applying: true,
+        });
+        assert!(f.message.contains("while the migration was being applied"));
+    }
 
     #[test]
     fn a_failure_to_answer_says_what_was_asked_and_the_servers_words() {

@@ -107,6 +107,21 @@ fn every_annotation(report: &Report) -> Vec<(&'static str, String)> {
         let kind = if f.fails() { "error" } else { "warning" };
         out.push((kind, command(kind, &props, &message)));
     }
+    for c in &report.checks {
+        let Some(past) = super::past_policies(c) else {
+            continue;
+        };
+        let mut props = Vec::new();
+        if let Some(at) = report.location_of(c) {
+            props.push(("file", at.path.clone()));
+            if let Some(line) = at.line {
+                props.push(("line", line.to_string()));
+            }
+        }
+        let title = format!("plancheck: {} reads past row-level security", check_name(c));
+        props.push(("title", title));
+        out.push(("warning", command("warning", &props, &past)));
+    }
     for line in super::applied_lines(report) {
         out.push((
             "notice",

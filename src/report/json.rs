@@ -23,6 +23,12 @@ struct JsonReport<'a> {
     /// (`dropped`, `renamed` with `to`, `redefined` with `definition`).
     #[serde(skip_serializing_if = "<[crate::model::IndexChange]>::is_empty")]
     migration_index_changes: &'a [crate::model::IndexChange],
+    /// With `--migration`: how long its locks were held (`held_ms`) against `--migration-hold`
+    /// (`limit_ms`); `reached` when the bound stopped the checks after it (`not_run` of them),
+    /// `while_applying` when it came before the migration was applied; `released` when the
+    /// rollback was answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    migration_hold: Option<&'a crate::model::MigrationHold>,
     summary: Summary,
 }
 
@@ -101,6 +107,11 @@ struct JsonCheck<'a> {
     /// does not pass after it (as in `migration_index_changes`).
     #[serde(skip_serializing_if = "Option::is_none")]
     changed_by: Option<&'a crate::model::IndexChange>,
+    /// Tables the plans read whose row-level security policies did not apply to the check's
+    /// reader: `table`, `reader`, `why` (`superuser`, `bypassrls`, `owner` with `owner`,
+    /// `not-settled`).
+    #[serde(skip_serializing_if = "<[crate::verdict::readers::PastPolicies]>::is_empty")]
+    reads_past_policies: &'a [crate::verdict::readers::PastPolicies],
 }
 
 /// The stable JSON document described in the README.
@@ -111,6 +122,7 @@ pub(super) fn json(report: &Report) -> String {
         lint: &report.lint,
         migration_rewritten: &report.migration_rewritten,
         migration_index_changes: &report.index_changes,
+        migration_hold: report.migration_hold.as_ref(),
         checks: report
             .checks
             .iter()
@@ -161,6 +173,7 @@ pub(super) fn json(report: &Report) -> String {
                 message: &c.message,
                 at: c.at.as_ref(),
                 changed_by: c.changed_by.as_ref(),
+                reads_past_policies: &c.reads_past_policies,
             })
             .collect(),
         summary: report.summary(),

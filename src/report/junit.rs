@@ -172,6 +172,9 @@ fn testcase(report: &Report, c: &CheckResult) -> TestCase {
     for (name, value) in &c.session {
         case.add_property(Property::new(format!("setup {name}"), value));
     }
+    if let Some(past) = super::past_policies(c) {
+        case.add_property(Property::new("row-level security", past));
+    }
     case
 }
 
@@ -222,5 +225,6 @@ fn system_out(report: &Report, c: &CheckResult) -> String {
     for n in &c.notes {
         lines.push(format!("note: {n}"));
     }
+    lines.extend(super::past_policies(c));
     lines.join("\n") + "\n"
 }

@@ -22,12 +22,33 @@ pub(super) fn markdown(report: &Report) -> String {
         out.push_str(&budgets.concat());
     }
     out.push_str(&why_list(report));
+    if let Some(hold) = &report.migration_hold {
+        out.push_str(&format!(
+            "\n**Migration**: {}\n",
+            text(&super::migration::hold(hold))
+        ));
+    }
     let applied = super::applied_lines(report);
     if !applied.is_empty() {
         out.push_str("\n**Settings applied**\n\n");
         for line in applied {
             out.push_str(&format!("- {}\n", text(&line)));
         }
+    }
+    let past: Vec<String> = report
+        .checks
+        .iter()
+        .filter_map(|c| {
+            Some(format!(
+                "- {}: {}\n",
+                text(&check_name(c)),
+                text(&super::past_policies(c)?)
+            ))
+        })
+        .collect();
+    if !past.is_empty() {
+        out.push_str("\n**Row-level security**\n\n");
+        out.push_str(&past.concat());
     }
     if !report.lint.is_empty() {
         out.push_str("\n**Index problems**\n\n");

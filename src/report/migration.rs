@@ -15,6 +15,40 @@ pub fn note(note: &Note) -> String {
     }
 }
 
+/// How long the run held the migration's locks, against `--migration-hold`: one sentence, for
+/// the table and the Markdown.
+pub fn hold(h: &crate::model::MigrationHold) -> String {
+    let held = crate::report::failure::duration(std::time::Duration::from_secs_f64(
+        h.held_ms.max(0.0) / 1000.0,
+    ));
+    let limit = crate::report::failure::duration(std::time::Duration::from_millis(h.limit_ms));
+    let mut said = if !h.reached {
+        format!("the migration's locks were held {held} (--migration-hold {limit})")
+    } else if h.while_applying {
+        format!(
+            "the migration's locks were held {held}: --migration-hold ({limit}) was reached \
+             while it was being applied, so it was rolled back and none of the {} checks after \
+             it ran",
+            h.not_run
+        )
+    } else {
+        format!(
+            "the migration's locks were held {held}: --migration-hold ({limit}) was reached \
+             during the checks after it, so it was rolled back and {} of them {} not run",
+            h.not_run,
+            if h.not_run == 1 { "was" } else { "were" }
+        )
+    };
+    if !h.released {
+        said.push_str(
+            "; the rollback was not answered, so the session was closed: the server ends the \
+             transaction, and releases its locks, once its process reads from the connection \
+             again",
+        );
+    }
+    said
+}
+
 fn sequence(s: &Sequence) -> String {
     match s {
         Sequence::Named(name) => format!("sequence {name}"),

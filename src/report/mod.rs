@@ -70,6 +70,8 @@ pub struct Report {
     pub migration_rewritten: Vec<String>,
     /// With `--migration`: what it did to the indexes the checks require.
     pub index_changes: Vec<crate::model::IndexChange>,
+    /// With `--migration`: how long its locks were held, against `--migration-hold`.
+    pub migration_hold: Option<crate::model::MigrationHold>,
     /// When the run started (JUnit's `timestamp`); none for a saved run judged again.
     pub started: Option<std::time::SystemTime>,
 }
@@ -390,4 +392,48 @@ pub(crate) fn applied_lines(report: &Report) -> Vec<String> {
         }
     }
     lines
+}
+
+/// What the check's reader read past: the tables whose row-level security policies did not
+/// apply to it, and why, in one sentence; None when it read past none. Every format says it,
+/// since a reader the policies do not apply to can turn a failure into a pass.
+pub(crate) fn past_policies(c: &CheckResult) -> Option<String> {
+    use crate::verdict::readers::Past;
+    let first = c.reads_past_policies.first()?;
+    let tables: Vec<&str> = c
+        .reads_past_policies
+        .iter()
+        .map(|p| p.table.as_str())
+        .collect();
+    let why: Vec<String> = c
+        .reads_past_policies
+        .iter()
+        .map(|p| match &p.why {
+            Past::Superuser => format!("{} is a superuser", p.reader),
+            Past::Bypassrls => format!("{} has BYPASSRLS", p.reader),
+            Past::Owner { owner } => format!(
+                "{} has the privileges of {}'s owner {owner}, and {} does not FORCE ROW LEVEL \
+                 SECURITY",
+                p.reader, p.table, p.table
+            ),
+            Past::NotSettled => format!(
+                "row_security_active({}) says they do not apply to {}, and the catalog's facts \
+                 read do not say why",
+                p.table, p.reader
+            ),
+        })
+        .fold(Vec::new(), |mut all, w| {
+            if !all.contains(&w) {
+                all.push(w);
+            }
+            all
+        });
+    Some(format!(
+        "reads past row-level security: the policies of {} do not apply to its reader, role {} \
+         ({}), so its plans show none of their conditions: they are not the plans of a reader \
+         the policies apply to (the scope's setup should SET ROLE to one)",
+        tables.join(", "),
+        first.reader,
+        why.join("; ")
+    ))
 }

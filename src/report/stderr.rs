@@ -146,6 +146,19 @@ pub fn strict_role_refusal(role: &str, risks: &[RoleRisk]) -> String {
     )
 }
 
+/// `--strict-role` refusing a check whose reader read past the row-level security policies of
+/// a table its plans read (`expectation`: the file its scope is written in).
+pub fn strict_role_past_policies(c: &crate::verdict::CheckResult, expectation: &str) -> String {
+    let past = super::past_policies(c).unwrap_or_default();
+    format!(
+        "--strict-role: {} ({expectation}, scope `{}`) {past}; no check starts after it and no \
+         report is written: the reader a scope's setup switches to must be one the policies \
+         apply to (see \"Row-level security scopes\" in plancheck's documentation)",
+        super::check_name(c),
+        c.scope
+    )
+}
+
 /// An `allow_seq_scan` entry that names no relation in the database (located by the caller).
 pub fn unknown_allowed(entry: &str) -> String {
     format!(
@@ -205,9 +218,18 @@ pub fn sequence_moved(name: &str, before: Option<i64>, now: Option<i64>) -> Stri
 /// `accept`: a check whose plan could not be recorded.
 /// Where the role may not set `temp_file_limit` and the server has none.
 pub const TEMP_FILES_UNBOUNDED: &str = "the role may not set temp_file_limit (only a superuser, \
-     or from PostgreSQL 15 a role granted SET on it) and the server has none: a read path may \
-     write temporary files until its statement ends; ask the administrator to set one for the \
-     role (ALTER ROLE … SET temp_file_limit = '1GB')";
+     or from PostgreSQL 15 a role granted SET on it) and the server has none, so --temp-file-limit \
+     is not applied: a read path's sort or hash may write temporary files on the database \
+     server's disk, as much as it can write before --statement-timeout, and a full disk stops the server for every session, the application's included; ask the \
+     administrator to set one for the role (ALTER ROLE … SET temp_file_limit = '1GB'), or run \
+     with --strict-role to refuse such a role";
+
+/// `--strict-role` refusing a role whose temporary files nothing bounds.
+pub const STRICT_ROLE_TEMP_FILES: &str = "--strict-role: the role may not set temp_file_limit \
+     (only a superuser, or from PostgreSQL 15 a role granted SET on it) and the server has none, \
+     so nothing bounds the temporary files a read path's sort or hash writes on the database \
+     server's disk until its statement ends; ask the administrator to set one for the role \
+     (ALTER ROLE … SET temp_file_limit = '1GB')";
 
 /// `plancheck ladder` with no check to load.
 pub const LADDER_NOTHING: &str = "no read path to put under load (none selected)";

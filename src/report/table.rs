@@ -469,6 +469,16 @@ fn sections(report: &Report, layout: Layout, style: Style) -> String {
         out.push_str(&notes.join("\n"));
         out.push('\n');
     }
+    let past: Vec<String> = report
+        .checks
+        .iter()
+        .filter_map(|c| Some(format!("  {}: {}", check_name(c), super::past_policies(c)?)))
+        .collect();
+    if !past.is_empty() {
+        out.push_str("\nrow-level security:\n");
+        out.push_str(&past.join("\n"));
+        out.push('\n');
+    }
     if !report.lint.is_empty() {
         out.push_str("\nindexes:\n");
         out.push_str(&super::lint_findings(&report.lint));
@@ -478,6 +488,9 @@ fn sections(report: &Report, layout: Layout, style: Style) -> String {
         out.push_str(&plans(report));
     }
     out.push_str(&declared_settings(report));
+    if let Some(hold) = &report.migration_hold {
+        out.push_str(&format!("\nmigration: {}\n", super::migration::hold(hold)));
+    }
     out.push_str(&format!("\n{}\n", summary_line(report)));
     out
 }
@@ -687,6 +700,7 @@ mod basis_tests {
             not_run: 0,
             migration_rewritten: Vec::new(),
             index_changes: Vec::new(),
+            migration_hold: None,
             started: None,
         }
     }

@@ -19,6 +19,7 @@ pub mod ladder;
 mod notes;
 mod plan;
 pub mod predicate;
+pub mod readers;
 mod same_statement;
 pub mod shape;
 #[cfg(test)]
@@ -240,6 +241,9 @@ pub struct CheckResult {
     /// What the scope's setup changed, as the server read it back (role, search path,
     /// `TimeZone`, application settings).
     pub session: Vec<(String, String)>,
+    /// Tables the plans read whose row-level security policies did not apply to the check's
+    /// reader (the role after the scope's setup), and why.
+    pub reads_past_policies: Vec<readers::PastPolicies>,
     /// With `--migration`: the statement that dropped, renamed or redefined the required index
     /// (or an accepted one), when the check does not pass after it.
     pub changed_by: Option<crate::model::IndexChange>,
@@ -475,6 +479,7 @@ fn unjudged(m: &Measurement) -> CheckResult {
         plans: Vec::new(),
         settings: m.settings.clone(),
         session: Vec::new(),
+        reads_past_policies: Vec::new(),
         changed_by: None,
     }
 }
@@ -528,6 +533,7 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         .flat_map(|n| n.sort_key.iter().cloned())
         .collect();
     r.session = measured.session.clone();
+    r.reads_past_policies = readers::past(&measured.row_security);
     let reltuples: HashMap<String, f64> = measured
         .relations
         .iter()

@@ -130,6 +130,7 @@ pub(crate) fn measured(read_path: &str, verdict: Verdict, warm: f64, buffers: f6
         plans: vec![],
         settings: vec![],
         session: vec![],
+        reads_past_policies: Vec::new(),
         changed_by: None,
     }
 }

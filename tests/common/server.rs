@@ -226,3 +226,14 @@ pub fn server_version_num(conn: &str) -> u32 {
         .parse()
         .expect("server_version_num is a number")
 }
+
+/// The connection string `conn` with another user (the test server trusts every local user).
+pub fn as_user(conn: &str, user: &str) -> String {
+    conn.split_whitespace()
+        .map(|kv| match kv.strip_prefix("user=") {
+            Some(_) => format!("user={user}"),
+            None => kv.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

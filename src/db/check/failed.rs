@@ -66,6 +66,10 @@ pub enum Why {
     Interrupted,
     /// The migration's session could not be rolled back after the check.
     MigrationSessionLost,
+    /// Not run, or stopped where it was: the migration's locks had been held for `limit`
+    /// (`--migration-hold`), reached while the migration was applied (`applying`) or during the
+    /// checks after it; its transaction was rolled back.
+    HoldReached { limit: Duration, applying: bool },
     /// `--iterations 0`.
     NoMeasuredRun,
     /// The server does not list the protocol-level statement just prepared.
