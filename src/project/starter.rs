@@ -58,7 +58,7 @@ pub fn write(dir: &Path) -> error::Result<Vec<PathBuf>> {
                 return Err(BadInput(format!(
                     "{}: already exists; plancheck init writes a new project and never \
                      overwrites one",
-                    folder.shown(Path::new(rel))
+                    dir.join(rel).display()
                 ))
                 .into());
             }
