@@ -23,6 +23,8 @@
 //!   current folder when it lies below it (the checkout, in CI): no folder from there down may
 //!   be a link. A path elsewhere is anchored at its own folder, taken as given.
 //!
+//! - **A secret is never written**: every byte written goes through [`crate::secrets`] first.
+//!
 //! A refusal names the file and says why; it never quotes what the file holds.
 
 use std::ffi::{CStr, CString, OsStr, OsString};
@@ -437,7 +439,9 @@ impl Folder {
             }
         };
         let mut file = File::from(fd);
-        let written = file.write_all(bytes).and_then(|()| file.flush());
+        let written = file
+            .write_all(&crate::secrets::redact_bytes(bytes))
+            .and_then(|()| file.flush());
         if let Err(e) = written {
             self.unlink(&temp);
             return Err(e);
@@ -515,7 +519,7 @@ impl Folder {
             })
         })?;
         let mut file = File::from(fd);
-        file.write_all(bytes)
+        file.write_all(&crate::secrets::redact_bytes(bytes))
             .and_then(|()| file.flush())
             .map_err(|e| fail(Why::Io(e)))
     }
@@ -646,7 +650,7 @@ pub fn replace_given(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
         )));
     }
     let mut file = File::from(fd);
-    file.write_all(bytes)
+    file.write_all(&crate::secrets::redact_bytes(bytes))
         .and_then(|()| file.flush())
         .map_err(|e| fail(Why::Io(e)))
 }
@@ -689,7 +693,7 @@ pub fn append_given(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
         return Err(fail(Why::NotRegular(kind)));
     }
     let mut file = File::from(fd);
-    file.write_all(bytes)
+    file.write_all(&crate::secrets::redact_bytes(bytes))
         .and_then(|()| file.flush())
         .map_err(|e| fail(Why::Io(e)))
 }

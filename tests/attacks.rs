@@ -26,6 +26,8 @@ use common::*;
 mod round_two;
 #[path = "attacks/scratch.rs"]
 mod scratch;
+#[path = "attacks/secrets.rs"]
+mod secrets;
 #[path = "attacks/whole_reads.rs"]
 mod whole_reads;
 
