@@ -23,6 +23,8 @@
 //!   current folder when it lies below it (the checkout, in CI): no folder from there down may
 //!   be a link. A path elsewhere is anchored at its own folder, taken as given.
 //!
+//! - **A secret is never written**: every byte written goes through [`crate::secrets`] first.
+//!
 //! A refusal names the file and says why; it never quotes what the file holds.
 
 use std::ffi::{CStr, CString, OsStr, OsString};
@@ -370,6 +372,20 @@ impl Folder {
         Ok(Some(bytes))
     }
 
+    /// Whether anything is at `rel` (a file, a folder, a link: the last name is not followed);
+    /// a link or a file where a folder on the way should be is an error, as for a read.
+    pub fn exists(&self, rel: &Path) -> Result<bool, FileError> {
+        let (folder, name) = match self.parent_of(rel, false) {
+            Ok(found) => found,
+            Err(FileError {
+                why: Why::Io(e), ..
+            }) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let c = cstring(name).map_err(|e| self.error(rel, Why::Io(e)))?;
+        Ok(lstat_at(folder.fd.as_raw_fd(), &c).is_some())
+    }
+
     /// The names in folder `rel` (this folder when empty), unsorted, `.` and `..` left out.
     pub fn names(&self, rel: &Path) -> Result<Vec<OsString>, FileError> {
         let folder = self.folder(rel, false)?;
@@ -423,7 +439,9 @@ impl Folder {
             }
         };
         let mut file = File::from(fd);
-        let written = file.write_all(bytes).and_then(|()| file.flush());
+        let written = file
+            .write_all(&crate::secrets::redact_bytes(bytes))
+            .and_then(|()| file.flush());
         if let Err(e) = written {
             self.unlink(&temp);
             return Err(e);
@@ -501,7 +519,7 @@ impl Folder {
             })
         })?;
         let mut file = File::from(fd);
-        file.write_all(bytes)
+        file.write_all(&crate::secrets::redact_bytes(bytes))
             .and_then(|()| file.flush())
             .map_err(|e| fail(Why::Io(e)))
     }
@@ -632,7 +650,50 @@ pub fn replace_given(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
         )));
     }
     let mut file = File::from(fd);
-    file.write_all(bytes)
+    file.write_all(&crate::secrets::redact_bytes(bytes))
+        .and_then(|()| file.flush())
+        .map_err(|e| fail(Why::Io(e)))
+}
+
+/// Appends to the file at `path`, named by the command line or the environment (GitHub's
+/// `GITHUB_STEP_SUMMARY`), made when missing; anchored as [`replace_given`] anchors. An append
+/// keeps what is there, so a link where the file goes cannot be replaced: it is refused, unless
+/// it lies outside the current folder and leads to a stream (`/dev/stderr`), as for
+/// [`replace_given`]. A FIFO or a character device is written into; anything else that is not a
+/// regular file is refused.
+pub fn append_given(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
+    let (anchor, rest, inside) = anchored_where(path);
+    let fail = |why| FileError {
+        path: path.display().to_string(),
+        why,
+    };
+    let (folder, name) = Folder::anchor(&anchor)
+        .and_then(|f| f.parent_of(&rest, true).map(|(d, n)| (d, n.to_owned())))
+        .map_err(|e| fail(e.why))?;
+    let c = cstring(&name).map_err(|e| fail(Why::Io(e)))?;
+    let dir = folder.fd.as_raw_fd();
+    let stream =
+        |st: &libc::stat| matches!(st.st_mode & libc::S_IFMT, libc::S_IFIFO | libc::S_IFCHR);
+    let follow = match lstat_at(dir, &c) {
+        Some(st) if is_link(&st) => {
+            // SAFETY: as in `fstat`; `c` is NUL-terminated and outlives the call.
+            let mut target: libc::stat = unsafe { std::mem::zeroed() };
+            let found = unsafe { libc::fstatat(dir, c.as_ptr(), &mut target, 0) } == 0;
+            if inside || !found || !stream(&target) {
+                return Err(fail(Why::Link));
+            }
+            0
+        }
+        _ => libc::O_NOFOLLOW,
+    };
+    let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOCTTY | follow;
+    let fd = open_at(dir, &c, flags, 0o666).map_err(|e| fail(Folder::why(dir, &c, e)))?;
+    let st = fstat(fd.as_raw_fd()).map_err(|e| fail(Why::Io(e)))?;
+    if let Some(kind) = kind(st.st_mode).filter(|_| !stream(&st)) {
+        return Err(fail(Why::NotRegular(kind)));
+    }
+    let mut file = File::from(fd);
+    file.write_all(&crate::secrets::redact_bytes(bytes))
         .and_then(|()| file.flush())
         .map_err(|e| fail(Why::Io(e)))
 }
@@ -855,6 +916,37 @@ mod tests {
         assert_eq!(fs::read(outside.join("secret")).unwrap(), SECRET);
         assert_eq!(fs::read(project.join("r.xml")).unwrap(), b"report");
         assert!(f.names(Path::new("")).unwrap().len() >= 2);
+    }
+
+    #[test]
+    fn an_append_keeps_what_is_there_and_never_goes_through_a_link() {
+        let (_root, project, outside) = setup();
+        let summary = project.join("summary.md");
+        append_given(&summary, b"one\n").unwrap();
+        append_given(&summary, b"two\n").unwrap();
+        assert_eq!(fs::read(&summary).unwrap(), b"one\ntwo\n");
+        // A link, where the file goes or on the way to it, is refused: outside unchanged.
+        symlink(outside.join("secret"), project.join("linked.md")).unwrap();
+        let e = append_given(&project.join("linked.md"), b"x").unwrap_err();
+        assert!(matches!(e.why, Why::Link), "{e}");
+        assert_eq!(fs::read(outside.join("secret")).unwrap(), SECRET);
+        // A device is written into, never replaced.
+        append_given(Path::new("/dev/null"), b"x").unwrap();
+    }
+
+    #[test]
+    fn exists_sees_links_without_following_them() {
+        let (_root, project, outside) = setup();
+        symlink(outside.join("nothing-there"), project.join("dangling")).unwrap();
+        symlink(&outside, project.join("linked")).unwrap();
+        let f = Folder::open(&project).unwrap();
+        assert!(f.exists(Path::new("dangling")).unwrap());
+        assert!(f.exists(Path::new("plans")).unwrap());
+        assert!(!f.exists(Path::new("plans/x.sql")).unwrap());
+        assert!(!f.exists(Path::new("none/x.sql")).unwrap());
+        let e = f.exists(Path::new("linked/secret")).unwrap_err();
+        assert!(matches!(e.why, Why::Link), "{e}");
+        assert!(e.path.ends_with("linked/secret"), "{e}");
     }
 
     #[test]

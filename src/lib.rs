@@ -15,7 +15,8 @@
 //! the judgements across checks. `report` renders every kind of output. `saved` writes and
 //! reads measurements, so `plancheck judge` re-judges a run with no database. `app` holds one
 //! file per command and orchestrates; `error` maps every failure to its exit status; `term` is
-//! what is said on stderr along the way. `capture` runs the other way: it reads a server's
+//! what is said on stderr along the way; `secrets` hides what must never be printed or written
+//! (the connection's password) from every text that leaves the process. `capture` runs the other way: it reads a server's
 //! statement log (with the one SQL lexer, `sql`) into the files `project` reads, planning each
 //! statement through `db` as `check` does. ARCHITECTURE.md says where a new piece goes.
 
@@ -34,6 +35,7 @@ pub mod plan;
 pub mod project;
 pub mod report;
 pub mod saved;
+pub mod secrets;
 pub mod server;
 pub mod sql;
 pub mod stop;

@@ -1,12 +1,17 @@
-//! What plancheck says on stderr, as it goes: progress and diagnostics. A closed stderr
+//! What plancheck says on stderr, as it goes: progress and diagnostics, every secret hidden. A closed stderr
 //! (`plancheck demo 2>&1 | head`) is not worth a panic: the text is dropped, the run goes on and
 //! still cleans up.
 
-/// Writes a line to stderr.
+/// Writes a line to stderr, every secret hidden ([`crate::secrets`]).
 macro_rules! say {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr());
+    }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let text = format!($($arg)*);
+        let _ = writeln!(std::io::stderr(), "{}", $crate::secrets::redact(&text));
     }};
 }
 
@@ -14,8 +19,9 @@ macro_rules! say {
 macro_rules! say_part {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
+        let text = format!($($arg)*);
         let mut err = std::io::stderr();
-        let _ = write!(err, $($arg)*);
+        let _ = write!(err, "{}", $crate::secrets::redact(&text));
         let _ = err.flush();
     }};
 }

@@ -14,6 +14,8 @@ mod copy;
 mod demo_cache;
 #[path = "attacks/files.rs"]
 mod files;
+#[path = "attacks/markup.rs"]
+mod markup;
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -28,6 +30,8 @@ mod holds_and_readers;
 mod round_two;
 #[path = "attacks/scratch.rs"]
 mod scratch;
+#[path = "attacks/secrets.rs"]
+mod secrets;
 #[path = "attacks/whole_reads.rs"]
 mod whole_reads;
 

@@ -34,6 +34,8 @@ pub use run::{RunOptions, run_checks};
 /// Runs the parsed command line and returns the exit status. Ctrl-C ends the run (dropping the
 /// throwaway server, which stops it and removes its files) with status 130.
 pub fn main_with(cli: Cli) -> i32 {
+    // The environment's credentials are hidden from the first word said.
+    crate::secrets::keep_environment();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -135,11 +137,24 @@ fn load_project(
 
 /// The database to check: `--database-url` (or `DATABASE_URL`), completed from the libpq
 /// environment (`PGHOST`, `PGUSER`, …) and its defaults, as every PostgreSQL tool does.
+/// Its secrets (the connection string that holds a password, each server's password) are
+/// hidden from everything written from then on.
 fn target(connect: &crate::cli::ConnectOpts) -> crate::error::Result<Target> {
-    Ok(Target::resolve(connect.database_url.as_deref())?)
+    let given = connect.database_url.as_deref();
+    let target = Target::resolve(given)?;
+    let mut too_short = false;
+    for secret in target.secrets(given) {
+        too_short |= crate::secrets::keep(secret) == crate::secrets::Kept::TooShort;
+    }
+    if too_short {
+        say!("{}", stderr::password_too_short());
+    }
+    Ok(target)
 }
 
+/// Writes to stdout, every secret hidden ([`crate::secrets`]).
 fn write_stdout(text: &str) -> crate::error::Result<()> {
+    let text = crate::secrets::redact(text);
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         // A closed pipe (`plancheck check | head`) is not an error.

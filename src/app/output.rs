@@ -4,7 +4,6 @@
 //! appended to the job summary. Decided here, once, so that `report` stays pure rendering.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 
 use super::write_stdout;
@@ -91,14 +90,10 @@ fn format_name(f: FormatArg) -> String {
         .unwrap_or_default()
 }
 
-/// Appends to a file, as GitHub asks of every step writing its summary.
-fn append(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)?;
-    f.write_all(text.as_bytes())?;
-    f.flush()
+/// Appends to a file, as GitHub asks of every step writing its summary; never through a link
+/// ([`crate::files::append_given`]).
+fn append(path: &Path, text: &str) -> Result<(), crate::files::Why> {
+    crate::files::append_given(path, text.as_bytes()).map_err(|e| e.why)
 }
 
 /// `path` as a path from `base` when it lies below it (both resolved, `..` and links, so

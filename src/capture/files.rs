@@ -442,10 +442,7 @@ fn new_name(group: &Group, taken: &[String], texts: &BTreeMap<String, String>) -
 /// when `create` and missing; `None` when it does not exist and is not to be made.
 fn project_folder(dir: &Path, create: bool) -> Result<Option<Folder>, FileError> {
     if create {
-        std::fs::create_dir_all(dir).map_err(|e| FileError {
-            path: dir.display().to_string(),
-            why: Why::Io(e),
-        })?;
+        return Folder::anchor(dir).map(Some);
     }
     Folder::open(dir).map(Some)
 }

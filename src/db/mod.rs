@@ -128,6 +128,25 @@ impl Target {
         }
     }
 
+    /// What must never be shown of this connection ([`crate::secrets`]): the password of each
+    /// server it may use, and `given` (the connection string it was resolved from) with the
+    /// password as written in it, when it holds one.
+    pub fn secrets<'a>(&'a self, given: Option<&'a str>) -> Vec<&'a str> {
+        let mut out: Vec<&str> = self
+            .info
+            .hosts
+            .iter()
+            .filter_map(|h| h.password.as_ref().map(Secret::expose))
+            .collect();
+        if let Some(text) = given
+            && conninfo::parse(text).is_ok_and(|s| s.get("password").is_some())
+        {
+            out.push(text);
+            out.extend(crate::secrets::url_password(text));
+        }
+        out
+    }
+
     /// Every resolved setting (`Debug` hides the password).
     pub fn conninfo(&self) -> &ConnInfo {
         &self.info

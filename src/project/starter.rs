@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{self, BadInput, OutputFailure};
+use crate::files::Folder;
 
 const CONFIG: &str = r#"# plancheck.toml: the scopes every expectation may be checked in, and what each shares.
 # A scope is who reads: a member sees visible posts, a moderator sees them all. The same read
@@ -38,34 +39,36 @@ index = "pg_catalog.pg_class_oid_index"
 # budget = { warm_ms = 5, buffers = 50 }  # optional: p50 execution time, shared buffers
 "#;
 
-/// Writes the starter project into `dir` and returns the files written. Nothing is written
-/// over: a project that exists is the user's (a link counts as a file), and then nothing at all
-/// is written.
+/// Writes the starter project into `dir` and returns the files written. `dir`, named on the
+/// command line, is taken as given (made when missing); below it nothing is a link, as in every
+/// project ([`crate::files`]): a committed `plans/` that links elsewhere is refused, not written
+/// through. Nothing is written over: a project that exists is the user's (a link counts as a
+/// file), and then nothing at all is written.
 pub fn write(dir: &Path) -> error::Result<Vec<PathBuf>> {
-    let files: [(PathBuf, &str); 3] = [
-        (dir.join("plancheck.toml"), CONFIG),
-        (dir.join("plans/example.sql"), PLAN),
-        (dir.join("expectations/example.toml"), EXPECTATION),
+    let files: [(&str, &str); 3] = [
+        ("plancheck.toml", CONFIG),
+        ("plans/example.sql", PLAN),
+        ("expectations/example.toml", EXPECTATION),
     ];
-    if let Some((path, _)) = files.iter().find(|(p, _)| p.symlink_metadata().is_ok()) {
-        return Err(BadInput(format!(
-            "{}: already exists; plancheck init writes a new project and never overwrites one",
-            path.display()
-        ))
-        .into());
+    let folder = Folder::anchor(dir).map_err(|e| OutputFailure(e.to_string()))?;
+    for (rel, _) in &files {
+        match folder.exists(Path::new(rel)) {
+            Ok(false) => {}
+            Ok(true) => {
+                return Err(BadInput(format!(
+                    "{}: already exists; plancheck init writes a new project and never \
+                     overwrites one",
+                    dir.join(rel).display()
+                ))
+                .into());
+            }
+            Err(e) => return Err(BadInput(e.to_string()).into()),
+        }
     }
-    for (path, text) in &files {
-        write_new(path, text)?;
+    for (rel, text) in &files {
+        folder
+            .create_new(Path::new(rel), text.as_bytes())
+            .map_err(|e| OutputFailure(e.to_string()))?;
     }
-    Ok(files.into_iter().map(|(path, _)| path).collect())
-}
-
-/// Writes a new file, never over anything and never through a link; the folders on the way
-/// are made, none of them a link below where the path is anchored.
-fn write_new(path: &Path, text: &str) -> Result<(), OutputFailure> {
-    let fail = |e: crate::files::FileError| OutputFailure(e.to_string());
-    let (anchor, rest) = crate::files::anchored(path);
-    crate::files::Folder::anchor(&anchor)
-        .and_then(|f| f.create_new(&rest, text.as_bytes()))
-        .map_err(fail)
+    Ok(files.iter().map(|(rel, _)| dir.join(rel)).collect())
 }

@@ -189,6 +189,11 @@ pub fn text(report: &LadderReport, style: Style) -> String {
 
 /// The shoulder, the errors, and the setup, as lines.
 pub fn summary(report: &LadderReport) -> String {
+    summary_quoting(report, &|s: &str| s.to_string())
+}
+
+/// [`summary`], the server's words in it (its version, a request's error) as `quote` gives them.
+fn summary_quoting(report: &LadderReport, quote: &dyn Fn(&str) -> String) -> String {
     let l = &report.ladder;
     let s = &report.setup;
     let mut out = String::new();
@@ -220,9 +225,10 @@ pub fn summary(report: &LadderReport) -> String {
     for r in &l.rungs {
         if let Some(e) = &r.first_error {
             out.push_str(&format!(
-                "errors at {}: {} (the first: {e})\n",
+                "errors at {}: {} (the first: {})\n",
                 rung_name(r),
-                group(r.errors)
+                group(r.errors),
+                quote(e)
             ));
         }
     }
@@ -231,7 +237,7 @@ pub fn summary(report: &LadderReport) -> String {
          scheduled start; each rung's first {:.0} s discarded, then measured for at least {:.0} \
          s and {} requests, until the second half of the window is no later than twice the \
          first (late p95, plus 1 ms)\n",
-        s.server_version,
+        quote(&s.server_version),
         s.pool,
         s.arrivals,
         match s.interval_s {
@@ -255,7 +261,8 @@ pub fn json(report: &LadderReport) -> String {
     s
 }
 
-/// A Markdown cell: `|` escaped.
+/// A Markdown cell of plancheck's own (a figure): `|` escaped. A name from the project goes
+/// through [`super::markdown::cell`], as all text plancheck did not write.
 fn cell(text: &str) -> String {
     text.replace('|', "\\|")
 }
@@ -295,8 +302,8 @@ pub fn markdown(report: &LadderReport) -> String {
     for (i, page) in s.pages.iter().enumerate() {
         out.push_str(&format!(
             "| {} [{}] | {:.0}% |",
-            cell(&page.read_path),
-            cell(&page.scope),
+            super::markdown::text(&page.read_path),
+            super::markdown::text(&page.scope),
             page.share * 100.0
         ));
         for r in &l.rungs {
@@ -315,7 +322,8 @@ pub fn markdown(report: &LadderReport) -> String {
             "requests a second"
         }
     ));
-    for line in summary(report).lines() {
+    // The server's words in them (its version, a request's error) escaped as Markdown.
+    for line in summary_quoting(report, &super::markdown::text).lines() {
         out.push_str(&format!("{line}  \n"));
     }
     out

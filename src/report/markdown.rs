@@ -4,7 +4,7 @@
 //! Used | |` and the buffer budgets `| Page | Budget | Measured | Used |` when budgets are set,
 //! and why each check that did not pass failed.
 
-use super::{BudgetPart, Report, budget_parts, buffers, check_name, ms, ms_value, summary_line};
+use super::{BudgetPart, Report, budget_parts, buffers, ms, ms_value};
 use crate::verdict::CheckResult;
 
 pub(super) fn markdown(report: &Report) -> String {
@@ -59,6 +59,11 @@ pub(super) fn markdown(report: &Report) -> String {
     out
 }
 
+/// The summary line, the server's version in it escaped.
+pub(super) fn summary_line(report: &Report) -> String {
+    super::summary_line_quoting(report, &text)
+}
+
 /// Why each check that did not pass failed, under a `**Why**` heading; empty when all passed.
 pub(super) fn why_list(report: &Report) -> String {
     let mut out = String::new();
@@ -75,7 +80,7 @@ pub(super) fn why_list(report: &Report) -> String {
                 .unwrap_or_default();
             format!(
                 "- {} **{}**: {}{fix}\n",
-                text(&check_name(c)),
+                check_name(c),
                 c.verdict,
                 text(&c.message)
             )
@@ -88,7 +93,7 @@ pub(super) fn why_list(report: &Report) -> String {
     out
 }
 
-/// The `Used` cell: `yes` for a pass; else the verdict, `(warning)` when it does not fail the
+/// The `Used` cell, as Markdown: `yes` for a pass; else the verdict, `(warning)` when it does not fail the
 /// run, and what was used instead; with a migration, the verdict before it first.
 fn used(report: &Report, c: &CheckResult) -> String {
     let mut now = if c.verdict.is_pass() && c.required_index.is_empty() {
@@ -102,7 +107,7 @@ fn used(report: &Report, c: &CheckResult) -> String {
         now.push_str(" (warning)");
     }
     if !c.instead.is_empty() {
-        now.push_str(&format!(": {}", c.instead.join("; ")));
+        now.push_str(&format!(": {}", cell(&c.instead.join("; "))));
     }
     match (report.before.is_some(), report.before_of(c)) {
         (true, Some(b)) => format!("{} → {now}", b.verdict),
@@ -118,13 +123,13 @@ pub(super) fn evidence(report: &Report) -> String {
     for c in &report.checks {
         out.push_str(&format!(
             "| {} | {} | {} | {} |\n",
-            cell(&check_name(c)),
+            check_name(c),
             if c.required_index.is_empty() {
                 "none".to_string()
             } else {
                 code(&c.required_index)
             },
-            cell(&used(report, c)),
+            used(report, c),
             ms(c.warm_ms)
         ));
     }
@@ -155,7 +160,7 @@ pub(super) fn time_budgets(report: &Report) -> String {
                 .unwrap_or_else(|| "-".into());
             rows.push_str(&format!(
                 "| {} | {} ms | {} | {} | {} | {:.0}% | {} | {round_trip} |\n",
-                cell(&check_name(c)),
+                check_name(c),
                 limit,
                 spread(|s| s.p95),
                 spread(|s| s.p50),
@@ -192,7 +197,7 @@ fn buffer_rows(c: &CheckResult) -> Vec<String> {
             };
             Some(format!(
                 "| {} | {} | {} | {:.0}% |\n",
-                cell(&check_name(c)),
+                check_name(c),
                 cell(&budget),
                 measured,
                 100.0 * share
@@ -201,23 +206,135 @@ fn buffer_rows(c: &CheckResult) -> Vec<String> {
         .collect()
 }
 
-/// Text in a table cell: one line, a `|` escaped.
-fn cell(s: &str) -> String {
-    text(s).replace('|', "\\|")
+/// `read-path [scope]`, as every format names a check, the names (from the project's files)
+/// escaped.
+fn check_name(c: &CheckResult) -> String {
+    format!("{} [{}]", text(&c.read_path), text(&c.scope))
 }
 
-/// Text in a list item: one line, nothing read as markup that plancheck did not mean.
-fn text(s: &str) -> String {
-    s.replace(['\r', '\n'], " ")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+/// Text in a table cell: as [`text`] (a `|` is escaped there, as every punctuation character).
+pub(super) fn cell(s: &str) -> String {
+    text(s)
 }
 
-/// An identifier as code, so that `_` and `*` in it are not emphasis.
+/// Text plancheck did not write (a server's words, a name from a project file), or a line that
+/// holds some, as Markdown that shows it and means nothing: one line (a control character, a
+/// line break among them, is a space), and every ASCII punctuation character escaped with a
+/// backslash, which CommonMark allows before each of them and shows as the character alone. So
+/// no link, image, HTML, code span, emphasis, heading, list, quote, table cell, entity, math or
+/// GitHub autolink (`https://…`, `www.…`: an escaped `:` or `.` starts none; an e-mail
+/// address: see [`WORD_JOINER`]) begins inside it, wherever it stands. An allow-list: letters, digits, spaces and non-ASCII characters pass as
+/// they are, and the few marks no reader takes for markup inside a line ([`INERT`], and `_`
+/// inside a word) unless they start the text.
+pub(super) fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + s.len() / 8);
+    let chars: Vec<char> = s.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_control() {
+            out.push(' ');
+            continue;
+        }
+        // An underscore inside a word (`posts_thread_idx`) can neither open nor close
+        // emphasis in CommonMark: it stays as written.
+        let inside_word = c == '_'
+            && i > 0
+            && chars[i - 1].is_alphanumeric()
+            && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
+        if c.is_ascii_punctuation() && (i == 0 || !(INERT.contains(c) || inside_word)) {
+            out.push('\\');
+        }
+        out.push(c);
+        if c == '@' {
+            // GitHub links `name@host.tld` as an e-mail address however its characters are
+            // escaped; a word joiner (shown as nothing) after the `@` is no host's start.
+            out.push(WORD_JOINER);
+        }
+    }
+    out
+}
+
+/// U+2060, a character of zero width that no address or name holds.
+const WORD_JOINER: char = '\u{2060}';
+
+/// Punctuation that CommonMark and GitHub's Markdown read as text anywhere but at the start of
+/// a line (where `-`, `+` or `=` make a list or a heading): left unescaped, so that a message
+/// stays readable in the raw Markdown.
+const INERT: &str = "\"',;/?%=-{}";
+
+/// An identifier as code, so that `_` and `*` in it are not emphasis: a code span holds no
+/// markup but a `|`, which a table would still read as a cell's end. One with a backtick (which
+/// would close the span) is escaped text instead.
 fn code(s: &str) -> String {
-    if s.contains('`') {
+    if s.contains('`') || s.chars().any(char::is_control) {
         cell(s)
     } else {
         format!("`{}`", s.replace('|', "\\|"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::text;
+    use pulldown_cmark::{Event, Options, Parser, Tag};
+
+    /// Every construct a server's words or a project's names could try, in one line each, and
+    /// at the start of a line.
+    const HOSTILE: &[&str] = &[
+        "[click here](https://evil.example/login)",
+        "![logo](https://evil.example/i.png)",
+        "<img src=x onerror=alert(1)> <b>bold</b> <!-- c -->",
+        "<https://evil.example/auto> https://evil.example/bare www.evil.example",
+        "# a heading",
+        "line one\n# a heading\n[ref]: https://evil.example\n[ref]",
+        "`code` **strong** *em* _em_ ~~gone~~ $x^2$ [^1]",
+        "> quoted\n- item\n1. item\n---\n=====",
+        "a | b | c",
+        "&lt;b&gt; &#60;b&#62; &amp;",
+        "\\[escaped\\](https://evil.example)",
+        "user@evil.example",
+        "- starts like a list",
+        "posts_thread_visible_idx and _emphasis_ and __strong__",
+    ];
+
+    /// The events a CommonMark reader (with GitHub's tables, strikethrough, footnotes and
+    /// maths) makes of `markdown` placed in a list item, as the report places it.
+    fn events(markdown: &str) -> Vec<Event<'static>> {
+        let options = Options::ENABLE_TABLES
+            | Options::ENABLE_STRIKETHROUGH
+            | Options::ENABLE_FOOTNOTES
+            | Options::ENABLE_MATH
+            | Options::ENABLE_GFM;
+        Parser::new_ext(&format!("- x: {markdown}\n"), options)
+            .map(Event::into_static)
+            .collect()
+    }
+
+    #[test]
+    fn foreign_text_makes_no_markup_and_shows_as_written() {
+        for hostile in HOSTILE {
+            let escaped = text(hostile);
+            let events = events(&escaped);
+            let mut shown = String::new();
+            for e in &events {
+                match e {
+                    Event::Start(Tag::List(_) | Tag::Item) | Event::End(_) => {}
+                    Event::Text(t) => shown.push_str(t),
+                    other => panic!("{hostile:?} made {other:?} of {escaped:?}"),
+                }
+            }
+            let expected = format!(
+                "x: {}",
+                hostile.replace('\n', " ").replace('@', "@\u{2060}")
+            );
+            assert_eq!(shown, expected, "{escaped}");
+        }
+    }
+
+    #[test]
+    fn names_stay_readable() {
+        assert_eq!(text("posts_thread_visible_idx"), "posts_thread_visible_idx");
+        assert_eq!(text("thread-page-first"), "thread-page-first");
+        assert_eq!(text("-starts"), "\\-starts");
+        assert_eq!(text("it's \"a\", b; c/d = e?"), "it's \"a\", b; c/d = e?");
     }
 }

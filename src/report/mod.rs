@@ -334,6 +334,11 @@ fn probe_plan(c: &CheckResult) -> Option<(String, &Explain)> {
 
 /// The summary line: `12 checks on PostgreSQL 15.8: 11 passed, 1 failed, 0 errors`.
 fn summary_line(report: &Report) -> String {
+    summary_line_quoting(report, &|s: &str| s.to_string())
+}
+
+/// [`summary_line`], the server's version (the server's words) as `quote` gives it.
+fn summary_line_quoting(report: &Report, quote: &dyn Fn(&str) -> String) -> String {
     let s = report.summary();
     let count = |n: usize, one: &str| {
         if n == 1 {
@@ -345,7 +350,7 @@ fn summary_line(report: &Report) -> String {
     format!(
         "{} on PostgreSQL {}: {} passed, {} failed, {}{}",
         count(report.checks.len(), "check"),
-        report.server_version,
+        quote(&report.server_version),
         s.passed,
         s.failed,
         count(s.errors, "error"),

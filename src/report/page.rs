@@ -72,11 +72,19 @@ fn setup_table(setup: &PageSetup, checks: &Report) -> String {
     if let Some(m) = &setup.machine {
         rows.push(("Machine", format!("{m} (plancheck's)")));
     }
-    rows.push(("PostgreSQL", checks.server_version.clone()));
     rows.push(("Measured", setup.measured.clone()));
+    let mut rows: Vec<(&str, String)> = rows
+        .into_iter()
+        .map(|(name, value)| (name, value.replace('|', "\\|")))
+        .collect();
+    // The server's words, escaped as all text plancheck did not write.
+    rows.insert(
+        rows.len() - 1,
+        ("PostgreSQL", super::markdown::cell(&checks.server_version)),
+    );
     let mut out = String::from("| | |\n|---|---|\n");
     for (name, value) in rows {
-        out.push_str(&format!("| {name} | {} |\n", value.replace('|', "\\|")));
+        out.push_str(&format!("| {name} | {value} |\n"));
     }
     out
 }
@@ -91,7 +99,7 @@ pub fn markdown(setup: &PageSetup, checks: &Report, ladder: &LadderReport) -> St
     );
     out.push_str(&setup_table(setup, checks));
     out.push_str("\n## One read at a time\n\n");
-    out.push_str(&format!("{}\n", super::summary_line(checks)));
+    out.push_str(&format!("{}\n", super::markdown::summary_line(checks)));
     let times = super::markdown::time_budgets(checks);
     if times.is_empty() {
         out.push_str("\nNo check has a time budget (`budget = { warm_ms = … }`).\n");

@@ -399,6 +399,16 @@ pub fn error(e: &dyn std::fmt::Display) -> String {
     format!("error: {e}")
 }
 
+/// The connection's password is too short for plancheck to hide ([`crate::secrets::SHORTEST`]).
+pub fn password_too_short() -> String {
+    format!(
+        "warning: the connection's password is shorter than {} characters: plancheck cannot \
+         hide it in what a server says (hiding every match of so short a text would garble the \
+         report and show the password by what it blanks); give CI a longer one",
+        crate::secrets::SHORTEST
+    )
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -278,9 +278,11 @@ impl Server {
             pinned.push("archive_library=");
         }
         let log_path = self.dir.join("server.log");
+        // Never through a link: the folder is the server user's, who could put one there.
         let log = fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&log_path)
             .map_err(|e| DatabaseFailure(words::no_log(&e)))?;
         if let Some((uid, gid)) = self.owner {

@@ -611,6 +611,67 @@ fn capture_of_a_new_read_path_into_a_linked_folder_writes_nothing_outside() {
     );
 }
 
+// `init` into a project whose plans/ and expectations/ are links to a folder outside: named
+// from another folder, it wrote its example plan and expectation there.
+#[test]
+fn init_into_linked_folders_writes_nothing_outside() {
+    let outside = Outside::new();
+    for from_inside in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        symlink(outside.folder(), dir.path().join("plans")).unwrap();
+        symlink(outside.folder(), dir.path().join("expectations")).unwrap();
+        let run = if from_inside {
+            run_command(plancheck(&["init"]).current_dir(dir.path()))
+        } else {
+            common::run(&["init", dir.path().to_str().unwrap()])
+        };
+        outside.assert_untouched(&run);
+        assert_eq!(run.status, Some(2), "{}", run.shown());
+        assert!(
+            run.stderr.contains("plans/example.sql") && run.stderr.contains("symbolic link"),
+            "{}",
+            run.shown()
+        );
+        // Refused before anything is written: not even plancheck.toml.
+        assert_eq!(
+            file_names(dir.path()),
+            ["expectations", "plans"],
+            "{}",
+            run.shown()
+        );
+    }
+
+    // plancheck.toml a link to a file outside: refused, the file outside unchanged.
+    let dir = tempfile::tempdir().unwrap();
+    symlink(outside.victim(), dir.path().join("plancheck.toml")).unwrap();
+    let linked = run(&["init", dir.path().to_str().unwrap()]);
+    outside.assert_untouched(&linked);
+    assert_eq!(linked.status, Some(2), "{}", linked.shown());
+    assert!(
+        linked.stderr.contains("plancheck.toml"),
+        "{}",
+        linked.shown()
+    );
+    assert_eq!(
+        file_names(dir.path()),
+        ["plancheck.toml"],
+        "{}",
+        linked.shown()
+    );
+
+    // The control: an empty folder is given the starter project.
+    let dir = tempfile::tempdir().unwrap();
+    let control = run(&["init", dir.path().to_str().unwrap()]);
+    assert_eq!(control.status, Some(0), "{}", control.shown());
+    assert_eq!(
+        files_under(dir.path()).len(),
+        3,
+        "{:?}\n{}",
+        files_under(dir.path()),
+        control.shown()
+    );
+}
+
 // ----------------------------------------------------------------------------------------------
 // Devices and FIFOs: refused at once, never read.
 
