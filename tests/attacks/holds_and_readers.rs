@@ -71,13 +71,13 @@ fn a_migration_holds_its_locks_no_longer_than_the_bound() {
     .unwrap();
     let mut reap = Reap(Some(child));
     // The checks before the migration take 8 s; then the ALTER takes its lock.
-    let locked = wait_until(within(Duration::from_secs(40)), || {
-        posts_locked_exclusively(&db) || reap.0.as_mut().unwrap().try_wait().unwrap().is_some()
+    // Seen once is enough: asking again could find it released already (the bound is short).
+    let mut seen = false;
+    wait_until(within(Duration::from_secs(40)), || {
+        seen = posts_locked_exclusively(&db);
+        seen || reap.0.as_mut().unwrap().try_wait().unwrap().is_some()
     });
-    assert!(
-        locked && posts_locked_exclusively(&db),
-        "the migration's lock on posts never showed"
-    );
+    assert!(seen, "the migration's lock on posts never showed");
     // The application's read, queued behind the migration's lock.
     let started = Instant::now();
     let read = try_sql(
@@ -319,6 +319,9 @@ fn a_reader_past_row_level_security_is_said_in_every_format() {
     }
     let read = |name: &str| fs::read_to_string(file(name)).unwrap();
     let (table, markdown, github) = (read("r.table"), read("r.md"), read("r.txt"));
+    // The Markdown as a reader sees it: text plancheck did not write has a backslash before its
+    // punctuation, which renders as the punctuation alone.
+    let markdown = markdown.replace('\\', "");
     // The JUnit property's value, unescaped as an XML reader reads it.
     let junit = read("r.xml").replace("&apos;", "'");
     for (scope, why) in [
