@@ -26,6 +26,8 @@ mod round_two;
 mod scratch;
 #[path = "attacks/whole_reads.rs"]
 mod whole_reads;
+#[path = "attacks/wire.rs"]
+mod wire;
 
 /// The harmless read path: a member's thread page, off the partial index.
 const PAGE: &str = "SELECT p.id FROM posts p\n\

@@ -471,7 +471,7 @@ async fn measure_check(
         _ = stop.wait() => {
             // Stop the statement now rather than when it next talks to us; the rollback below
             // (or the end of the session) undoes the rest.
-            let _ = client.cancel_token().cancel_query(tokio_postgres::NoTls).await;
+            crate::db::wire::cancel(&client.cancel_token()).await;
             Err(Why::Interrupted.into())
         }
     };

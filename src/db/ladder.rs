@@ -304,7 +304,7 @@ pub async fn run(
                 // back, and is not counted.
                 shared.cancelled.store(true, Ordering::SeqCst);
                 for c in &cancels {
-                    let _ = c.cancel_query(tokio_postgres::NoTls).await;
+                    super::wire::cancel(c).await;
                 }
                 break;
             }
