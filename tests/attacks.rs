@@ -12,6 +12,8 @@ mod common;
 mod demo_cache;
 #[path = "attacks/files.rs"]
 mod files;
+#[path = "attacks/ladder.rs"]
+mod ladder;
 
 use std::collections::BTreeSet;
 use std::fs;

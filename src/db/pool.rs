@@ -34,6 +34,7 @@ use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 use super::Target;
 use super::check::{AfterRollback, Settings, clocked};
 use crate::error::DatabaseFailure;
+use crate::measure::ladder::Left;
 use crate::project::ScopeCheck;
 use crate::sql::{Dialect, Kind};
 
@@ -208,21 +209,90 @@ impl Pooled {
 /// nothing; where the language is missing or not granted it fails, and nothing else changes.
 const LOAD_PLPGSQL: &str = "DO $plancheck$ BEGIN END $plancheck$";
 
-/// The fingerprint of a session just opened (PL/pgSQL loaded first), with the query that reads
-/// it on this server.
-async fn opened(client: &Client, settings: &Settings) -> Option<(&'static str, Vec<String>)> {
+/// The fingerprint's query on this server, PL/pgSQL loaded first (None when the server could not
+/// say which query it takes).
+async fn fingerprint_query(client: &Client, settings: &Settings) -> Option<&'static str> {
     let (_, modules) = futures_util::future::join(
         clocked(client, settings, client.batch_execute(LOAD_PLPGSQL)),
         read(client, settings, HAS_MODULES),
     )
     .await;
     let modules = modules?;
-    let query = if modules.first().map(String::as_str) == Some("t") {
+    Some(if modules.first().map(String::as_str) == Some("t") {
         FINGERPRINT_MODULES
     } else {
         FINGERPRINT
-    };
+    })
+}
+
+/// The fingerprint of a session just opened (PL/pgSQL loaded first), with the query that reads
+/// it on this server.
+async fn opened(client: &Client, settings: &Settings) -> Option<(&'static str, Vec<String>)> {
+    let query = fingerprint_query(client, settings).await?;
     Some((query, read(client, settings, query).await?))
+}
+
+/// What else a session can hold after its transaction is rolled back, after the fingerprint's
+/// columns: locks held past the transaction (a session-level advisory lock), open cursors,
+/// channels listened to, temporary relations. `DISCARD ALL` resets them between checks; the
+/// ladder, whose sessions keep the statements it prepared, reads them after every request.
+const LEFT_OVER: &str = ", \
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_locks l \
+         WHERE l.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid() \
+           AND l.locktype OPERATOR(pg_catalog.<>) 'virtualxid' \
+           AND NOT (l.locktype OPERATOR(pg_catalog.=) 'relation' \
+                    AND l.mode OPERATOR(pg_catalog.=) 'AccessShareLock')), \
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_cursors), \
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_listening_channels()), \
+       (SELECT CASE WHEN pg_catalog.pg_my_temp_schema() OPERATOR(pg_catalog.=) 0 THEN 0 \
+               ELSE (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c \
+                      WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.pg_my_temp_schema()) \
+               END)";
+
+/// What each column of [`left_over`]'s query counts.
+const LEFT: [Left; 6] = [
+    Left::Libraries,
+    Left::Prepared,
+    Left::Locks,
+    Left::Cursors,
+    Left::Listening,
+    Left::Temporary,
+];
+
+/// Before PostgreSQL 18, the first two columns of [`left_over`]'s query: no count of libraries,
+/// and the statements SQL prepared. The fingerprint's count of settings costs 1.5 ms a read
+/// (`pg_show_all_settings` makes a row of every setting), several times a request of the
+/// ladder; and the ladder reads it only after a request whose effects are all seen (its read path
+/// calls only PostgreSQL's own functions that run no SQL), which can load only the server's
+/// own libraries (a text search dictionary, an encoding conversion), which define no setting
+/// and would not show in it anyway.
+const NO_LIBRARIES: &str = "SELECT 0::pg_catalog.int8, \
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_prepared_statements p WHERE p.from_sql)";
+
+/// The query of what a session holds that a rollback does not undo, each a count: the
+/// libraries it loaded (from PostgreSQL 18, which lists them; before, none: see
+/// [`NO_LIBRARIES`]), the statements SQL prepared, and [`LEFT_OVER`]'s. PL/pgSQL is loaded
+/// first. None when the server could not say which query it takes.
+pub async fn left_over(client: &Client, settings: &Settings) -> Option<String> {
+    let start = match fingerprint_query(client, settings).await? {
+        FINGERPRINT_MODULES => FINGERPRINT_MODULES,
+        _ => NO_LIBRARIES,
+    };
+    Some(format!("{start}{LEFT_OVER}"))
+}
+
+/// The first difference between what a session held when it opened and holds now (each as
+/// [`left_over`]'s query counts it); None when nothing differs.
+pub fn what_is_left(opened: &[i64], now: &[i64]) -> Option<Left> {
+    if opened.len() != now.len() || now.len() != LEFT.len() {
+        return Some(Left::Unread);
+    }
+    opened
+        .iter()
+        .zip(now)
+        .zip(LEFT)
+        .find(|((was, is), _)| was != is)
+        .map(|(_, left)| left)
 }
 
 /// The one row `query` answers, as text; None when it could not be read.
@@ -318,8 +388,31 @@ fn literal_set_configs(statement: &str, dialect: Dialect) -> Option<Vec<String>>
 
 #[cfg(test)]
 mod tests {
-    use super::literal_set_configs;
+    use super::{literal_set_configs, what_is_left};
+    use crate::measure::ladder::Left;
     use crate::sql::Dialect;
+
+    #[test]
+    fn what_a_session_holds_after_a_request_is_named_by_its_first_difference() {
+        let opened = [1, 0, 0, 0, 0, 0];
+        assert_eq!(what_is_left(&opened, &opened), None);
+        assert_eq!(
+            what_is_left(&opened, &[1, 0, 1, 0, 0, 0]),
+            Some(Left::Locks)
+        );
+        assert_eq!(
+            what_is_left(&opened, &[2, 1, 0, 0, 0, 0]),
+            Some(Left::Libraries)
+        );
+        assert_eq!(
+            what_is_left(&opened, &[1, 0, 0, 0, 1, 0]),
+            Some(Left::Listening)
+        );
+        assert_eq!(
+            what_is_left(&opened, &[1, 0, 0, 0, 0, 0, 0]),
+            Some(Left::Unread)
+        );
+    }
 
     fn read(statement: &str) -> Option<Vec<String>> {
         literal_set_configs(statement, Dialect::default())

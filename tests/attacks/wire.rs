@@ -351,14 +351,14 @@ fn a_message_announcing_1_9_gb_is_refused_from_its_length() {
 }
 
 // Half a message, then nothing, the connection open: every read plancheck makes is on its own
-// clock.
+// clock, `ladder`'s reads before its first rung included. Before: `ladder` hung there.
 #[test]
 fn a_server_that_stalls_mid_message_cannot_hang_the_run() {
     let dir = any_project();
     let fake = Fake::start("15.4", Then::Stall, false);
     let url = fake.url("disable");
     let mut failures = Vec::new();
-    for command in ["check"] {
+    for command in ["check", "ladder"] {
         let (run, _) = against(command, &url, dir.path());
         // --statement-timeout 1s: plancheck's clock gives a request 2 s, and a cancel 4 more.
         let prompt = Duration::from_secs(15);
