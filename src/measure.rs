@@ -431,8 +431,6 @@ pub mod ladder {
     /// What a request may have left in its session, so that the session was replaced.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Left {
-        /// More libraries than when it opened (PostgreSQL 18, which lists them).
-        Libraries,
         /// A statement prepared with SQL `PREPARE`.
         Prepared,
         /// A lock held past the transaction: a session-level advisory lock.

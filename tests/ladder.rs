@@ -615,3 +615,37 @@ fn a_read_path_calling_an_applications_function_gets_a_new_session_after_each_re
     assert_eq!(r["replaced_because"], "unseen", "{r:#}");
     wait_for_sessions_to_end(&db, Duration::from_secs(15));
 }
+
+/// A read path whose text search loads the server's own dictionary library (snowball, for
+/// `english`) keeps its session, as an application's pooled session keeps the library: what the
+/// ladder reads after a request does not count libraries. Before, on PostgreSQL 18 (which
+/// lists them), every request of it replaced its session.
+#[test]
+fn a_text_search_dictionary_loaded_by_a_request_does_not_replace_its_session() {
+    let db = fresh_board("ladder_dictionary");
+    let dir = one_read_path(
+        "SELECT plainto_tsquery('english', 'replies and threads')",
+        &expectation(None),
+    );
+    let out = ladder(
+        &db,
+        dir.path(),
+        &[
+            "--pool",
+            "1",
+            "--rates",
+            "5",
+            "--warmup-seconds",
+            "0",
+            "--rung-seconds",
+            "2",
+            "--min-requests",
+            "5",
+        ],
+    );
+    assert_eq!(out.code(), 0, "{}", out.shown());
+    let report = out.report();
+    let r = rung(&report, 0);
+    assert!(f(r, "served_requests") >= 5.0, "{r:#}");
+    assert_eq!(r["sessions_replaced"], 0, "{r:#}");
+}

@@ -145,7 +145,7 @@ struct PageSql {
     setup: Vec<String>,
     text: String,
     params: Vec<String>,
-    /// What a request of the page can leave in its session is all seen by [`pool::left_over`]:
+    /// What a request of the page can leave in its session is all seen by [`pool::LEFT_OVER`]:
     /// its custom settings are named ([`pool::custom_settings`]) and its read path calls only
     /// PostgreSQL's own functions that run no SQL ([`only_builtins`]), as `check` requires
     /// before it hands a session on. Otherwise its session is replaced after each request.
@@ -205,7 +205,7 @@ pub struct Session {
     client: Client,
     /// Per page: its setup statements and its read path, prepared.
     prepared: Vec<Prepared>,
-    /// The query of what the session holds that a rollback does not undo ([`pool::left_over`],
+    /// The query of what the session holds that a rollback does not undo ([`pool::LEFT_OVER`],
     /// prepared), and what it counted when the session opened; None when it could not be read
     /// (the session is then replaced after each request).
     left: Option<(Statement, Vec<i64>)>,
@@ -258,17 +258,12 @@ async fn open_one(mix: &Mix) -> Result<Session, crate::error::Error> {
         };
         let _ = clocked(&client, settings, define).await;
     }
-    let left = match pool::left_over(&client, settings).await {
-        Some(query) => {
-            let read = async {
-                let statement = client.prepare(&query).await?;
-                let counts = counts(&client.query(&statement, &[]).await?);
-                Ok::<_, tokio_postgres::Error>(counts.map(|c| (statement, c)))
-            };
-            clocked(&client, settings, read).await.ok().flatten()
-        }
-        None => None,
+    let read = async {
+        let statement = client.prepare(pool::LEFT_OVER).await?;
+        let counts = counts(&client.query(&statement, &[]).await?);
+        Ok::<_, tokio_postgres::Error>(counts.map(|c| (statement, c)))
     };
+    let left = clocked(&client, settings, read).await.ok().flatten();
     let mut prepared = Vec::with_capacity(mix.pages.len());
     for page in &mix.pages {
         prepared.push(prepare(&client, settings, page).await?);
@@ -649,7 +644,7 @@ async fn work(i: usize, mut session: Session, shared: &Shared, start: Instant) -
 }
 
 /// The rollback after a request and, when the page's effects are all seen, what the session
-/// holds that a rollback does not undo ([`pool::left_over`]), in one round trip. None when the
+/// holds that a rollback does not undo ([`pool::LEFT_OVER`]), in one round trip. None when the
 /// session could not be rolled back (it is given up); `Some(None)` when what it holds was not
 /// read.
 async fn roll_back(session: &Session, settings: &Settings, seen: bool) -> Option<Option<Vec<i64>>> {
@@ -669,7 +664,7 @@ async fn roll_back(session: &Session, settings: &Settings, seen: bool) -> Option
     clocked(c, settings, both).await.ok()
 }
 
-/// The counts of [`pool::left_over`]'s one row.
+/// The counts of [`pool::LEFT_OVER`]'s one row.
 fn counts(rows: &[tokio_postgres::Row]) -> Option<Vec<i64>> {
     let row = rows.first()?;
     (0..row.len()).map(|i| row.try_get(i).ok()).collect()

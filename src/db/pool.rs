@@ -209,34 +209,38 @@ impl Pooled {
 /// nothing; where the language is missing or not granted it fails, and nothing else changes.
 const LOAD_PLPGSQL: &str = "DO $plancheck$ BEGIN END $plancheck$";
 
-/// The fingerprint's query on this server, PL/pgSQL loaded first (None when the server could not
-/// say which query it takes).
-async fn fingerprint_query(client: &Client, settings: &Settings) -> Option<&'static str> {
+/// The fingerprint of a session just opened (PL/pgSQL loaded first), with the query that reads
+/// it on this server.
+async fn opened(client: &Client, settings: &Settings) -> Option<(&'static str, Vec<String>)> {
     let (_, modules) = futures_util::future::join(
         clocked(client, settings, client.batch_execute(LOAD_PLPGSQL)),
         read(client, settings, HAS_MODULES),
     )
     .await;
     let modules = modules?;
-    Some(if modules.first().map(String::as_str) == Some("t") {
+    let query = if modules.first().map(String::as_str) == Some("t") {
         FINGERPRINT_MODULES
     } else {
         FINGERPRINT
-    })
-}
-
-/// The fingerprint of a session just opened (PL/pgSQL loaded first), with the query that reads
-/// it on this server.
-async fn opened(client: &Client, settings: &Settings) -> Option<(&'static str, Vec<String>)> {
-    let query = fingerprint_query(client, settings).await?;
+    };
     Some((query, read(client, settings, query).await?))
 }
 
-/// What else a session can hold after its transaction is rolled back, after the fingerprint's
-/// columns: locks held past the transaction (a session-level advisory lock), open cursors,
-/// channels listened to, temporary relations. `DISCARD ALL` resets them between checks; the
-/// ladder, whose sessions keep the statements it prepared, reads them after every request.
-const LEFT_OVER: &str = ", \
+/// What a session can hold after its transaction is rolled back, each a count: statements
+/// prepared with SQL `PREPARE`, locks held past the transaction (a session-level advisory lock),
+/// open cursors, channels listened to, temporary relations. `DISCARD ALL` resets them between
+/// checks; the ladder, whose sessions keep the statements it prepared, reads them after every
+/// request whose effects it can see all of (a read path of PostgreSQL's own functions that run
+/// no SQL), in the round trip of its rollback.
+///
+/// Not read: the libraries a session loaded. Such a read path can load only the server's own
+/// (a text search dictionary, an encoding conversion) or an extension's installed into
+/// `pg_catalog`, and keeps it loaded as an application's pooled session would; counting them
+/// would replace every session that served its first `to_tsvector('english', …)` (PostgreSQL
+/// 18 lists them), and the count of settings that shows them before 18 costs 1.5 ms a read
+/// (`pg_show_all_settings` makes a row of every setting), several times a request.
+pub const LEFT_OVER: &str = "SELECT \
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_prepared_statements p WHERE p.from_sql), \
        (SELECT pg_catalog.count(*) FROM pg_catalog.pg_locks l \
          WHERE l.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid() \
            AND l.locktype OPERATOR(pg_catalog.<>) 'virtualxid' \
@@ -249,9 +253,8 @@ const LEFT_OVER: &str = ", \
                       WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.pg_my_temp_schema()) \
                END)";
 
-/// What each column of [`left_over`]'s query counts.
-const LEFT: [Left; 6] = [
-    Left::Libraries,
+/// What each column of [`LEFT_OVER`] counts.
+const LEFT: [Left; 5] = [
     Left::Prepared,
     Left::Locks,
     Left::Cursors,
@@ -259,30 +262,8 @@ const LEFT: [Left; 6] = [
     Left::Temporary,
 ];
 
-/// Before PostgreSQL 18, the first two columns of [`left_over`]'s query: no count of libraries,
-/// and the statements SQL prepared. The fingerprint's count of settings costs 1.5 ms a read
-/// (`pg_show_all_settings` makes a row of every setting), several times a request of the
-/// ladder; and the ladder reads it only after a request whose effects are all seen (its read path
-/// calls only PostgreSQL's own functions that run no SQL), which can load only the server's
-/// own libraries (a text search dictionary, an encoding conversion), which define no setting
-/// and would not show in it anyway.
-const NO_LIBRARIES: &str = "SELECT 0::pg_catalog.int8, \
-       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_prepared_statements p WHERE p.from_sql)";
-
-/// The query of what a session holds that a rollback does not undo, each a count: the
-/// libraries it loaded (from PostgreSQL 18, which lists them; before, none: see
-/// [`NO_LIBRARIES`]), the statements SQL prepared, and [`LEFT_OVER`]'s. PL/pgSQL is loaded
-/// first. None when the server could not say which query it takes.
-pub async fn left_over(client: &Client, settings: &Settings) -> Option<String> {
-    let start = match fingerprint_query(client, settings).await? {
-        FINGERPRINT_MODULES => FINGERPRINT_MODULES,
-        _ => NO_LIBRARIES,
-    };
-    Some(format!("{start}{LEFT_OVER}"))
-}
-
 /// The first difference between what a session held when it opened and holds now (each as
-/// [`left_over`]'s query counts it); None when nothing differs.
+/// [`LEFT_OVER`] counts it); None when nothing differs.
 pub fn what_is_left(opened: &[i64], now: &[i64]) -> Option<Left> {
     if opened.len() != now.len() || now.len() != LEFT.len() {
         return Some(Left::Unread);
@@ -394,22 +375,19 @@ mod tests {
 
     #[test]
     fn what_a_session_holds_after_a_request_is_named_by_its_first_difference() {
-        let opened = [1, 0, 0, 0, 0, 0];
+        let opened = [0, 0, 0, 0, 0];
         assert_eq!(what_is_left(&opened, &opened), None);
+        assert_eq!(what_is_left(&opened, &[0, 1, 0, 0, 0]), Some(Left::Locks));
         assert_eq!(
-            what_is_left(&opened, &[1, 0, 1, 0, 0, 0]),
-            Some(Left::Locks)
+            what_is_left(&opened, &[1, 1, 0, 0, 0]),
+            Some(Left::Prepared)
         );
         assert_eq!(
-            what_is_left(&opened, &[2, 1, 0, 0, 0, 0]),
-            Some(Left::Libraries)
-        );
-        assert_eq!(
-            what_is_left(&opened, &[1, 0, 0, 0, 1, 0]),
+            what_is_left(&opened, &[0, 0, 0, 1, 0]),
             Some(Left::Listening)
         );
         assert_eq!(
-            what_is_left(&opened, &[1, 0, 0, 0, 0, 0, 0]),
+            what_is_left(&opened, &[0, 0, 0, 0, 0, 0]),
             Some(Left::Unread)
         );
     }

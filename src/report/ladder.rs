@@ -271,9 +271,6 @@ pub fn summary(report: &LadderReport) -> String {
 /// Why a session was replaced after a request, from [`RungResult::replaced_because`].
 fn replaced_because(why: Option<&str>) -> &'static str {
     match why {
-        Some("libraries") => {
-            "a request loaded a library (the session had more settings than it opened with)"
-        }
         Some("prepared") => "a request left a statement prepared with PREPARE",
         Some("locks") => "a request left a lock held past its transaction (an advisory lock)",
         Some("cursors") => "a request left a cursor open",

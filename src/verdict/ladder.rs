@@ -102,7 +102,7 @@ pub struct RungResult {
     /// Ended before its window was whole: `stopped`, `max_seconds`, `sessions_lost`.
     pub partial: Option<&'static str>,
     /// Sessions replaced after a request that may have left something in them (the rung's
-    /// warm-up included), and why the first was: `libraries`, `prepared`, `locks`, `cursors`,
+    /// warm-up included), and why the first was: `prepared`, `locks`, `cursors`,
     /// `listening`, `temporary`, `unseen`, `unread`.
     pub sessions_replaced: u64,
     pub replaced_because: Option<&'static str>,
@@ -179,7 +179,6 @@ pub fn rung(asked: Asked, m: &RungMeasured, budgets: &LadderBudgets) -> RungResu
         }),
         sessions_replaced: m.replaced,
         replaced_because: m.first_left.map(|l| match l {
-            Left::Libraries => "libraries",
             Left::Prepared => "prepared",
             Left::Locks => "locks",
             Left::Cursors => "cursors",
