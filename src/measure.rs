@@ -464,6 +464,30 @@ pub mod ladder {
         pub first_error: Option<String>,
         /// Ended early: a stop (Ctrl-C), `--max-seconds`, or every session lost.
         pub cut: Option<Cut>,
+        /// Sessions replaced after a request because it may have left something in them (in
+        /// the whole rung, its warm-up included), and why the first was.
+        pub replaced: u64,
+        pub first_left: Option<Left>,
+    }
+
+    /// What a request may have left in its session, so that the session was replaced.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Left {
+        /// A statement prepared with SQL `PREPARE`.
+        Prepared,
+        /// A lock held past the transaction: a session-level advisory lock.
+        Locks,
+        /// A cursor still open.
+        Cursors,
+        /// A channel listened to.
+        Listening,
+        /// A temporary relation.
+        Temporary,
+        /// What the page's request leaves cannot all be seen: its read path calls functions
+        /// other than PostgreSQL's own, or sets custom settings plancheck cannot name.
+        Unseen,
+        /// What the session holds could not be read.
+        Unread,
     }
 
     /// Why a rung ended before its window was whole.

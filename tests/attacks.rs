@@ -14,6 +14,8 @@ mod copy;
 mod demo_cache;
 #[path = "attacks/files.rs"]
 mod files;
+#[path = "attacks/ladder.rs"]
+mod ladder;
 #[path = "attacks/markup.rs"]
 mod markup;
 
@@ -34,6 +36,8 @@ mod scratch;
 mod secrets;
 #[path = "attacks/whole_reads.rs"]
 mod whole_reads;
+#[path = "attacks/wire.rs"]
+mod wire;
 
 /// The harmless read path: a member's thread page, off the partial index.
 const PAGE: &str = "SELECT p.id FROM posts p\n\

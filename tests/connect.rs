@@ -996,3 +996,41 @@ fn an_unknown_or_broken_service_is_bad_input_naming_the_file() {
     );
     assert!(!output.contains(PASSWORD), "{output}");
 }
+
+// plancheck opens its own sockets, so it sends its cancel requests itself: to where the session
+// was opened, over TLS when the session is. A statement running in a TLS session and in a
+// plain one is cancelled at once.
+#[test]
+fn a_cancel_request_reaches_the_session_in_plain_text_and_over_tls() {
+    let home = empty_home();
+    for text in [
+        tls_server("sslmode=require"),
+        plain_server("sslmode=disable"),
+    ] {
+        let target = target_in(&text, home.path());
+        let outcome = runtime().block_on(async {
+            let client = target.connect().await.map_err(|e| e.0)?;
+            let token = client.cancel_token();
+            let sleeping = client.simple_query("SELECT pg_sleep(30)");
+            let cancel = async {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                plancheck::db::wire::cancel(&token).await;
+            };
+            let (answer, ()) = tokio::time::timeout(
+                Duration::from_secs(10),
+                futures_util::future::join(sleeping, cancel),
+            )
+            .await
+            .map_err(|_| "the statement was not cancelled within 10 s".to_string())?;
+            match answer {
+                Ok(_) => Err("the statement ended by itself".to_string()),
+                Err(e) => Ok(plancheck::db::cause(&e)),
+            }
+        });
+        let said = outcome.unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert!(
+            said.contains("canceling statement due to user request"),
+            "{text}: {said}"
+        );
+    }
+}

@@ -140,6 +140,8 @@ fn under_capacity_what_is_offered_is_served_and_every_figure_is_reported() {
     for i in 0..2 {
         let r = rung(&report, i);
         assert_eq!(r["errors"], 0, "{r:#}");
+        // A read path of PostgreSQL's own functions leaves nothing: its sessions are kept.
+        assert_eq!(r["sessions_replaced"], 0, "{r:#}");
         let (offered, served) = (f(r, "offered"), f(r, "served"));
         assert!(
             served >= 0.9 * offered,
@@ -571,4 +573,79 @@ fn the_roles_rights_are_said_and_strict_role_refuses_before_any_request() {
         "the control's requests did not show\n{}",
         out.shown()
     );
+}
+
+/// A read path calling the application's own function may leave anything in its session that
+/// no read sees: its session is replaced after every request, as `check` closes such a check's
+/// session, and the report says so.
+#[test]
+fn a_read_path_calling_an_applications_function_gets_a_new_session_after_each_request() {
+    let db = fresh_board("ladder_unseen");
+    sql(
+        &db,
+        "CREATE FUNCTION thread_of(int) RETURNS int LANGUAGE sql STABLE AS 'SELECT $1'",
+    );
+    let calls = "SELECT p.id FROM posts p\n\
+        WHERE p.thread_id = thread_of(1) AND p.visibility = 'visible'\n\
+        ORDER BY p.created_at, p.id LIMIT 20";
+    let dir = one_read_path(calls, &expectation(None));
+    let out = ladder(
+        &db,
+        dir.path(),
+        &[
+            "--pool",
+            "1",
+            "--rates",
+            "5",
+            "--warmup-seconds",
+            "0",
+            "--rung-seconds",
+            "2",
+            "--min-requests",
+            "5",
+        ],
+    );
+    assert_eq!(out.code(), 0, "{}", out.shown());
+    let report = out.report();
+    let r = rung(&report, 0);
+    assert_eq!(r["errors"], 0, "{r:#}");
+    let served = f(r, "served_requests");
+    assert!(served >= 5.0, "{r:#}");
+    assert!(f(r, "sessions_replaced") >= served, "{r:#}");
+    assert_eq!(r["replaced_because"], "unseen", "{r:#}");
+    wait_for_sessions_to_end(&db, Duration::from_secs(15));
+}
+
+/// A read path whose text search loads the server's own dictionary library (snowball, for
+/// `english`) keeps its session, as an application's pooled session keeps the library: what the
+/// ladder reads after a request does not count libraries. Before, on PostgreSQL 18 (which
+/// lists them), every request of it replaced its session.
+#[test]
+fn a_text_search_dictionary_loaded_by_a_request_does_not_replace_its_session() {
+    let db = fresh_board("ladder_dictionary");
+    let dir = one_read_path(
+        "SELECT plainto_tsquery('english', 'replies and threads')",
+        &expectation(None),
+    );
+    let out = ladder(
+        &db,
+        dir.path(),
+        &[
+            "--pool",
+            "1",
+            "--rates",
+            "5",
+            "--warmup-seconds",
+            "0",
+            "--rung-seconds",
+            "2",
+            "--min-requests",
+            "5",
+        ],
+    );
+    assert_eq!(out.code(), 0, "{}", out.shown());
+    let report = out.report();
+    let r = rung(&report, 0);
+    assert!(f(r, "served_requests") >= 5.0, "{r:#}");
+    assert_eq!(r["sessions_replaced"], 0, "{r:#}");
 }

@@ -8,11 +8,13 @@ use std::time::Duration;
 use super::{target, write_stdout};
 use crate::cli::{ArrivalsArg, LadderArgs, LadderFormat};
 use crate::db::Target;
+use crate::db::check::within;
 use crate::db::fixtures::BoardFacts;
 use crate::db::ladder::{self as load, Arrivals, Page, Rung};
 use crate::error::BadInput;
-use crate::report::ladder::{LadderReport, Setup};
+use crate::report::ladder::{LadderReport, PoolCut, Setup};
 use crate::report::page::PageSetup;
+use crate::report::stderr::asking;
 use crate::report::{self, Style, stderr};
 use crate::term::say;
 use crate::verdict::ladder::{self as judged, Asked, PageName};
@@ -144,43 +146,35 @@ pub(super) async fn run(
     {
         say!("note: {note}");
     }
+    // `--max-seconds` bounds the whole ladder, from here.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(plan.max_seconds);
     let settings = db::check::Settings {
         statement_timeout: plan.statement_timeout,
         ..db::check::Settings::default()
     };
-    let client = target.connect().await?;
-    // The project's SQL runs with the role's rights, as in `check`: the same warnings, the same
-    // refusal under --strict-role, before any load.
-    let options = super::RunOptions {
-        own_server: plan.own_server,
-        strict_role: plan.strict_role,
-        ..super::RunOptions::default()
-    };
-    super::run::role_warnings(&client, &options).await?;
-    let server_version = db::preflight::server_version(&client).await?;
-    let board = db::fixtures::board_facts(&client).await;
-    drop(client);
-    let pool = plan.pool;
-    let mut sessions = load::open(target, &settings, &pages, pool).await?;
+    let Before {
+        server_version,
+        board,
+        mix,
+        pool,
+    } = before_rungs(target, &pages, plan, &settings).await?;
+    let mut sessions = load::open(&mix, pool.allowed).await?;
     let shares: Vec<f64> = pages.iter().map(|p| p.share).collect();
     let arrivals = match plan.arrivals {
         ArrivalsArg::Fixed => Arrivals::Fixed { seed: plan.seed },
         ArrivalsArg::Poisson => Arrivals::Poisson { seed: plan.seed },
     };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(plan.max_seconds);
     let mut results = Vec::new();
     for (i, (asked, rung)) in plan.rungs.iter().enumerate() {
-        if sessions.len() < pool {
-            let more = load::open(target, &settings, &pages, pool - sessions.len()).await?;
+        if sessions.len() < pool.allowed {
+            let more = load::open(&mix, pool.allowed - sessions.len()).await?;
             sessions.extend(more);
         }
         if !plan.quiet {
             crate::term::say_part!("{}", stderr::ladder_rung(i + 1, plan.rungs.len(), asked));
         }
-        let (kept, measured) = load::run(
-            sessions, &settings, rung, arrivals, &shares, &mut stop, deadline,
-        )
-        .await;
+        let (kept, measured) =
+            load::run(sessions, &mix, rung, arrivals, &shares, &mut stop, deadline).await;
         sessions = kept;
         let result = judged::rung(*asked, &measured, &project.ladder);
         if !plan.quiet {
@@ -195,7 +189,11 @@ pub(super) async fn run(
     let report = LadderReport {
         setup: Setup {
             server_version,
-            pool,
+            pool: pool.allowed,
+            pool_cut: pool.cut_from.map(|free| PoolCut {
+                asked: plan.pool,
+                free_slots: free,
+            }),
             arrivals: match plan.arrivals {
                 ArrivalsArg::Fixed => "fixed",
                 ArrivalsArg::Poisson => "poisson",
@@ -216,6 +214,67 @@ pub(super) async fn run(
         ladder: judged::ladder(results),
     };
     Ok((report, board, stop))
+}
+
+/// What the ladder learns on its first session, before any load.
+struct Before {
+    server_version: String,
+    board: Option<BoardFacts>,
+    mix: std::sync::Arc<load::Mix>,
+    pool: super::run::Room,
+}
+
+/// The first session's reads, each on the client's clock (a server that stops answering cannot
+/// hang the ladder before its first rung): the role's rights (as in `check`: the same warnings,
+/// the same refusal under --strict-role), the server's version, the reference board's counts,
+/// the functions the read paths call, and how large the pool may be (the room `check -j` leaves
+/// the application, said when it cuts `--pool`).
+async fn before_rungs(
+    target: &Target,
+    pages: &[Page<'_>],
+    plan: &Plan,
+    settings: &db::check::Settings,
+) -> crate::error::Result<Before> {
+    let client = target.connect().await?;
+    let limit = settings.client_limit();
+    let options = super::RunOptions {
+        own_server: plan.own_server,
+        strict_role: plan.strict_role,
+        ..super::RunOptions::default()
+    };
+    within(
+        limit,
+        asking::ROLE_RIGHTS,
+        super::run::role_warnings(&client, &options),
+    )
+    .await?;
+    let server_version = within(limit, asking::SERVER_VERSION, async {
+        Ok(db::preflight::server_version(&client).await?)
+    })
+    .await?;
+    let board = within(limit, asking::CATALOG, async {
+        Ok(db::fixtures::board_facts(&client).await)
+    })
+    .await?;
+    let mix = within(limit, asking::CATALOG, async {
+        Ok(load::Mix::new(&client, target, settings, pages).await?)
+    })
+    .await?;
+    let pool = within(
+        limit,
+        asking::FREE_SLOTS,
+        super::run::room(&client, plan.pool),
+    )
+    .await?;
+    if let Some(free) = pool.cut_from {
+        say!("{}", stderr::pool_capped(plan.pool, free, pool.allowed));
+    }
+    Ok(Before {
+        server_version,
+        board,
+        mix,
+        pool,
+    })
 }
 
 /// The pages of the mix and their shares: the checks that give a `share`, or, when none does,

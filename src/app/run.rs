@@ -103,21 +103,42 @@ pub(super) async fn jobs(
             .unwrap_or(1)
             .min(8)
     });
-    let slots = db::preflight::free_slots(client).await?;
-    // This session ends before the checks start: its slot is theirs too.
-    let free = usize::try_from(slots.server.saturating_add(1)).unwrap_or(0);
-    let allowed = jobs_allowed(free, slots.role.map(|n| n.saturating_add(1)));
-    if wanted > allowed {
-        say!("{}", stderr::jobs_capped(wanted, free, allowed));
+    let room = room(client, wanted).await?;
+    if let Some(free) = room.cut_from {
+        say!("{}", stderr::jobs_capped(wanted, free, room.allowed));
     }
-    Ok(wanted.min(allowed))
+    Ok(room.allowed)
+}
+
+/// Sessions plancheck may open side by side, of those `wanted`: `check`'s jobs and the
+/// ladder's pool alike.
+pub(super) struct Room {
+    pub allowed: usize,
+    /// The server's free connection slots, when they cut what was wanted.
+    pub cut_from: Option<usize>,
+}
+
+/// How many of `wanted` sessions plancheck may open side by side now, leaving room to the
+/// application ([`sessions_allowed`]); `client`'s session ends before they open.
+pub(super) async fn room(
+    client: &tokio_postgres::Client,
+    wanted: usize,
+) -> crate::error::Result<Room> {
+    let slots = db::preflight::free_slots(client).await?;
+    // This session ends before the others open: its slot is theirs too.
+    let free = usize::try_from(slots.server.saturating_add(1)).unwrap_or(0);
+    let allowed = sessions_allowed(free, slots.role.map(|n| n.saturating_add(1)));
+    Ok(Room {
+        allowed: wanted.min(allowed),
+        cut_from: (wanted > allowed).then_some(free),
+    })
 }
 
 /// How many sessions plancheck may open side by side when the server has `free` connection
 /// slots and the role `role_free` (None: no limit of its own): at least a quarter of the free
 /// slots, and never fewer than 3, stay for the application; always 1 at least (the run needs
 /// one, and the server refuses it if there is none).
-fn jobs_allowed(free: usize, role_free: Option<i32>) -> usize {
+fn sessions_allowed(free: usize, role_free: Option<i32>) -> usize {
     let room = (free / 4).max(3);
     let server = free.saturating_sub(room).max(1);
     match role_free {
@@ -804,17 +825,17 @@ impl Book {
 
 #[cfg(test)]
 mod tests {
-    use super::jobs_allowed;
+    use super::sessions_allowed;
 
     #[test]
     fn jobs_leave_free_slots_to_the_application() {
         // Regression: `-j 50` took every free slot, and the application got "remaining
         // connection slots are reserved".
-        assert_eq!(jobs_allowed(97, None), 73);
-        assert_eq!(jobs_allowed(10, None), 7);
-        assert_eq!(jobs_allowed(4, None), 1);
-        assert_eq!(jobs_allowed(0, None), 1);
-        assert_eq!(jobs_allowed(97, Some(5)), 5);
-        assert_eq!(jobs_allowed(97, Some(-3)), 1);
+        assert_eq!(sessions_allowed(97, None), 73);
+        assert_eq!(sessions_allowed(10, None), 7);
+        assert_eq!(sessions_allowed(4, None), 1);
+        assert_eq!(sessions_allowed(0, None), 1);
+        assert_eq!(sessions_allowed(97, Some(5)), 5);
+        assert_eq!(sessions_allowed(97, Some(-3)), 1);
     }
 }

@@ -333,31 +333,14 @@ impl Catalog {
         self.builtins.borrow().get(sql).copied()
     }
 
-    /// Reads whether every function the read path `sql` calls is in `pg_catalog` and not one
-    /// that runs SQL ([`RUNS_SQL`]): asked of the server, by name, for every word the text calls
-    /// (a word followed by `(`; a name that is no function, such as `IN`, counts for nothing).
-    /// Only then may its session go on to another check: an application's function, or one of
-    /// those, can leave a setting behind that plancheck cannot see.
+    /// Reads [`only_builtins`] of the read path `sql`, once per text.
     async fn read_builtins(&self, sess: Sess<'_>, sql: &str) -> Result<(), Failure> {
         if self.builtins.borrow().contains_key(sql) {
             return Ok(());
         }
-        let names = crate::sql::called_names(sql, crate::sql::Dialect::default());
-        let rows = sess
-            .query(
-                "SELECT NOT EXISTS (SELECT FROM pg_catalog.unnest($1::pg_catalog.text[]) AS n(name) \
-                   WHERE n.name OPERATOR(pg_catalog.=) ANY ($2::pg_catalog.text[]) \
-                      OR EXISTS (SELECT FROM pg_catalog.pg_proc p \
-                                 WHERE p.proname OPERATOR(pg_catalog.=) n.name \
-                                   AND p.pronamespace OPERATOR(pg_catalog.<>) \
-                                       'pg_catalog'::pg_catalog.regnamespace))",
-                &[&names, &RUNS_SQL.to_vec()],
-            )
+        let only = clocked(sess.client, sess.settings, only_builtins(sess.client, sql))
             .await
-            .map_err(|f| {
-                f.or(|e| failure(e, Asked::CalledFunctions, sess.settings))
-            })?;
-        let only = rows.first().is_some_and(|r| r.get::<_, bool>(0));
+            .map_err(|f| f.or(|e| failure(e, Asked::CalledFunctions, sess.settings)))?;
         self.builtins.borrow_mut().insert(sql.to_string(), only);
         Ok(())
     }
@@ -382,6 +365,28 @@ impl Catalog {
         self.indexes.borrow_mut().insert(key, found.clone());
         Ok(found)
     }
+}
+
+/// Whether every function the read path `sql` calls is in `pg_catalog` and not one that runs
+/// SQL ([`RUNS_SQL`]): asked of the server, by name, for every word the text calls (a word
+/// followed by `(`; a name that is no function, such as `IN`, counts for nothing). Only then
+/// may its session go on to another check (or, in the ladder, its session serve the next
+/// request without being replaced): an application's function, or one of those, can leave a
+/// setting behind that plancheck cannot see.
+pub async fn only_builtins(client: &Client, sql: &str) -> Result<bool, tokio_postgres::Error> {
+    let names = crate::sql::called_names(sql, crate::sql::Dialect::default());
+    let rows = client
+        .query(
+            "SELECT NOT EXISTS (SELECT FROM pg_catalog.unnest($1::pg_catalog.text[]) AS n(name) \
+               WHERE n.name OPERATOR(pg_catalog.=) ANY ($2::pg_catalog.text[]) \
+                  OR EXISTS (SELECT FROM pg_catalog.pg_proc p \
+                             WHERE p.proname OPERATOR(pg_catalog.=) n.name \
+                               AND p.pronamespace OPERATOR(pg_catalog.<>) \
+                                   'pg_catalog'::pg_catalog.regnamespace))",
+            &[&names, &RUNS_SQL.to_vec()],
+        )
+        .await?;
+    Ok(rows.first().is_some_and(|r| r.get::<_, bool>(0)))
 }
 
 /// What the expectation requires of `check`, carried in its measurement.
@@ -486,7 +491,7 @@ async fn measure_check(
         _ = stop.wait() => {
             // Stop the statement now rather than when it next talks to us; the rollback below
             // (or the end of the session) undoes the rest.
-            let _ = client.cancel_token().cancel_query(tokio_postgres::NoTls).await;
+            crate::db::wire::cancel(&client.cancel_token()).await;
             Err(Why::Interrupted.into())
         }
     };

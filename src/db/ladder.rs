@@ -18,12 +18,13 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 
 use crate::measure::ladder::record;
-pub use crate::measure::ladder::{Cut, PageTally, RungMeasured, histogram, steady_halves};
+pub use crate::measure::ladder::{Cut, Left, PageTally, RungMeasured, histogram, steady_halves};
 use tokio::time::Instant;
 use tokio_postgres::{Client, Statement};
 
+use super::check::only_builtins;
 use super::check::{Begin, Settings, begin_bounded, clocked};
-use super::{Asked, Target, Unanswered};
+use super::{Asked, Target, Unanswered, pool};
 use crate::error::DatabaseFailure;
 use crate::project::{ReadPath, ScopeCheck};
 use crate::stop::Stop;
@@ -126,11 +127,88 @@ impl SplitMix {
     }
 }
 
+/// The mix as every session of the pool serves it, owned: a worker that gives its session up
+/// opens another in its place.
+pub struct Mix {
+    target: Target,
+    settings: Settings,
+    pages: Vec<PageSql>,
+    /// The custom settings the pages' setups set: defined in every session as it opens (their
+    /// placeholders stay in a session once set, and no catalog lists them), so that every
+    /// session is the same to a request, whatever it served before.
+    custom: Vec<String>,
+}
+
+/// A page's SQL, as its sessions prepare it.
+struct PageSql {
+    plan_path: String,
+    setup: Vec<String>,
+    text: String,
+    params: Vec<String>,
+    /// What a request of the page can leave in its session is all seen by [`pool::LEFT_OVER`]:
+    /// its custom settings are named ([`pool::custom_settings`]) and its read path calls only
+    /// PostgreSQL's own functions that run no SQL ([`only_builtins`]), as `check` requires
+    /// before it hands a session on. Otherwise its session is replaced after each request.
+    seen: bool,
+}
+
+impl Mix {
+    /// The mix of `pages`, whose read paths' functions are looked up on `client`.
+    pub async fn new(
+        client: &Client,
+        target: &Target,
+        settings: &Settings,
+        pages: &[Page<'_>],
+    ) -> Result<Arc<Mix>, DatabaseFailure> {
+        let mut custom = std::collections::BTreeSet::new();
+        let mut sql = Vec::with_capacity(pages.len());
+        for page in pages {
+            let sets = pool::custom_settings(page.check);
+            let builtins = match clocked(
+                client,
+                settings,
+                only_builtins(client, &page.check.sql.text),
+            )
+            .await
+            {
+                Ok(only) => only,
+                Err(super::check::Fail::Db(e)) => {
+                    return Err(Unanswered::of(Asked::CalledFunctions, &e).into());
+                }
+                Err(super::check::Fail::Hung(limit)) => {
+                    return Err(DatabaseFailure::from(Unanswered {
+                        asked: Asked::CalledFunctions,
+                        cause: crate::report::failure::hung(limit),
+                    }));
+                }
+            };
+            custom.extend(sets.iter().flatten().cloned());
+            sql.push(PageSql {
+                plan_path: page.read_path.plan_path.clone(),
+                setup: page.check.setup.clone(),
+                text: page.check.sql.text.clone(),
+                params: page.check.params.clone(),
+                seen: sets.is_some() && builtins,
+            });
+        }
+        Ok(Arc::new(Mix {
+            target: target.clone(),
+            settings: settings.clone(),
+            pages: sql,
+            custom: custom.into_iter().collect(),
+        }))
+    }
+}
+
 /// A session of the pool, with each page's statements prepared in it.
 pub struct Session {
     client: Client,
     /// Per page: its setup statements and its read path, prepared.
     prepared: Vec<Prepared>,
+    /// The query of what the session holds that a rollback does not undo ([`pool::LEFT_OVER`],
+    /// prepared), and what it counted when the session opened; None when it could not be read
+    /// (the session is then replaced after each request).
+    left: Option<(Statement, Vec<i64>)>,
 }
 
 struct Prepared {
@@ -146,54 +224,95 @@ enum Read {
     Execute { _statement: Statement, sql: String },
 }
 
-/// Opens `size` sessions, each bounded as a check's is, with every page's statements prepared.
-pub async fn open(
-    target: &Target,
-    settings: &Settings,
-    pages: &[Page<'_>],
-    size: usize,
-) -> Result<Vec<Session>, crate::error::Error> {
+/// Opens `size` sessions ([`open_one`]).
+pub async fn open(mix: &Mix, size: usize) -> Result<Vec<Session>, crate::error::Error> {
     let mut sessions = Vec::with_capacity(size);
     for _ in 0..size {
-        let client = target.connect().await?;
-        super::check::bound_session(&client, settings).await?;
-        let mut prepared = Vec::with_capacity(pages.len());
-        for page in pages {
-            prepared.push(prepare(&client, settings, page).await?);
-        }
-        sessions.push(Session { client, prepared });
+        sessions.push(open_one(mix).await?);
     }
     Ok(sessions)
 }
 
+/// Opens a session bounded as a check's is, with the mix's custom settings defined, what it
+/// holds read, and every page's statements prepared; every request on plancheck's clock.
+async fn open_one(mix: &Mix) -> Result<Session, crate::error::Error> {
+    let settings = &mix.settings;
+    let client = mix.target.connect().await?;
+    super::check::within(
+        settings.client_limit(),
+        crate::report::stderr::asking::SESSION_TIMEOUTS,
+        async { Ok(super::check::bound_session(&client, settings).await?) },
+    )
+    .await?;
+    if !mix.custom.is_empty() {
+        // As a request's setup leaves them: set in a transaction that is rolled back. A setting
+        // the role may not set fails here as it fails in the requests.
+        let define = async {
+            let (begun, set, ended) = futures_util::future::join3(
+                client.batch_execute("BEGIN READ ONLY"),
+                client.execute(DEFINE, &[&mix.custom]),
+                client.batch_execute("ROLLBACK"),
+            )
+            .await;
+            begun.and(set).and(ended)
+        };
+        let _ = clocked(&client, settings, define).await;
+    }
+    let read = async {
+        let statement = client.prepare(pool::LEFT_OVER).await?;
+        let counts = counts(&client.query(&statement, &[]).await?);
+        Ok::<_, tokio_postgres::Error>(counts.map(|c| (statement, c)))
+    };
+    let left = clocked(&client, settings, read).await.ok().flatten();
+    let mut prepared = Vec::with_capacity(mix.pages.len());
+    for page in &mix.pages {
+        prepared.push(prepare(&client, settings, page).await?);
+    }
+    Ok(Session {
+        client,
+        prepared,
+        left,
+    })
+}
+
+/// Defines the custom settings `$1` in the session, at their value (a placeholder's: empty).
+const DEFINE: &str = "SELECT pg_catalog.set_config(n.name, \
+       COALESCE(pg_catalog.current_setting(n.name, true), ''), true) \
+     FROM pg_catalog.unnest($1::pg_catalog.text[]) AS n(name)";
+
 async fn prepare(
     client: &Client,
     settings: &Settings,
-    page: &Page<'_>,
+    page: &PageSql,
 ) -> Result<Prepared, DatabaseFailure> {
-    let asked = || Asked::ReadPath(page.read_path.plan_path.clone());
+    let asked = || Asked::ReadPath(page.plan_path.clone());
     let failed = |e: &tokio_postgres::Error| DatabaseFailure::from(Unanswered::of(asked(), e));
+    let hung = |limit| {
+        DatabaseFailure::from(Unanswered {
+            asked: asked(),
+            cause: crate::report::failure::hung(limit),
+        })
+    };
     let prepare = async |sql: &str| match clocked(client, settings, client.prepare(sql)).await {
         Ok(s) => Ok(s),
         Err(super::check::Fail::Db(e)) => Err(failed(&e)),
-        Err(super::check::Fail::Hung(limit)) => Err(DatabaseFailure::from(Unanswered {
-            asked: asked(),
-            cause: crate::report::failure::hung(limit),
-        })),
+        Err(super::check::Fail::Hung(limit)) => Err(hung(limit)),
     };
-    let mut setup = Vec::with_capacity(page.check.setup.len());
-    for s in &page.check.setup {
+    let mut setup = Vec::with_capacity(page.setup.len());
+    for s in &page.setup {
         setup.push(prepare(s).await?);
     }
-    let text = &page.check.sql.text;
+    let text = &page.text;
     let statement = prepare(text).await?;
-    let read = if page.check.params.is_empty() {
+    let read = if page.params.is_empty() {
         Read::Plain(statement)
     } else {
-        let rows = client
-            .query(super::check::PREPARED, &[])
-            .await
-            .map_err(|e| failed(&e))?;
+        let rows = match clocked(client, settings, client.query(super::check::PREPARED, &[])).await
+        {
+            Ok(rows) => rows,
+            Err(super::check::Fail::Db(e)) => return Err(failed(&e)),
+            Err(super::check::Fail::Hung(limit)) => return Err(hung(limit)),
+        };
         let name = super::check::prepared_name(&rows, text).ok_or_else(|| {
             DatabaseFailure::from(Unanswered {
                 asked: Asked::PreparedStatements,
@@ -202,7 +321,7 @@ async fn prepare(
         })?;
         Read::Execute {
             _statement: statement,
-            sql: format!("EXECUTE {name}({})", page.check.params.join(", ")),
+            sql: format!("EXECUTE {name}({})", page.params.join(", ")),
         }
     };
     Ok(Prepared { setup, read })
@@ -210,6 +329,7 @@ async fn prepare(
 
 /// What the workers of a rung share.
 struct Shared {
+    mix: Arc<Mix>,
     arrivals: Vec<(Duration, usize)>,
     next: AtomicUsize,
     /// No arrival at or after this offset (nanoseconds from the start) is started.
@@ -219,8 +339,11 @@ struct Shared {
     warmup: Duration,
     /// Raised when the window ends, to wake the workers waiting for an arrival's time.
     ended: tokio::sync::watch::Receiver<bool>,
-    /// A stop cancelled the running requests: what they end with is not the server's answer.
+    /// A stop or `--max-seconds` cancelled the running requests: what they end with is not the
+    /// server's answer.
     cancelled: std::sync::atomic::AtomicBool,
+    /// Each worker's session's cancel token: a worker that replaces its session replaces it.
+    cancels: Mutex<Vec<tokio_postgres::CancelToken>>,
 }
 
 struct Tally {
@@ -232,7 +355,14 @@ struct Tally {
     /// Lateness by the second of the window the arrival was scheduled in.
     late_by_second: Vec<Histogram<u64>>,
     first_error: Option<String>,
+    /// Sessions replaced because a request may have left something in them.
+    replaced: u64,
+    first_left: Option<Left>,
 }
+
+/// How long the workers have, once their requests were cancelled (a stop, `--max-seconds`),
+/// to see them end and roll back: a server that answers the cancel ends them in milliseconds.
+const CANCELLED_END: Duration = Duration::from_secs(3);
 
 /// Runs one rung on the pool's sessions; returns the sessions still usable with what it
 /// measured.
@@ -240,7 +370,7 @@ struct Tally {
 // window when it is whole (enough requests, steady) or cut.
 pub async fn run(
     sessions: Vec<Session>,
-    settings: &Settings,
+    mix: &Arc<Mix>,
     rung: &Rung,
     arrivals: Arrivals,
     shares: &[f64],
@@ -250,8 +380,10 @@ pub async fn run(
     let span = rung.warmup + rung.longest;
     let (ending, ended) = tokio::sync::watch::channel(false);
     let shared = Arc::new(Shared {
+        mix: mix.clone(),
         ended,
         cancelled: std::sync::atomic::AtomicBool::new(false),
+        cancels: Mutex::new(sessions.iter().map(|s| s.client.cancel_token()).collect()),
         arrivals: schedule(rung.rate, arrivals, shares, span),
         next: AtomicUsize::new(0),
         stop_at: AtomicU64::new(u64::try_from(span.as_nanos()).unwrap_or(u64::MAX)),
@@ -273,55 +405,48 @@ pub async fn run(
             errors: 0,
             late_by_second: Vec::new(),
             first_error: None,
+            replaced: 0,
+            first_left: None,
         }),
         warmup: rung.warmup,
     });
     let start = Instant::now();
-    let cancels: Vec<tokio_postgres::CancelToken> =
-        sessions.iter().map(|s| s.client.cancel_token()).collect();
     let mut workers = Vec::with_capacity(sessions.len());
-    for session in sessions {
+    for (i, session) in sessions.into_iter().enumerate() {
         let shared = shared.clone();
-        let settings = settings.clone();
         workers.push(tokio::spawn(async move {
-            work(session, &shared, &settings, start).await
+            work(i, session, &shared, start).await
         }));
     }
     // The watch: from the shortest window on, once a second, the window may end when it holds
-    // enough requests and is steady; it ends at the longest window, at the deadline, on a stop,
-    // or when every session is lost.
+    // enough requests and is steady; it ends at the longest window, on a stop, at the deadline
+    // (`--max-seconds`, whenever it comes), or when every session is lost.
     let mut cut = None;
     let mut end = span;
     let mut tick =
         tokio::time::interval_at(start + rung.warmup + rung.measure, Duration::from_secs(1));
-    loop {
+    let cancel_running = loop {
         tokio::select! {
             _ = tick.tick() => {}
             _ = stop.wait() => {
                 cut = Some(Cut::Stopped);
                 end = start.elapsed();
-                // Stop the running statements now rather than when they end; each is rolled
-                // back, and is not counted.
-                shared.cancelled.store(true, Ordering::SeqCst);
-                for c in &cancels {
-                    let _ = c.cancel_query(tokio_postgres::NoTls).await;
-                }
-                break;
+                break true;
+            }
+            _ = tokio::time::sleep_until(deadline) => {
+                cut = Some(Cut::MaxSeconds);
+                end = start.elapsed();
+                break true;
             }
         }
         let now = start.elapsed();
         if now >= span {
-            break;
-        }
-        if Instant::now() >= deadline {
-            cut = Some(Cut::MaxSeconds);
-            end = now;
-            break;
+            break false;
         }
         if shared.alive.load(Ordering::SeqCst) == 0 {
             cut = Some(Cut::SessionsLost);
             end = now;
-            break;
+            break false;
         }
         let window = now.saturating_sub(rung.warmup);
         let (count, steady) = {
@@ -331,18 +456,39 @@ pub async fn run(
         };
         if count >= rung.min_requests && steady {
             end = now;
-            break;
+            break false;
         }
-    }
+    };
     shared.stop_at.store(
         u64::try_from(end.as_nanos()).unwrap_or(u64::MAX),
         Ordering::SeqCst,
     );
     let _ = ending.send(true);
+    if cancel_running {
+        // Stop the running statements now rather than when they end; each is rolled back, and
+        // is not counted.
+        shared.cancelled.store(true, Ordering::SeqCst);
+        let tokens = shared.cancels.lock().expect("cancels").clone();
+        futures_util::future::join_all(
+            tokens
+                .iter()
+                .map(|t| tokio::time::timeout(super::check::CANCEL_WAIT, super::wire::cancel(t))),
+        )
+        .await;
+    }
     let mut kept = Vec::new();
-    for w in workers {
-        if let Ok(Some(session)) = w.await {
-            kept.push(session);
+    let waited = Instant::now() + CANCELLED_END;
+    for mut w in workers {
+        let done = if cancel_running {
+            tokio::time::timeout_at(waited, &mut w).await.ok()
+        } else {
+            Some((&mut w).await)
+        };
+        match done {
+            Some(Ok(Some(session))) => kept.push(session),
+            Some(_) => {}
+            // A request the server did not end on the cancel: its session is given up.
+            None => w.abort(),
         }
     }
     let window = end.saturating_sub(rung.warmup);
@@ -369,6 +515,8 @@ pub async fn run(
         late_halves: halves,
         first_error: t.first_error.clone(),
         cut,
+        replaced: t.replaced,
+        first_left: t.first_left,
     };
     (kept, measured)
 }
@@ -392,18 +540,16 @@ fn steady(by_second: &[Histogram<u64>], window: Duration) -> bool {
     steady_halves(a, b)
 }
 
-/// One worker: takes the next arrival, waits for its time, runs it; until the arrivals end or
-/// reach the stop. Returns its session, unless it was lost.
-async fn work(
-    session: Session,
-    shared: &Shared,
-    settings: &Settings,
-    start: Instant,
-) -> Option<Session> {
+/// One worker (the `i`th): takes the next arrival, waits for its time, runs it; until the
+/// arrivals end or reach the stop. Returns its session, unless it was lost.
+// Long because it is a request's life in order: its arrival, the request, its tally, and the
+// session after it (kept, replaced, or lost).
+async fn work(i: usize, mut session: Session, shared: &Shared, start: Instant) -> Option<Session> {
+    let settings = &shared.mix.settings;
     let begin = begin_bounded(Begin::ReadOnly, settings);
     loop {
-        let i = shared.next.fetch_add(1, Ordering::SeqCst);
-        let Some(&(at, page)) = shared.arrivals.get(i) else {
+        let next = shared.next.fetch_add(1, Ordering::SeqCst);
+        let Some(&(at, page)) = shared.arrivals.get(next) else {
             return Some(session);
         };
         let scheduled = start + at;
@@ -430,16 +576,15 @@ async fn work(
             Err(super::check::Fail::Db(e)) => Some(super::cause(e)),
             Err(super::check::Fail::Hung(limit)) => Some(crate::report::failure::hung(*limit)),
         };
-        // Rolled back whatever happened; a session that cannot be is given up.
-        let lost = session.client.is_closed()
-            || matches!(outcome, Err(super::check::Fail::Hung(_)))
-            || clocked(
-                &session.client,
-                settings,
-                session.client.batch_execute("ROLLBACK"),
-            )
-            .await
-            .is_err();
+        // Rolled back whatever happened, and in the same round trip, what the session holds
+        // that the rollback does not undo; a session that cannot be rolled back is given up.
+        let seen = shared.mix.pages[page].seen;
+        let after =
+            if session.client.is_closed() || matches!(outcome, Err(super::check::Fail::Hung(_))) {
+                None
+            } else {
+                roll_back(&session, settings, seen).await
+            };
         let cancelled = failed.is_some() && shared.cancelled.load(Ordering::SeqCst);
         if at >= shared.warmup && !cancelled {
             let mut t = shared.tally.lock().expect("tally");
@@ -466,11 +611,80 @@ async fn work(
                 }
             }
         }
-        if lost {
+        let Some(now) = after else {
             shared.alive.fetch_sub(1, Ordering::SeqCst);
             return None;
+        };
+        let Some(left) = left_behind(seen, session.left.as_ref(), now.as_deref()) else {
+            continue;
+        };
+        // The session may hold what the next request would meet: it is closed, and a new one
+        // opened in its place (the arrivals wait for it meanwhile, as they would for the
+        // application's pool).
+        {
+            let mut t = shared.tally.lock().expect("tally");
+            t.replaced += 1;
+            t.first_left.get_or_insert(left);
+        }
+        drop(session);
+        if shared.cancelled.load(Ordering::SeqCst) {
+            return None;
+        }
+        match open_one(&shared.mix).await {
+            Ok(new) => {
+                shared.cancels.lock().expect("cancels")[i] = new.client.cancel_token();
+                session = new;
+            }
+            Err(_) => {
+                shared.alive.fetch_sub(1, Ordering::SeqCst);
+                return None;
+            }
         }
     }
+}
+
+/// The rollback after a request and, when the page's effects are all seen, what the session
+/// holds that a rollback does not undo ([`pool::LEFT_OVER`]), in one round trip. None when the
+/// session could not be rolled back (it is given up); `Some(None)` when what it holds was not
+/// read.
+async fn roll_back(session: &Session, settings: &Settings, seen: bool) -> Option<Option<Vec<i64>>> {
+    let c = &session.client;
+    let query = session.left.as_ref().filter(|_| seen).map(|(q, _)| q);
+    let both = async {
+        let (ended, now) = futures_util::future::join(c.batch_execute("ROLLBACK"), async {
+            match query {
+                Some(q) => Some(c.query(q, &[]).await),
+                None => None,
+            }
+        })
+        .await;
+        ended?;
+        Ok::<_, tokio_postgres::Error>(now.and_then(|r| r.ok()).and_then(|rows| counts(&rows)))
+    };
+    clocked(c, settings, both).await.ok()
+}
+
+/// The counts of [`pool::LEFT_OVER`]'s one row.
+fn counts(rows: &[tokio_postgres::Row]) -> Option<Vec<i64>> {
+    let row = rows.first()?;
+    (0..row.len()).map(|i| row.try_get(i).ok()).collect()
+}
+
+/// Why the session must be replaced after a request of a page (`seen`: its effects are all
+/// seen), given what the session counted when it opened and counts now; None when it is as it
+/// opened.
+fn left_behind(
+    seen: bool,
+    opened: Option<&(Statement, Vec<i64>)>,
+    now: Option<&[i64]>,
+) -> Option<Left> {
+    if !seen {
+        return Some(Left::Unseen);
+    }
+    let (Some((_, opened)), Some(now)) = (opened, now) else {
+        return Some(Left::Unread);
+    };
+    pool::what_is_left(opened, now)
 }
 
 /// One request: the bounded read-only transaction, the scope's setup, the read path.

@@ -14,6 +14,7 @@ pub mod preflight;
 pub mod role;
 pub mod scratch;
 pub mod tls;
+pub mod wire;
 
 pub use preflight::{server_major, server_version};
 

@@ -34,6 +34,7 @@ use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 use super::Target;
 use super::check::{AfterRollback, Settings, clocked};
 use crate::error::DatabaseFailure;
+use crate::measure::ladder::Left;
 use crate::project::ScopeCheck;
 use crate::sql::{Dialect, Kind};
 
@@ -225,6 +226,56 @@ async fn opened(client: &Client, settings: &Settings) -> Option<(&'static str, V
     Some((query, read(client, settings, query).await?))
 }
 
+/// What a session can hold after its transaction is rolled back, each a count: statements
+/// prepared with SQL `PREPARE`, locks held past the transaction (a session-level advisory lock),
+/// open cursors, channels listened to, temporary relations. `DISCARD ALL` resets them between
+/// checks; the ladder, whose sessions keep the statements it prepared, reads them after every
+/// request whose effects it can see all of (a read path of PostgreSQL's own functions that run
+/// no SQL), in the round trip of its rollback.
+///
+/// Not read: the libraries a session loaded. Such a read path can load only the server's own
+/// (a text search dictionary, an encoding conversion) or an extension's installed into
+/// `pg_catalog`, and keeps it loaded as an application's pooled session would; counting them
+/// would replace every session that served its first `to_tsvector('english', …)` (PostgreSQL
+/// 18 lists them), and the count of settings that shows them before 18 costs 1.5 ms a read
+/// (`pg_show_all_settings` makes a row of every setting), several times a request.
+pub const LEFT_OVER: &str = "SELECT \
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_prepared_statements p WHERE p.from_sql), \
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_locks l \
+         WHERE l.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid() \
+           AND l.locktype OPERATOR(pg_catalog.<>) 'virtualxid' \
+           AND NOT (l.locktype OPERATOR(pg_catalog.=) 'relation' \
+                    AND l.mode OPERATOR(pg_catalog.=) 'AccessShareLock')), \
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_cursors), \
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_listening_channels()), \
+       (SELECT CASE WHEN pg_catalog.pg_my_temp_schema() OPERATOR(pg_catalog.=) 0 THEN 0 \
+               ELSE (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c \
+                      WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.pg_my_temp_schema()) \
+               END)";
+
+/// What each column of [`LEFT_OVER`] counts.
+const LEFT: [Left; 5] = [
+    Left::Prepared,
+    Left::Locks,
+    Left::Cursors,
+    Left::Listening,
+    Left::Temporary,
+];
+
+/// The first difference between what a session held when it opened and holds now (each as
+/// [`LEFT_OVER`] counts it); None when nothing differs.
+pub fn what_is_left(opened: &[i64], now: &[i64]) -> Option<Left> {
+    if opened.len() != now.len() || now.len() != LEFT.len() {
+        return Some(Left::Unread);
+    }
+    opened
+        .iter()
+        .zip(now)
+        .zip(LEFT)
+        .find(|((was, is), _)| was != is)
+        .map(|(_, left)| left)
+}
+
 /// The one row `query` answers, as text; None when it could not be read.
 async fn read(client: &Client, settings: &Settings, query: &str) -> Option<Vec<String>> {
     let messages = clocked(client, settings, client.simple_query(query))
@@ -318,8 +369,28 @@ fn literal_set_configs(statement: &str, dialect: Dialect) -> Option<Vec<String>>
 
 #[cfg(test)]
 mod tests {
-    use super::literal_set_configs;
+    use super::{literal_set_configs, what_is_left};
+    use crate::measure::ladder::Left;
     use crate::sql::Dialect;
+
+    #[test]
+    fn what_a_session_holds_after_a_request_is_named_by_its_first_difference() {
+        let opened = [0, 0, 0, 0, 0];
+        assert_eq!(what_is_left(&opened, &opened), None);
+        assert_eq!(what_is_left(&opened, &[0, 1, 0, 0, 0]), Some(Left::Locks));
+        assert_eq!(
+            what_is_left(&opened, &[1, 1, 0, 0, 0]),
+            Some(Left::Prepared)
+        );
+        assert_eq!(
+            what_is_left(&opened, &[0, 0, 0, 1, 0]),
+            Some(Left::Listening)
+        );
+        assert_eq!(
+            what_is_left(&opened, &[0, 0, 0, 0, 0, 0]),
+            Some(Left::Unread)
+        );
+    }
 
     fn read(statement: &str) -> Option<Vec<String>> {
         literal_set_configs(statement, Dialect::default())

@@ -9,6 +9,31 @@ use tokio_postgres::Client;
 use super::{Asked, Unanswered};
 use crate::error::DatabaseFailure;
 
+/// The PostgreSQL majors plancheck supports: what it reads of EXPLAIN, the catalog and the
+/// server's settings is tested on these (docs: "Supported PostgreSQL versions").
+pub const SUPPORTED_MAJORS: std::ops::RangeInclusive<u32> = 13..=18;
+
+/// The major of a `server_version` as a server reports it when a session starts
+/// (`15.18 (Debian 15.18-0+deb12u1)`, `18beta1`, `17devel`, `9.6.24`): its leading number;
+/// None when it does not start with one.
+pub fn major_of(server_version: &str) -> Option<u32> {
+    let digits: String = server_version
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// Whether a session whose server reported `server_version` (None: nothing) may be used:
+/// Err with whether the version was readable, when it names no major plancheck supports.
+pub fn supported(server_version: Option<&str>) -> Result<(), bool> {
+    match server_version.map(major_of) {
+        Some(Some(major)) if SUPPORTED_MAJORS.contains(&major) => Ok(()),
+        Some(Some(_)) => Err(true),
+        _ => Err(false),
+    }
+}
+
 /// The server's major version (`server_version_num` / 10000: 15, 16, …).
 pub async fn server_major(client: &Client) -> Result<u32, DatabaseFailure> {
     let row = client
@@ -141,4 +166,25 @@ pub async fn write_state(client: &Client) -> Result<WriteState, DatabaseFailure>
         standby: row.get(0),
         read_only: row.get(1),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{major_of, supported};
+
+    #[test]
+    fn the_versions_a_server_reports_are_read_as_their_major() {
+        assert_eq!(major_of("15.18 (Debian 15.18-0+deb12u1)"), Some(15));
+        assert_eq!(major_of("18beta1"), Some(18));
+        assert_eq!(major_of("9.6.24"), Some(9));
+        assert_eq!(major_of("garbage"), None);
+        assert_eq!(major_of(""), None);
+        assert_eq!(supported(Some("13.0")), Ok(()));
+        assert_eq!(supported(Some("18.4")), Ok(()));
+        assert_eq!(supported(Some("12.22")), Err(true));
+        assert_eq!(supported(Some("19devel")), Err(true));
+        assert_eq!(supported(Some("99999999999999999999")), Err(false));
+        assert_eq!(supported(Some("PostgreSQL 15")), Err(false));
+        assert_eq!(supported(None), Err(false));
+    }
 }

@@ -19,7 +19,6 @@
 //! process-wide default provider. When TLS is required, every failure ends the attempt: nothing
 //! falls back to plain text.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,6 +36,7 @@ use tokio_postgres::{Client, Config, NoTls};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::conninfo::{ConnInfo, Host, HostSpec, RootCert, SslMode};
+use super::wire::{self, Bounded};
 use crate::report::connect as words;
 
 /// The one crypto provider every TLS session uses.
@@ -245,48 +245,24 @@ pub fn client_config(check: &Check, identity: Option<Identity>) -> Result<Client
     }
 }
 
-/// tokio-postgres-rustls, with the server name plancheck chooses and a flag raised when the
-/// server agreed to TLS (so `prefer` knows whether a failure was TLS's).
-struct PgTls {
-    inner: MakeRustlsConnect,
-    name: String,
-    started: Arc<AtomicBool>,
-}
-
-impl<S> MakeTlsConnect<S> for PgTls
-where
-    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    type Stream = <MakeRustlsConnect as MakeTlsConnect<S>>::Stream;
-    type TlsConnect = Flagged<<MakeRustlsConnect as MakeTlsConnect<S>>::TlsConnect>;
-    type Error = Infallible;
-
-    fn make_tls_connect(&mut self, _hostname: &str) -> Result<Self::TlsConnect, Infallible> {
-        let inner = <MakeRustlsConnect as MakeTlsConnect<S>>::make_tls_connect(
-            &mut self.inner,
-            &self.name,
-        )?;
-        Ok(Flagged {
-            inner,
-            started: self.started.clone(),
-        })
-    }
-}
-
+/// tokio-postgres-rustls's TLS, raising a flag when the server agreed to TLS (so `prefer`
+/// knows whether a failure was TLS's), and with the stream it makes bounded as any other
+/// ([`wire::Bounded`], above the TLS session: the length of each message is read after
+/// decryption).
 struct Flagged<T> {
     inner: T,
     started: Arc<AtomicBool>,
 }
 
 impl<S, T: TlsConnect<S>> TlsConnect<S> for Flagged<T> {
-    type Stream = T::Stream;
+    type Stream = Bounded<T::Stream>;
     type Error = T::Error;
-    type Future = T::Future;
+    type Future = futures_util::future::MapOk<T::Future, fn(T::Stream) -> Bounded<T::Stream>>;
 
-    fn connect(self, stream: S) -> T::Future {
+    fn connect(self, stream: S) -> Self::Future {
         // Called only when the server answered the SSLRequest with 'S'.
         self.started.store(true, Ordering::SeqCst);
-        self.inner.connect(stream)
+        futures_util::TryFutureExt::map_ok(self.inner.connect(stream), Bounded::framing)
     }
 }
 
@@ -332,7 +308,12 @@ fn session_config(info: &ConnInfo, host: &HostSpec) -> Config {
 /// Why one attempt failed.
 enum Failure {
     Postgres(tokio_postgres::Error),
+    /// The socket could not be opened.
+    Socket(std::io::Error),
     TimedOut(Duration),
+    /// The server reported this `server_version` (None: none), which names no major plancheck
+    /// supports; whether it names a version at all.
+    Version(Option<String>, bool),
 }
 
 impl Failure {
@@ -342,41 +323,51 @@ impl Failure {
     }
 }
 
-/// Runs one connection attempt within `connect_timeout` (the whole of it, as libpq counts),
-/// spawning the connection task when it succeeds.
-async fn attempt<S, F>(info: &ConnInfo, connecting: F) -> Result<Client, Failure>
+/// A session just opened on plancheck's own socket (`wire::open`), with where it goes.
+type Opened<S, T> = (Client, tokio_postgres::Connection<S, T>, wire::Destination);
+
+/// Runs one connection attempt within `connect_timeout` (the whole of it, as libpq counts):
+/// then refuses a server of a major plancheck does not support, registers where the session's
+/// cancel requests go, and spawns the connection task.
+async fn attempt<S, T, F>(info: &ConnInfo, connecting: F) -> Result<Client, Failure>
 where
-    F: Future<
-        Output = Result<
-            (
-                Client,
-                tokio_postgres::Connection<tokio_postgres::Socket, S>,
-            ),
-            tokio_postgres::Error,
-        >,
-    >,
+    F: Future<Output = Result<Opened<S, T>, Failure>>,
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let result = match info.connect_timeout {
+    let (client, connection, destination) = match info.connect_timeout {
         Some(limit) => match tokio::time::timeout(limit, connecting).await {
-            Ok(r) => r,
+            Ok(r) => r?,
             Err(_) => return Err(Failure::TimedOut(limit)),
         },
-        None => connecting.await,
+        None => connecting.await?,
     };
-    let (client, connection) = result.map_err(Failure::Postgres)?;
+    let version = connection.parameter("server_version").map(str::to_string);
+    if let Err(readable) = super::preflight::supported(version.as_deref()) {
+        return Err(Failure::Version(version, readable));
+    }
+    let key = wire::register(&client, destination).await;
     tokio::spawn(async move {
         // Errors surface on the client's next call as a closed connection.
         let _ = connection.await;
+        wire::forget(key);
     });
     Ok(client)
 }
 
 /// A plain-text session.
-async fn plain(info: &ConnInfo, config: &Config) -> Result<Client, Failure> {
+async fn plain(info: &ConnInfo, host: &HostSpec, config: &Config) -> Result<Client, Failure> {
     let mut config = config.clone();
     config.ssl_mode(tokio_postgres::config::SslMode::Disable);
-    attempt(info, config.connect(NoTls)).await
+    attempt(info, async {
+        let (socket, peer) = wire::open(host).await.map_err(Failure::Socket)?;
+        let (client, connection) = config
+            .connect_raw(Bounded::framing(socket), NoTls)
+            .await
+            .map_err(Failure::Postgres)?;
+        Ok((client, connection, wire::Destination { peer, tls: None }))
+    })
+    .await
 }
 
 struct TlsFailure {
@@ -420,14 +411,29 @@ async fn over_tls(
     let identity = client_identity(info).map_err(setup_failed)?;
     let client_config = client_config(&check, identity).map_err(setup_failed)?;
     let started = Arc::new(AtomicBool::new(false));
-    let tls = PgTls {
-        inner: MakeRustlsConnect::new(client_config),
-        name,
-        started: started.clone(),
-    };
+    let make = MakeRustlsConnect::new(client_config);
     let mut config = config.clone();
     config.ssl_mode(mode);
-    attempt(info, config.connect(tls))
+    let connecting = async {
+        let (socket, peer) = wire::open(host).await.map_err(Failure::Socket)?;
+        let inner = <MakeRustlsConnect as MakeTlsConnect<Bounded<wire::Socket>>>::make_tls_connect(
+            &mut make.clone(),
+            &name,
+        )
+        .map_err(|never| match never {})?;
+        let tls = Flagged {
+            inner,
+            started: started.clone(),
+        };
+        // The server's one-byte answer to the SSLRequest is read before any message.
+        let (client, connection) = config
+            .connect_raw(Bounded::answering(socket), tls)
+            .await
+            .map_err(Failure::Postgres)?;
+        let tls = Some((make.clone(), name.clone()));
+        Ok((client, connection, wire::Destination { peer, tls }))
+    };
+    attempt(info, connecting)
         .await
         .map_err(|failure| TlsFailure {
             text: explain(&failure, info, host, &check),
@@ -440,16 +446,16 @@ async fn over_tls(
 pub async fn connect_host(info: &ConnInfo, host: &HostSpec) -> Result<Client, String> {
     let config = session_config(info, host);
     if host.is_unix() {
-        return plain(info, &config)
+        return plain(info, host, &config)
             .await
             .map_err(|f| explain(&f, info, host, &Check::Nothing));
     }
     use tokio_postgres::config::SslMode as Wire;
     match info.sslmode {
-        SslMode::Disable => plain(info, &config)
+        SslMode::Disable => plain(info, host, &config)
             .await
             .map_err(|f| explain(&f, info, host, &Check::Nothing)),
-        SslMode::Allow => match plain(info, &config).await {
+        SslMode::Allow => match plain(info, host, &config).await {
             Ok(client) => Ok(client),
             Err(failure) if failure.server_refused() => {
                 let first = explain(&failure, info, host, &Check::Nothing);
@@ -461,7 +467,7 @@ pub async fn connect_host(info: &ConnInfo, host: &HostSpec) -> Result<Client, St
         },
         SslMode::Prefer => match over_tls(info, host, &config, Wire::Prefer).await {
             Ok(client) => Ok(client),
-            Err(failure) if failure.started => plain(info, &config).await.map_err(|p| {
+            Err(failure) if failure.started => plain(info, host, &config).await.map_err(|p| {
                 let second = explain(&p, info, host, &Check::Nothing);
                 both(&failure.text, "with TLS", &second, "without TLS")
             }),
@@ -484,6 +490,10 @@ fn explain(failure: &Failure, info: &ConnInfo, host: &HostSpec, check: &Check) -
     let e = match failure {
         Failure::TimedOut(limit) => {
             return words::no_session_within(*limit);
+        }
+        Failure::Socket(e) => return e.to_string(),
+        Failure::Version(version, readable) => {
+            return words::unsupported_version(version.as_deref(), *readable);
         }
         Failure::Postgres(e) => e,
     };

@@ -143,6 +143,80 @@ pub fn no_session_within(limit: Duration) -> String {
     format!("no session within {} s (connect_timeout)", limit.as_secs())
 }
 
+/// What a backend message of type `kind` is, for the refusal of one over the cap.
+fn message_kind(kind: u8) -> &'static str {
+    match kind {
+        b'D' => "a row",
+        b'T' => "a row description",
+        b'E' => "an error",
+        b'N' => "a notice",
+        b'S' => "a parameter status",
+        b'R' => "an authentication request",
+        b'A' => "a notification",
+        b'd' => "COPY data",
+        _ => "a message",
+    }
+}
+
+/// The words of the error that takes the place of a message over the cap: the message, the
+/// length its header announced, the cap, and that the session is over.
+pub fn over_cap(kind: u8, announced: u32, cap: usize) -> String {
+    let shown = if kind.is_ascii_graphic() {
+        format!(" ('{}')", kind as char)
+    } else {
+        format!(" (type byte {kind})")
+    };
+    format!(
+        "the server announced {}{shown} of {} bytes, over plancheck's cap of {} on one message \
+         from the server (the {} cap on a plan document and its row): plancheck closed the \
+         connection without reading it",
+        message_kind(kind),
+        crate::verdict::group(f64::from(announced)),
+        mib(cap),
+        mib(crate::db::check::MAX_PLAN_DOCUMENT),
+    )
+}
+
+/// A size in MiB as the caps are written: `9 MiB`.
+fn mib(bytes: usize) -> String {
+    let m = bytes as f64 / f64::from(1u32 << 20);
+    if m.fract() == 0.0 {
+        format!("{m:.0} MiB")
+    } else {
+        format!("{m:.1} MiB")
+    }
+}
+
+/// The server's `server_version` as a message shows it: quoted, escaped, at most 60
+/// characters (a server's words are not trusted to be short or printable).
+fn shown_version(version: &str) -> String {
+    let cut: String = version.chars().take(60).collect();
+    let more = if cut.len() < version.len() { "…" } else { "" };
+    format!("{cut:?}{more}")
+}
+
+/// The server reports a version plancheck does not support (`readable`: it names one), or
+/// none.
+pub fn unsupported_version(version: Option<&str>, readable: bool) -> String {
+    let supported = crate::db::preflight::SUPPORTED_MAJORS;
+    let (low, high) = (supported.start(), supported.end());
+    match version {
+        None => format!(
+            "the server did not report its server_version when the session started, as every \
+             PostgreSQL does: plancheck supports PostgreSQL {low} to {high}"
+        ),
+        Some(v) if !readable => format!(
+            "the server reports server_version {}, which names no PostgreSQL version: plancheck \
+             supports PostgreSQL {low} to {high}",
+            shown_version(v)
+        ),
+        Some(v) => format!(
+            "the server reports server_version {}: plancheck supports PostgreSQL {low} to {high}",
+            shown_version(v)
+        ),
+    }
+}
+
 pub fn no_tls(mode: SslMode) -> String {
     format!("the server does not support TLS, and sslmode={mode} needs it")
 }

@@ -20,7 +20,11 @@ pub const NOT_LISTED: &str = "the server does not list the read path's prepared 
 #[derive(Debug, Clone, Serialize)]
 pub struct Setup {
     pub server_version: String,
+    /// The sessions of the pool.
     pub pool: usize,
+    /// When `--pool` was cut to leave the application room: what was asked, and the server's
+    /// free connection slots.
+    pub pool_cut: Option<PoolCut>,
     /// `fixed` or `poisson`.
     pub arrivals: &'static str,
     /// Each member's interval between requests, seconds, when rungs are members.
@@ -29,6 +33,13 @@ pub struct Setup {
     pub rung_s: f64,
     pub min_requests: u64,
     pub pages: Vec<PageName>,
+}
+
+/// `--pool` cut to leave the application room, as `check --jobs` is.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PoolCut {
+    pub asked: usize,
+    pub free_slots: usize,
 }
 
 /// The whole ladder report.
@@ -231,14 +242,23 @@ fn summary_quoting(report: &LadderReport, quote: &dyn Fn(&str) -> String) -> Str
                 quote(e)
             ));
         }
+        if r.sessions_replaced > 0 {
+            out.push_str(&format!(
+                "sessions replaced at {}: {} (the first because {})\n",
+                rung_name(r),
+                group(r.sessions_replaced),
+                replaced_because(r.replaced_because)
+            ));
+        }
     }
     out.push_str(&format!(
-        "setup: PostgreSQL {}; a pool of {} sessions; arrivals {} ({}), latency from the \
+        "setup: PostgreSQL {}; a pool of {} sessions{}; arrivals {} ({}), latency from the \
          scheduled start; each rung's first {:.0} s discarded, then measured for at least {:.0} \
          s and {} requests, until the second half of the window is no later than twice the \
          first (late p95, plus 1 ms)\n",
         quote(&s.server_version),
         s.pool,
+        pool_cut(s.pool_cut),
         s.arrivals,
         match s.interval_s {
             Some(i) => format!("each member every {i} s"),
@@ -252,6 +272,34 @@ fn summary_quoting(report: &LadderReport, quote: &dyn Fn(&str) -> String) -> Str
         out.push_str("failed: a rung over its budget (or with failed requests)\n");
     }
     out
+}
+
+/// Why a session was replaced after a request, from [`RungResult::replaced_because`].
+fn replaced_because(why: Option<&str>) -> &'static str {
+    match why {
+        Some("prepared") => "a request left a statement prepared with PREPARE",
+        Some("locks") => "a request left a lock held past its transaction (an advisory lock)",
+        Some("cursors") => "a request left a cursor open",
+        Some("listening") => "a request left the session listening on a channel",
+        Some("temporary") => "a request left a temporary relation",
+        Some("unseen") => {
+            "what a request of the page leaves cannot all be seen: its read path calls functions \
+             other than PostgreSQL's own, or sets custom settings plancheck cannot name"
+        }
+        _ => "what the session held after a request could not be read",
+    }
+}
+
+/// The setup's words for a pool cut to leave the application room.
+fn pool_cut(cut: Option<PoolCut>) -> String {
+    match cut {
+        Some(c) => format!(
+            " (--pool {} cut: the server had {} free connection slots, a quarter of them and at \
+             least 3 left to the application)",
+            c.asked, c.free_slots
+        ),
+        None => String::new(),
+    }
 }
 
 /// The report as one JSON document.
@@ -572,6 +620,8 @@ mod tests {
             .collect(),
             first_error: None,
             partial: None,
+            sessions_replaced: 0,
+            replaced_because: None,
             pages: [0.75, 0.25]
                 .iter()
                 .map(|share| PageResult {
@@ -591,6 +641,7 @@ mod tests {
             setup: Setup {
                 server_version: "15.18".into(),
                 pool: 3,
+                pool_cut: None,
                 arrivals: "fixed",
                 interval_s: Some(10.0),
                 warmup_s: 10.0,

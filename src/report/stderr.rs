@@ -191,6 +191,15 @@ pub fn jobs_capped(wanted: usize, free: usize, allowed: usize) -> String {
     )
 }
 
+/// `ladder --pool` cut to leave the application room.
+pub fn pool_capped(wanted: usize, free: usize, allowed: usize) -> String {
+    format!(
+        "note: --pool {wanted} would take too many of the server's {free} free connection slots: \
+         a pool of {allowed}, leaving {} to the application",
+        free.saturating_sub(allowed)
+    )
+}
+
 /// `--replan-without-rivals` on a server that takes no DDL.
 pub fn no_replan_without_rivals(standby: bool) -> String {
     format!(

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::measure::ladder::{Cut, RungMeasured, steady_halves};
+use crate::measure::ladder::{Cut, Left, RungMeasured, steady_halves};
 use crate::model::LadderBudgets;
 
 /// How a rung was asked for: a rate, or members each asking every `interval`.
@@ -101,6 +101,11 @@ pub struct RungResult {
     pub first_error: Option<String>,
     /// Ended before its window was whole: `stopped`, `max_seconds`, `sessions_lost`.
     pub partial: Option<&'static str>,
+    /// Sessions replaced after a request that may have left something in them (the rung's
+    /// warm-up included), and why the first was: `prepared`, `locks`, `cursors`,
+    /// `listening`, `temporary`, `unseen`, `unread`.
+    pub sessions_replaced: u64,
+    pub replaced_because: Option<&'static str>,
     pub pages: Vec<PageResult>,
 }
 
@@ -172,6 +177,16 @@ pub fn rung(asked: Asked, m: &RungMeasured, budgets: &LadderBudgets) -> RungResu
             Cut::MaxSeconds => "max_seconds",
             Cut::SessionsLost => "sessions_lost",
         }),
+        sessions_replaced: m.replaced,
+        replaced_because: m.first_left.map(|l| match l {
+            Left::Prepared => "prepared",
+            Left::Locks => "locks",
+            Left::Cursors => "cursors",
+            Left::Listening => "listening",
+            Left::Temporary => "temporary",
+            Left::Unseen => "unseen",
+            Left::Unread => "unread",
+        }),
         pages: m
             .pages
             .iter()
@@ -237,6 +252,8 @@ mod tests {
             late_halves: halves,
             first_error: (errors > 0).then(|| "boom".into()),
             cut: None,
+            replaced: 0,
+            first_left: None,
         }
     }
 

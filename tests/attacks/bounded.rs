@@ -33,9 +33,10 @@ fn an_explain_document_over_the_cap_is_an_error_that_names_the_cap_and_the_size(
     let run = check(&db, small.path(), &[]);
     assert_eq!(the_check(&run).0, "pass", "{}", run.shown());
 
-    // 40 MB of constant: the document is over 8 MiB.
-    let huge = one_read_path(&page_with_constant(40_000_000), &expectation);
-    let run = check(&db, huge.path(), &[]);
+    // 8.7 MB of constant: the document is over 8 MiB, its row under the 9 MiB plancheck takes
+    // of one message, so it is read and refused by its size.
+    let over = one_read_path(&page_with_constant(8_700_000), &expectation);
+    let run = check(&db, over.path(), &[]);
     let (verdict, message) = the_check(&run);
     assert_eq!(verdict, "error", "{}", run.shown());
     assert!(
@@ -47,8 +48,31 @@ fn an_explain_document_over_the_cap_is_an_error_that_names_the_cap_and_the_size(
         .captures(&message)
         .and_then(|c| c[1].parse().ok())
         .unwrap_or_else(|| panic!("the message names the size: {message}"));
+    assert!(bytes > 8_700_000, "{message}");
+    assert_eq!(run.code(), 1, "{}", run.shown());
+    assert!(
+        run.stdout.len() < 100_000,
+        "the document is not in the report: {} bytes of stdout",
+        run.stdout.len()
+    );
+
+    // 40 MB of constant: the row is over the 9 MiB plancheck takes of one message from the
+    // server, refused from its length before it is read; the session is over (exit 3).
+    let huge = one_read_path(&page_with_constant(40_000_000), &expectation);
+    let run = check(&db, huge.path(), &[]);
+    let (verdict, message) = the_check(&run);
+    assert_eq!(verdict, "error", "{}", run.shown());
+    assert!(
+        message.contains("over plancheck's cap of 9 MiB on one message from the server"),
+        "{message}"
+    );
+    let size = regex::Regex::new(r"a row \('D'\) of ([\d,]+) bytes").unwrap();
+    let bytes: usize = size
+        .captures(&message)
+        .and_then(|c| c[1].replace(',', "").parse().ok())
+        .unwrap_or_else(|| panic!("the message names the length: {message}"));
     assert!(bytes > 40_000_000, "{message}");
-    assert_ne!(run.code(), 0, "{}", run.shown());
+    assert_eq!(run.code(), 3, "{}", run.shown());
     assert!(
         run.stdout.len() < 100_000,
         "the document is not in the report: {} bytes of stdout",

@@ -4,11 +4,8 @@
 //! is a regular file of the project, never through a link; what it writes replaces a link
 //! instead of writing through it; nothing it could not parse is ever printed.
 
-use std::io::Read;
 use std::os::unix::fs::symlink;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::Stdio;
 
 use super::*;
 
@@ -128,67 +125,9 @@ fn check_reporting(db: &str, dir: &Path, reports: &Path) -> Run {
     check(db, dir, &args)
 }
 
-/// Runs the binary with its address space capped at [`MEMORY_LIMIT`], killed after [`PROMPT`]
-/// (then `status` is `None`); returns the run and the most memory it held (its peak resident
-/// set, in MiB, as the kernel counted it for this one process).
+/// [`crate::common::run_bounded`] with this file's bounds.
 fn run_bounded(args: &[&str]) -> (Run, u64) {
-    let mut cmd = plancheck_process(args);
-    cmd.stdin(Stdio::null());
-    // SAFETY: setrlimit is async-signal-safe; the closure touches nothing else.
-    unsafe {
-        cmd.pre_exec(|| {
-            let limit = libc::rlimit {
-                rlim_cur: MEMORY_LIMIT,
-                rlim_max: MEMORY_LIMIT,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let started = Instant::now();
-    // Reaped by the wait4 below, which Child does not know of.
-    #[allow(clippy::zombie_processes)]
-    let mut child = cmd.spawn().expect("start plancheck");
-    let pid = child.id() as libc::pid_t;
-    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut text = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut text);
-            }
-            String::from_utf8_lossy(&text).into_owned()
-        })
-    };
-    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
-    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
-    // wait4 rather than Child::wait: it gives this process's own resource usage.
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid value; wait4 writes it and the status on success.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let mut ended = false;
-    while !ended {
-        // SAFETY: `pid` is our child, not yet waited for; both pointers outlive the call.
-        let got = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        assert!(got >= 0, "wait4: {}", std::io::Error::last_os_error());
-        ended = got == pid;
-        if !ended {
-            if started.elapsed() > PROMPT {
-                let _ = child.kill();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    let run = Run {
-        status: code,
-        stdout: stdout.join().unwrap(),
-        stderr: stderr.join().unwrap(),
-        took: started.elapsed(),
-    };
-    // ru_maxrss is in KiB on Linux.
-    (run, usage.ru_maxrss as u64 >> 10)
+    crate::common::run_bounded(args, MEMORY_LIMIT, PROMPT)
 }
 
 /// Asserts that a run of [`run_bounded`] was refused promptly, holding little memory, saying

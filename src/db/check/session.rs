@@ -62,7 +62,7 @@ pub async fn clocked<T>(
         return answer.map_err(Fail::Db);
     }
     let cancel = client.cancel_token();
-    let _ = tokio::time::timeout(CANCEL_WAIT, cancel.cancel_query(tokio_postgres::NoTls)).await;
+    let _ = tokio::time::timeout(CANCEL_WAIT, crate::db::wire::cancel(&cancel)).await;
     match tokio::time::timeout(CANCEL_WAIT, &mut request).await {
         Ok(answer) => answer.map_err(Fail::Db),
         Err(_) => Err(Fail::Hung(limit + 2 * CANCEL_WAIT)),
