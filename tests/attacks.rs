@@ -12,6 +12,8 @@ mod common;
 mod demo_cache;
 #[path = "attacks/files.rs"]
 mod files;
+#[path = "attacks/hidden_reads.rs"]
+mod hidden_reads;
 
 use std::collections::BTreeSet;
 use std::fs;

@@ -56,4 +56,3 @@ pub fn least_privilege(prefix: &str) -> Roles {
         prefix: prefix.to_string(),
     }
 }
-
