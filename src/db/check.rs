@@ -343,8 +343,11 @@ impl Catalog {
                 .collect()
         };
         if !missing.is_empty() {
-            let rows = sess
-                .query(super::counts::TABLES, &[&missing])
+            // Parsed, bound and executed in one round trip.
+            let params: [(&(dyn tokio_postgres::types::ToSql + Sync), _); 1] =
+                [(&missing, tokio_postgres::types::Type::INT8_ARRAY)];
+            let typed = sess.client.query_typed(super::counts::TABLES, &params);
+            let rows = clocked(sess.client, sess.settings, typed)
                 .await
                 .map_err(|f| f.or(|e| failure(e, Asked::ReadCounts, sess.settings)))?;
             self.tables
@@ -519,6 +522,9 @@ async fn measure_check(
         }
         Err(failure) => Outcome::Failed(failure),
     };
+    // The reading of the counts, prepared for this check, is closed before the session is
+    // rolled back and handed on.
+    drop(std::mem::take(&mut *tally.borrow_mut()));
     let lost = matches!(&outcome, Outcome::Failed(f) if f.connection_lost);
     // Whether the session may go on to the next check, as far as the check shows (the
     // session's fingerprint decides the rest), and whether that is settled before the rollback.
@@ -1438,13 +1444,10 @@ async fn guarded_runs<T>(
         };
         let open = format!("{}{}", runs.set, session::RUN_SAVEPOINT);
         let counting = count_ask(sess);
-        let count = counting
-            .as_ref()
-            .map(|(statement, clear, before)| CountAsk {
-                statement,
-                clear: *clear,
-                before: *before,
-            });
+        let count = counting.as_ref().map(|(statement, before)| CountAsk {
+            statement,
+            before: *before,
+        });
         let (rows, took, now, counts) = match (run, statement, &parsed) {
             (0, Parsed::InFirstRun { also }, _) => {
                 let texts = [runs.statement, also.statement];
@@ -1496,12 +1499,12 @@ async fn guarded_runs<T>(
 }
 
 /// The reading of the counts a run's round trip carries, when the check counts its reads: the
-/// prepared reading, whether the server-wide counters are read (cleared first), and whether a
-/// reading before the run is needed too (none ends a run before it).
-fn count_ask(sess: Sess<'_>) -> Option<(Statement, bool, bool)> {
+/// prepared reading, and whether a reading before the run is needed too (none ends a run before
+/// it).
+fn count_ask(sess: Sess<'_>) -> Option<(Statement, bool)> {
     let tally = sess.tally.borrow();
     let statement = tally.statement.clone()?;
-    Some((statement, tally.counting.others, tally.needs_start()))
+    Some((statement, tally.needs_start()))
 }
 
 /// A run's readings of the counts, kept in the check's tally.

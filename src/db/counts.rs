@@ -40,8 +40,9 @@ pub struct Counting {
 impl Counting {
     /// The server's `track_counts` and version, for a run whose checks count their reads.
     pub async fn read(client: &Client, major: u32) -> Result<Counting, DatabaseFailure> {
-        let row = client
-            .query_one(
+        // Parsed, bound and executed in one round trip.
+        let rows = client
+            .query_typed(
                 "SELECT pg_catalog.current_setting('track_counts')::pg_catalog.bool",
                 &[],
             )
@@ -49,7 +50,7 @@ impl Counting {
             .map_err(|e| Unanswered::of(Asked::TrackCounts, &e))?;
         Ok(Counting {
             on: true,
-            tracked: row.get(0),
+            tracked: rows.first().is_some_and(|r| r.get(0)),
             others: major >= 15,
         })
     }
@@ -74,19 +75,19 @@ impl Counting {
     }
 }
 
-/// Sent ahead of a reading of the server-wide counters, which a transaction otherwise reads
-/// once and keeps (`stats_fetch_consistency`); the session's own counters are not cached.
-pub(super) const CLEAR: &str = "SELECT pg_catalog.pg_stat_clear_snapshot()";
-
 /// One row per table (and materialised view) made after `initdb` (an OID from 16384,
 /// `FirstNormalObjectId`: the catalogs and `information_schema` are older) that any counter
 /// holds a read of: its OID; the session's sequential scans and rows read; the same
 /// server-wide. Rows read are the table's `tuples_returned` (sequential, sample and TID range
 /// scans) and `tuples_fetched` (bitmap heap scans), and every index's `tuples_returned` (the
 /// entries an index scan, an index-only scan or a bitmap index scan returned); an index's
-/// `tuples_fetched` (the heap rows behind its entries) is not added again.
+/// `tuples_fetched` (the heap rows behind its entries) is not added again. `$first` is a
+/// condition with no column in it, so the planner makes it the One-Time Filter of a Result node
+/// under the aggregate, evaluated before the first row is read: the server-wide reading clears
+/// there what the transaction kept of its last one (`stats_fetch_consistency`), and whatever
+/// the read path itself read of them since, so that every counter is read afresh.
 macro_rules! counts_query {
-    ($others_seq:literal, $others_rows:literal) => {
+    ($others_seq:literal, $others_rows:literal, $first:literal) => {
         concat!(
             "SELECT s.tab, s.own_seq, s.own_rows, s.all_seq, s.all_rows FROM (\
                SELECT t.oid::pg_catalog.int8 AS tab, \
@@ -106,8 +107,9 @@ macro_rules! counts_query {
                JOIN pg_catalog.pg_class t ON t.oid OPERATOR(pg_catalog.=) COALESCE(i.indrelid, c.oid) \
                WHERE c.oid OPERATOR(pg_catalog.>=) 16384::pg_catalog.oid \
                  AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,m,i}'::pg_catalog.\"char\"[]) \
-                 AND t.relkind OPERATOR(pg_catalog.=) ANY ('{r,m}'::pg_catalog.\"char\"[]) \
-               GROUP BY t.oid) s \
+                 AND t.relkind OPERATOR(pg_catalog.=) ANY ('{r,m}'::pg_catalog.\"char\"[]) ",
+            $first,
+            " GROUP BY t.oid) s \
              WHERE s.own_seq OPERATOR(pg_catalog.<>) 0 OR s.own_rows OPERATOR(pg_catalog.<>) 0 \
                 OR s.all_seq OPERATOR(pg_catalog.<>) 0 OR s.all_rows OPERATOR(pg_catalog.<>) 0"
         )
@@ -120,11 +122,12 @@ const WITH_OTHERS: &str = counts_query!(
        THEN pg_catalog.pg_stat_get_numscans(c.oid) ELSE 0 END)::pg_catalog.int8",
     "pg_catalog.sum(pg_catalog.pg_stat_get_tuples_returned(c.oid) \
        OPERATOR(pg_catalog.+) CASE WHEN c.oid OPERATOR(pg_catalog.=) t.oid \
-       THEN pg_catalog.pg_stat_get_tuples_fetched(c.oid) ELSE 0 END)::pg_catalog.int8"
+       THEN pg_catalog.pg_stat_get_tuples_fetched(c.oid) ELSE 0 END)::pg_catalog.int8",
+    "AND (SELECT pg_catalog.pg_stat_clear_snapshot() IS NOT NULL)"
 );
 
 /// The reading on PostgreSQL 13 and 14: the session's own counters only.
-const OWN_ONLY: &str = counts_query!("0::pg_catalog.int8", "0::pg_catalog.int8");
+const OWN_ONLY: &str = counts_query!("0::pg_catalog.int8", "0::pg_catalog.int8", "");
 
 /// One table's counters at one moment (or what they gained over a run): the session's own
 /// sequential scans and rows read, then the same server-wide.

@@ -6,8 +6,9 @@
 //! [`judge`] applies the rules in order, one file each: [`index`] (missing, invalid), [`plan`]
 //! (the index in the plan, nothing read whole beside it), [`keys`] (`key-unused`),
 //! [`usability`] (`not-usable` or `not-chosen`, each with its proof, over [`predicate`]),
-//! [`generic`] (the generic plan), [`notes`] (what the planner knew); [`budgets`] once every
-//! check is judged.
+//! [`generic`] (the generic plan), [`hidden`] (reads inside the functions the plan calls, by
+//! PostgreSQL's own counts), [`notes`] (what the planner knew); [`budgets`] once every check is
+//! judged.
 
 mod across;
 pub mod baseline;
@@ -550,7 +551,7 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
             large_rows: how.large_rows,
         },
     );
-    r.read_in_calls = with_hidden(&mut chosen, &mut r.notes, hidden, &used_name, m);
+    r.read_in_calls = with_hidden(&mut chosen, hidden, &used_name, m);
     r.required_index = used_name;
     r.verdict = chosen.verdict;
     r.used = chosen.used;
@@ -586,26 +587,17 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
 
 /// What the counters say of reads the plan does not show, added to the verdict
 /// ([`hidden::judge`]): a table read whole inside a call turns a pass into a `seq-scan` and is
-/// named beside any other verdict; with `track_counts` off a pass is not settled (`error`); a
-/// measurement saved before reads were counted gets a note. Returns the tables read whole
-/// inside calls.
+/// named beside any other verdict; with `track_counts` off a pass is not settled (`error`). A
+/// measurement saved before reads were counted carries no counts: it is judged by its plans, as
+/// it was when saved. Returns the tables read whole inside calls.
 fn with_hidden(
     chosen: &mut Judged,
-    notes: &mut Vec<String>,
     hidden: hidden::Hidden,
     index: &str,
     m: &Measurement,
 ) -> Vec<String> {
     let reads = match hidden {
-        hidden::Hidden::Nothing => return Vec::new(),
-        hidden::Hidden::NotCounted => {
-            notes.push(
-                "measured before plancheck counted the reads a statement makes inside function \
-                 calls: only the plan's own nodes were held to the whole-read rule"
-                    .to_string(),
-            );
-            return Vec::new();
-        }
+        hidden::Hidden::Nothing | hidden::Hidden::NotCounted => return Vec::new(),
         hidden::Hidden::Untracked => {
             let why = "PostgreSQL counted no reads (track_counts is off on this server), so \
                        what the functions the plan calls read is not settled; a pass needs them \

@@ -85,8 +85,6 @@ pub(super) struct Sess<'a> {
 #[derive(Clone, Copy)]
 pub(super) struct CountAsk<'a> {
     pub(super) statement: &'a Statement,
-    /// `pg_stat_clear_snapshot()` first, so that the server-wide counters are read afresh.
-    pub(super) clear: bool,
     /// A reading before the statement too.
     pub(super) before: bool,
 }
@@ -98,21 +96,12 @@ pub(super) struct CountAnswers {
     pub(super) after: Option<Result<Vec<Row>, tokio_postgres::Error>>,
 }
 
-/// One reading of the counts, when `ask` is one: both its requests are sent when it is first
-/// polled, the clear first.
+/// One reading of the counts, when `ask` is one (sent when it is first polled).
 async fn read_counts(
     client: &Client,
     ask: Option<CountAsk<'_>>,
 ) -> Option<Result<Vec<Row>, tokio_postgres::Error>> {
-    let ask = ask?;
-    let clear = async {
-        match ask.clear {
-            true => client.batch_execute(crate::db::counts::CLEAR).await,
-            false => Ok(()),
-        }
-    };
-    let (cleared, rows) = futures_util::future::join(clear, client.query(ask.statement, &[])).await;
-    Some(cleared.and(rows))
+    Some(client.query(ask?.statement, &[]).await)
 }
 
 impl Sess<'_> {
