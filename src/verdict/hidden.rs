@@ -668,6 +668,26 @@ mod tests {
     }
 
     #[test]
+    fn a_check_that_requires_no_index_is_held_to_the_counts_too() {
+        let doc = page_calling("(app_post_count(p.id) > 0)");
+        let mut m = counted_check(doc, Some(every_run(&[("posts", 2_343_860, 0, 0, 0)])), &[]);
+        m.requires.index = None;
+        if let Outcome::Measured(measured) = &mut m.outcome {
+            measured.index = crate::measure::IndexLookup::NotRequired;
+        }
+        let r = check_fails(&m);
+        assert_eq!(r.verdict, Verdict::SeqScan, "{}", r.message);
+        assert!(
+            r.message.starts_with(
+                "no index is required (index = false), but a function call in the plan reads a \
+                 whole relation"
+            ),
+            "{}",
+            r.message
+        );
+    }
+
+    #[test]
     fn with_track_counts_off_a_pass_is_not_settled() {
         let doc = json!([{ "Plan": index_scan("posts_thread_visible_idx", "posts") }]);
         let mut m = counted_check(doc, Some(vec![]), &[]);
