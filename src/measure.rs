@@ -150,6 +150,74 @@ pub struct Measured {
     /// kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub client_ms: Vec<f64>,
+    /// What PostgreSQL counted of the rows each run of the read path read, table by table,
+    /// reads inside the functions it calls included: none in a measurement saved before it was
+    /// counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted: Option<Counted>,
+}
+
+/// What PostgreSQL itself counted of a check's reads (`pg_stat_xact_*`, and for parallel
+/// workers the server-wide `pg_stat_*`), read before and after each run of the read path in the
+/// run's own round trip: a plan shows a function call, not the table the function reads; the
+/// counters count every read a statement makes, in functions too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Counted {
+    /// `track_counts`: when off, PostgreSQL counts nothing and there are no runs.
+    pub tracked: bool,
+    /// Whether what other processes read was counted too (the server-wide counters, read fresh
+    /// around each run: PostgreSQL 15 and later): parallel workers, whose reads no session's
+    /// own counters hold, and any other session whose counts reached the server meanwhile.
+    pub others: bool,
+    /// Every run of the read path, in the order run: the EXPLAIN runs (warm-up first), the
+    /// plain statement's, the generic plan's.
+    pub runs: Vec<RunReads>,
+}
+
+/// Which statement a run ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunKind {
+    /// `EXPLAIN (ANALYZE, …)` of the custom plan: a measured one's plan is kept (in order,
+    /// [`Measured::custom`]).
+    Explain,
+    /// The plain statement, as the application sends it: no plan is kept.
+    Plain,
+    /// `EXPLAIN (ANALYZE, …)` of the generic plan ([`Measured::generic`]).
+    Generic,
+}
+
+/// What one run read, as PostgreSQL counted it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReads {
+    pub kind: RunKind,
+    /// A warm-up run: its plan is not kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warmup: bool,
+    /// Every table PostgreSQL counted a read of in the run.
+    pub tables: Vec<TableReads>,
+}
+
+/// One table's reads in one run. Rows read are the rows its sequential, sample and TID range
+/// scans returned, the rows its bitmap heap scans fetched, and the entries its indexes
+/// returned (an index scan's heap fetches are not counted again); a TID scan counts nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableReads {
+    pub schema: String,
+    pub name: String,
+    /// Sequential scans started by the check's own session (`seq_scan` of
+    /// `pg_stat_xact_user_tables`).
+    pub seq_scans: u64,
+    /// Rows read by the check's own session.
+    pub rows: u64,
+    /// Sequential scans counted server-wide over the run (`pg_stat_user_tables`), where a
+    /// session's own counts arrive only once its transaction has ended: those of other
+    /// processes, the check's parallel workers and any other session.
+    #[serde(default)]
+    pub other_seq_scans: u64,
+    /// Rows read, counted server-wide over the run, as [`Self::other_seq_scans`].
+    #[serde(default)]
+    pub other_rows: u64,
 }
 
 /// The required index as the catalog resolved it.
@@ -538,6 +606,7 @@ impl Measurement {
                 row_security: Vec::new(),
                 warmup: None,
                 client_ms: Vec::new(),
+                counted: None,
             })),
         }
     }

@@ -14,6 +14,8 @@ mod copy;
 mod demo_cache;
 #[path = "attacks/files.rs"]
 mod files;
+#[path = "attacks/hidden_reads.rs"]
+mod hidden_reads;
 #[path = "attacks/ladder.rs"]
 mod ladder;
 #[path = "attacks/markup.rs"]

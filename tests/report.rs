@@ -57,6 +57,7 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
         unsettled: None,
         large_reads: vec![],
         small_reads_only: false,
+        read_in_calls: vec![],
         plan_changed: false,
         plan_diff: vec![],
         strict_plans: false,

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use plancheck::db::role::{LEAST_PRIVILEGE_SQL, risks};
+use plancheck::db::role::risks;
 
 /// The user a key=value connection string names.
 fn user_of(conn: &str) -> &str {
@@ -24,48 +24,6 @@ fn risks_of(conn: &str) -> (String, Vec<String>) {
         assert!(!r.what.is_empty(), "{r:?}");
     }
     (role, found.into_iter().map(|r| r.right).collect())
-}
-
-/// The least-privilege roles of one test, on its own fresh board: roles are shared by every
-/// database of the server, so each test names its own.
-struct Roles {
-    /// The superuser's connection string to the test's database.
-    admin: String,
-    check: String,
-    migrate: String,
-    prefix: String,
-}
-
-/// A fresh board whose tables belong to a non-superuser owner role, and the roles that
-/// [`LEAST_PRIVILEGE_SQL`] creates, with its psql variables substituted as psql does
-/// (`:"name"` becomes a quoted identifier) and the role names made unique to the test.
-fn least_privilege(prefix: &str) -> Roles {
-    let admin = fresh_board(prefix);
-    let owner = format!("{prefix}_owner");
-    sql(
-        &admin,
-        &format!(
-            "CREATE ROLE {owner} NOLOGIN;
-             DO $$ DECLARE t record; BEGIN
-               FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = 'public' LOOP
-                 EXECUTE format('ALTER TABLE public.%I OWNER TO {owner}', t.tablename);
-               END LOOP;
-             END $$;"
-        ),
-    );
-    let adapted = LEAST_PRIVILEGE_SQL
-        .replace("plancheck_check", &format!("{prefix}_check"))
-        .replace("plancheck_migrate", &format!("{prefix}_migrate"))
-        .replace(":\"dbname\"", &format!("\"{prefix}\""))
-        .replace(":\"app_schema\"", "\"public\"")
-        .replace(":\"app_owner\"", &format!("\"{owner}\""));
-    sql(&admin, &adapted);
-    Roles {
-        check: as_user(&admin, &format!("{prefix}_check")),
-        migrate: as_user(&admin, &format!("{prefix}_migrate")),
-        admin,
-        prefix: prefix.to_string(),
-    }
 }
 
 /// Fails the test unless `extension` can be created on the test server: a test that cannot run

@@ -252,3 +252,36 @@ fn edit_same_statement(
         _ => {}
     }
 }
+
+#[test]
+fn a_read_inside_a_function_call_is_judged_from_the_counts_saved_with_the_measurement() {
+    // Saved with the counts, the measurement fails as judged where it was measured; the same
+    // measurement without them (as an older plancheck saved it) is judged by its plan alone,
+    // which shows a page of 20 rows through the required index: the counts are what fail it.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/plans/seq-scan/read-inside-a-function-call");
+    for label in ["pg15", "pg18"] {
+        let m = measurement(&dir, label);
+        let r = judge(&m, &Judging::default());
+        assert_eq!(r.verdict, Verdict::SeqScan, "{label}: {}", r.message);
+        assert_eq!(r.read_in_calls, vec!["posts".to_string()], "{label}");
+        for part in ["PostgreSQL counted", "rows of posts", "app_post_count()"] {
+            assert!(
+                r.message.contains(part),
+                "{label}: no {part:?} in {}",
+                r.message
+            );
+        }
+        let mut json: serde_json::Value = serde_json::to_value(&m).unwrap();
+        let measured = &mut json["outcome"]["measured"];
+        assert!(
+            measured["counted"]["runs"]
+                .as_array()
+                .is_some_and(|r| !r.is_empty())
+        );
+        measured.as_object_mut().unwrap().remove("counted");
+        let older: Measurement = serde_json::from_value(json).unwrap();
+        let r = judge(&older, &Judging::default());
+        assert_eq!(r.verdict, Verdict::Pass, "{label}: {}", r.message);
+    }
+}

@@ -209,6 +209,11 @@ async fn before_checks(
         Ok(db::guard::Watched::read(&client, &project.custom_settings()).await?)
     })
     .await?;
+    let what = asking::TRACK_COUNTS;
+    settings.counting = within(limit, what, async {
+        Ok(db::counts::Counting::read(&client, major).await?)
+    })
+    .await?;
     let what = asking::TEMP_FILE_LIMIT;
     let (temp, unbounded) = within(limit, what, async {
         Ok(db::check::temp_file_limit(&client, settings.temp_file_limit).await?)

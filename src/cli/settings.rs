@@ -43,6 +43,7 @@ pub fn check_settings(run: &RunArgs) -> Settings {
         replan_without_rivals: false,
         session_per_check: run.session_per_check,
         scratch: db::scratch::Mode::default(),
+        counting: db::counts::Counting::default(),
     }
 }
 

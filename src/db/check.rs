@@ -32,11 +32,11 @@ mod failed;
 mod policies;
 mod rivals;
 mod session;
-use super::{Asked, Unanswered, scratch};
+use super::{Asked, Unanswered, counts, scratch};
 use crate::error::DatabaseFailure;
 use crate::measure::{
     Document, Failure, IndexFacts, IndexLookup, Measured, Measurement, Outcome, PlanKind, Probe,
-    RelationFacts, Requirement, ScratchOutcome, ScratchReplan,
+    RelationFacts, Requirement, RunKind, ScratchOutcome, ScratchReplan,
 };
 use crate::plan::explain::Explain;
 use crate::plan::replans;
@@ -44,8 +44,8 @@ use crate::project::{Place, ReadPath, ScopeCheck};
 use crate::stop::Stop;
 use failed::failure;
 pub use failed::{Said, Why};
+use session::{CountAnswers, CountAsk, Held, Sess};
 pub use session::{Fail, Session, clocked};
-use session::{Held, Sess};
 
 /// How each check runs.
 #[derive(Debug, Clone)]
@@ -70,6 +70,8 @@ pub struct Settings {
     pub session_per_check: bool,
     /// Whether what the measured server's plans leave open is re-planned on a scratch copy.
     pub scratch: scratch::Mode,
+    /// Whether and how each run's reads are counted ([`super::counts`]).
+    pub counting: super::counts::Counting,
 }
 
 impl Default for Settings {
@@ -86,6 +88,7 @@ impl Default for Settings {
             replan_without_rivals: false,
             session_per_check: false,
             scratch: scratch::Mode::default(),
+            counting: super::counts::Counting::default(),
         }
     }
 }
@@ -275,6 +278,8 @@ pub struct Catalog {
     pub definitions: std::cell::RefCell<scratch::Definitions>,
     /// Row-level security as each scope's reader meets it, by relation.
     policies: policies::Known,
+    /// The facts of the tables PostgreSQL counted reads of, by OID.
+    tables: std::cell::RefCell<std::collections::HashMap<u32, RelationFacts>>,
 }
 
 /// PostgreSQL's own functions that run SQL given as text, or change a setting: through them a
@@ -324,6 +329,38 @@ impl Catalog {
         Ok(wanted
             .iter()
             .filter_map(|w| known.get(w).cloned())
+            .collect())
+    }
+
+    /// The facts of every table of `oids`, reading only those not read yet, in one query.
+    async fn tables(
+        &self,
+        sess: Sess<'_>,
+        oids: &[u32],
+    ) -> Result<std::collections::HashMap<u32, RelationFacts>, Failure> {
+        let missing: Vec<i64> = {
+            let known = self.tables.borrow();
+            oids.iter()
+                .filter(|o| !known.contains_key(*o))
+                .map(|o| i64::from(*o))
+                .collect()
+        };
+        if !missing.is_empty() {
+            // Parsed, bound and executed in one round trip.
+            let params: [(&(dyn tokio_postgres::types::ToSql + Sync), _); 1] =
+                [(&missing, tokio_postgres::types::Type::INT8_ARRAY)];
+            let typed = sess.client.query_typed(super::counts::TABLES, &params);
+            let rows = clocked(sess.client, sess.settings, typed)
+                .await
+                .map_err(|f| f.or(|e| failure(e, Asked::ReadCounts, sess.settings)))?;
+            self.tables
+                .borrow_mut()
+                .extend(super::counts::tables_of(&rows));
+        }
+        let known = self.tables.borrow();
+        Ok(oids
+            .iter()
+            .filter_map(|o| Some((*o, known.get(o)?.clone())))
             .collect())
     }
 
@@ -481,10 +518,12 @@ async fn measure_check(
         Held::Pooled(own) => (&own.client, &own.guard, false),
         Held::Shared(client, guard) => (*client, guard, true),
     };
+    let tally = std::cell::RefCell::new(super::counts::Tally::new(settings.counting));
     let sess = Sess {
         client,
         settings,
         guard,
+        tally: &tally,
     };
     let outcome = tokio::select! {
         outcome = measure(sess, shared, read_path, check, catalog) => outcome,
@@ -503,6 +542,9 @@ async fn measure_check(
         }
         Err(failure) => Outcome::Failed(failure),
     };
+    // The reading of the counts, prepared for this check, is closed before the session is
+    // rolled back and handed on.
+    drop(std::mem::take(&mut *tally.borrow_mut()));
     let lost = matches!(&outcome, Outcome::Failed(f) if f.connection_lost);
     // Whether the session may go on to the next check, as far as the check shows (the
     // session's fingerprint decides the rest), and whether that is settled before the rollback.
@@ -701,15 +743,33 @@ async fn measure(
         None => (Vec::new(), None),
     };
 
-    // What the planner knew of every relation the plans read, and of the index's table.
+    // What the planner knew of every relation the plans read, and of the index's table; and of
+    // every table PostgreSQL counted a read of, by OID, which names them: in one round trip.
     let wanted = relations_of(&index, &plans);
     // Whether their policies apply to the reader, asked in the same round trip.
-    let (relations, row_security) = futures_util::future::join(
+    let counted_tables = sess.tally.borrow().tables();
+    let (relations, tables, row_security) = futures_util::future::join3(
         catalog.relations(sess, &wanted),
+        catalog.tables(sess, &counted_tables),
         policies::read(sess, check, &wanted, &catalog.policies),
     )
     .await;
-    let (relations, row_security) = (relations?, row_security?);
+    let mut relations = relations?;
+    let tables = tables?;
+    let row_security = row_security?;
+    for facts in tables.values() {
+        if !relations
+            .iter()
+            .any(|r| r.schema == facts.schema && r.name == facts.name)
+        {
+            relations.push(facts.clone());
+        }
+    }
+    let names = tables
+        .into_iter()
+        .map(|(oid, f)| (oid, (f.schema, f.name)))
+        .collect();
+    let counted = std::mem::take(&mut *sess.tally.borrow_mut()).finish(&names);
 
     Ok((
         Measured {
@@ -726,6 +786,7 @@ async fn measure(
             row_security,
             warmup: Some(sess.settings.warmup),
             client_ms,
+            counted,
         },
         request,
     ))
@@ -752,8 +813,19 @@ async fn begin_check(
         Begin::ReadOnly
     };
     let begin = begin_bounded(begin, settings);
-    let begun = sess.exec(&begin);
-    let (begun, first, parsed) = if check.settings.is_empty() && check.setup.is_empty() {
+    // The reading of the counts is parsed in the same round trip, after the BEGIN (a Parse runs
+    // nothing).
+    let begun = async {
+        let counting = settings.counting;
+        let count = async {
+            match counting.reads() {
+                true => Some(sess.prepare(counting.query()).await),
+                false => None,
+            }
+        };
+        futures_util::future::join(sess.exec(&begin), count).await
+    };
+    let ((begun, count), first, parsed) = if check.settings.is_empty() && check.setup.is_empty() {
         // The guard's first snapshot in the same round trip, right after the BEGIN, and the
         // read path's Parse after it where it has parameters.
         let parse = async {
@@ -773,6 +845,10 @@ async fn begin_check(
         (begun.await, None, None)
     };
     begun.map_err(|f| f.or(|e| failure(e, Asked::BeginCheck, settings)))?;
+    if let Some(count) = count {
+        sess.tally.borrow_mut().statement =
+            Some(count.map_err(|f| f.or(|e| failure(e, Asked::ReadCounts, settings)))?);
+    }
     for (name, value) in &check.settings {
         sess.query("SELECT pg_catalog.set_config($1, $2, true)", &[name, value])
             .await
@@ -991,10 +1067,12 @@ async fn explain_text(
         prefix_len: EXPLAIN.len(),
         count,
         set: "",
+        kind: RunKind::Explain,
     };
     let plain = Runs {
         statement: &check.sql.text,
         prefix_len: 0,
+        kind: RunKind::Plain,
         ..runs
     };
     // The EXPLAIN statement and the plain one parsed in the first run's round trip, inside the
@@ -1034,10 +1112,12 @@ async fn explain_prepared(
         prefix_len: usize::MAX,
         count,
         set: "",
+        kind: RunKind::Explain,
     };
     let plain_execute = format!("EXECUTE {name}({})", check.params.join(", "));
     let plain = Runs {
         statement: &plain_execute,
+        kind: RunKind::Plain,
         ..custom_runs
     };
     // The plan cache mode set, and the EXPLAIN statement and the plain EXECUTE parsed, in the
@@ -1070,6 +1150,7 @@ async fn explain_prepared(
     let generic_runs = Runs {
         count: (0, 1),
         set,
+        kind: RunKind::Generic,
         ..custom_runs
     };
     let generic = Parsed::Already(&parsed);
@@ -1336,6 +1417,8 @@ struct Runs<'a> {
     count: (u32, u32),
     /// plancheck's own `SET LOCAL …; ` sent ahead of the first run (empty: none).
     set: &'a str,
+    /// Which statement it is, for the counts of what each run read.
+    kind: RunKind,
 }
 
 /// Warm-up runs (discarded), then measured runs of `statement` (the runs' EXPLAIN), each
@@ -1434,11 +1517,16 @@ async fn guarded_runs<T>(
             session::RUN_ROLLBACK
         };
         let open = format!("{}{}", runs.set, session::RUN_SAVEPOINT);
-        let (rows, took, now) = match (run, statement, &parsed) {
+        let counting = count_ask(sess);
+        let count = counting.as_ref().map(|(statement, before)| CountAsk {
+            statement,
+            before: *before,
+        });
+        let (rows, took, now, counts) = match (run, statement, &parsed) {
             (0, Parsed::InFirstRun { also }, _) => {
                 let texts = [runs.statement, also.statement];
                 let first = sess
-                    .first_run_then_guard(&open, &texts, runs.statement, close)
+                    .first_run_then_guard((&open, &texts), runs.statement, close, count)
                     .await
                     .map_err(ran)?;
                 first.opened.map_err(|e| opening(&e))?;
@@ -1450,23 +1538,25 @@ async fn guarded_runs<T>(
                 let (rows, now) = first.ran.map_err(|e| ran(Fail::Db(e)))?;
                 let now = now?;
                 parsed = <[Statement; 2]>::try_from(statements).ok();
-                (rows, Duration::ZERO, Ok(now))
+                (rows, Duration::ZERO, Ok(now), first.counts)
             }
             (0, Parsed::Already(statement), _) => {
                 let (opened, ran_once) = futures_util::future::join(
                     sess.exec(&open),
-                    sess.run_then_guard(statement, close),
+                    sess.run_then_guard(statement, close, count),
                 )
                 .await;
                 opened.map_err(|f| f.or(opening))?;
                 ran_once.map_err(ran)?
             }
-            (_, Parsed::Already(statement), _) | (_, _, Some([statement, _])) => {
-                sess.run_then_guard(statement, close).await.map_err(ran)?
-            }
+            (_, Parsed::Already(statement), _) | (_, _, Some([statement, _])) => sess
+                .run_then_guard(statement, close, count)
+                .await
+                .map_err(ran)?,
             (_, Parsed::InFirstRun { .. }, None) => return Err(Why::NoMeasuredRun.into()),
         };
         let now = now?;
+        record_counts(sess, runs.kind, run < warmup, counts)?;
         if let Some(what) = guard::changed(&settings.watched, before, &now, Span::All, true) {
             return Err(Why::RunChanged {
                 plan: read_path.plan_path.clone(),
@@ -1480,6 +1570,36 @@ async fn guarded_runs<T>(
         kept.push(keep(rows, took)?);
     }
     Ok((kept, parsed))
+}
+
+/// The reading of the counts a run's round trip carries, when the check counts its reads: the
+/// prepared reading, and whether a reading before the run is needed too (none ends a run before
+/// it).
+fn count_ask(sess: Sess<'_>) -> Option<(Statement, bool)> {
+    let tally = sess.tally.borrow();
+    let statement = tally.statement.clone()?;
+    Some((statement, tally.needs_start()))
+}
+
+/// A run's readings of the counts, kept in the check's tally.
+fn record_counts(
+    sess: Sess<'_>,
+    kind: RunKind,
+    warmup: bool,
+    counts: CountAnswers,
+) -> Result<(), Failure> {
+    let read = |answer: Result<Vec<Row>, tokio_postgres::Error>| {
+        answer
+            .map(|rows| counts::Reading::of(&rows))
+            .map_err(|e| failure(&e, Asked::ReadCounts, sess.settings))
+    };
+    let Some(after) = counts.after else {
+        return Ok(());
+    };
+    let start = counts.before.map(read).transpose()?;
+    let end = read(after)?;
+    sess.tally.borrow_mut().record(kind, warmup, start, end);
+    Ok(())
 }
 
 /// An error from a run of the read path: in its SQL (located in the plan file), or, for a

@@ -5,6 +5,7 @@
 pub mod catalog;
 pub mod check;
 pub mod conninfo;
+pub mod counts;
 pub mod fixtures;
 pub mod guard;
 pub mod ladder;
@@ -248,6 +249,10 @@ pub enum Asked {
     RelationStatistics,
     /// Whether the policies of the tables the plans read apply to the check's reader.
     RowSecurity,
+    /// The server's `track_counts`, before the checks.
+    TrackCounts,
+    /// PostgreSQL's counts of what a check's runs read, and the names of the tables counted.
+    ReadCounts,
     ScratchDefinitions,
     ScratchNames,
     ScratchSearchPath,

@@ -160,6 +160,9 @@ fn not_chosen(c: &CheckResult, index: &str, warning: bool, require: Require) -> 
 }
 
 fn seq_scan(c: &CheckResult, index: &str, which: &str) -> Brief {
+    if !c.read_in_calls.is_empty() {
+        return read_in_calls(c, index, which);
+    }
     let whole = list(&c.seq_scans);
     let small = if c.small_reads_only {
         " (each under --large-rows by the catalog's estimate: a warning under --require usable)"
@@ -180,6 +183,40 @@ fn seq_scan(c: &CheckResult, index: &str, which: &str) -> Brief {
         fix: Some(format!(
             "if reading {first} whole is expected on every database, allow_seq_scan = \
              [\"{first}\"] in the expectation; else an index for the condition on it"
+        )),
+    }
+}
+
+/// A relation read whole inside a function call the plan makes: PostgreSQL's counts show it,
+/// the plan shows only the call.
+fn read_in_calls(c: &CheckResult, index: &str, which: &str) -> Brief {
+    let inside = list(&c.read_in_calls);
+    let elsewhere: Vec<String> = c
+        .seq_scans
+        .iter()
+        .filter(|r| !c.read_in_calls.contains(r))
+        .cloned()
+        .collect();
+    let also = if elsewhere.is_empty() {
+        String::new()
+    } else {
+        format!(", and {which} reads {} whole", list(&elsewhere))
+    };
+    let lead = if c.required_index.is_empty() {
+        "no index is required (index = false), but".to_string()
+    } else {
+        format!("{index} is used, but")
+    };
+    let first = &c.read_in_calls[0];
+    Brief {
+        why: format!(
+            "{lead} a function call in the plan reads {inside} whole (PostgreSQL counted the \
+             reads; the plan shows only the call){also}"
+        ),
+        fix: Some(format!(
+            "read only what the call needs (a condition an index serves, a LIMIT that stops \
+             early); if reading {first} whole is expected on every database, allow_seq_scan = \
+             [\"{first}\"] in the expectation"
         )),
     }
 }
@@ -401,6 +438,23 @@ mod tests {
                 .why
                 .contains("a warning under --require usable")
         );
+    }
+
+    #[test]
+    fn a_whole_read_inside_a_call_says_the_plan_shows_only_the_call() {
+        let mut c = check(Verdict::SeqScan);
+        c.seq_scans = vec!["members".into(), "posts".into()];
+        c.read_in_calls = vec!["posts".into()];
+        let b = of(&c, Require::Chosen);
+        assert_eq!(
+            b.why,
+            "posts_visible_idx is used, but a function call in the plan reads posts whole \
+             (PostgreSQL counted the reads; the plan shows only the call), and the plan reads \
+             members whole"
+        );
+        let fix = b.fix.unwrap();
+        assert!(fix.starts_with("read only what the call needs"), "{fix}");
+        assert!(fix.contains("allow_seq_scan = [\"posts\"]"), "{fix}");
     }
 
     #[test]

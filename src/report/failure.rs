@@ -55,6 +55,8 @@ fn asked(asked: &Asked) -> String {
         Asked::Columns(table) => return format!("could not read the columns of {table}"),
         Asked::RelationStatistics => "could not read relation statistics",
         Asked::RowSecurity => "could not read whether row-level security applies to the reader",
+        Asked::TrackCounts => asking::TRACK_COUNTS,
+        Asked::ReadCounts => "could not read PostgreSQL's counts of what the runs read",
         Asked::ScratchDefinitions => "reading definitions for the scratch copy",
         Asked::ScratchNames => "reading what the read path names, for the scratch copy",
         Asked::ScratchSearchPath => "reading the search path, for the scratch copy",

@@ -17,6 +17,7 @@ pub mod asking {
     pub const TAKES_WRITES: &str = "could not read whether the server takes writes";
     pub const SERVER_SETTINGS: &str = "could not read the server's settings";
     pub const TEMP_FILE_LIMIT: &str = "could not read temp_file_limit";
+    pub const TRACK_COUNTS: &str = "could not read track_counts";
     pub const FREE_SLOTS: &str = "could not read the free connection slots";
     pub const INDEX_DEFINITIONS: &str = "could not read the indexes' definitions";
     pub const CATALOG: &str = "could not read the catalog";

@@ -6,13 +6,15 @@
 //! [`judge`] applies the rules in order, one file each: [`index`] (missing, invalid), [`plan`]
 //! (the index in the plan, nothing read whole beside it), [`keys`] (`key-unused`),
 //! [`usability`] (`not-usable` or `not-chosen`, each with its proof, over [`predicate`]),
-//! [`generic`] (the generic plan), [`notes`] (what the planner knew); [`budgets`] once every
-//! check is judged.
+//! [`generic`] (the generic plan), [`hidden`] (reads inside the functions the plan calls, by
+//! PostgreSQL's own counts), [`notes`] (what the planner knew); [`budgets`] once every check is
+//! judged.
 
 mod across;
 pub mod baseline;
 mod budgets;
 mod generic;
+mod hidden;
 mod index;
 mod keys;
 pub mod ladder;
@@ -222,6 +224,9 @@ pub struct CheckResult {
     /// `--large-rows`: the small CI database's seq scan, which `--require usable` reports as a
     /// warning.
     pub small_reads_only: bool,
+    /// Relations read whole inside the function calls of the plan, as PostgreSQL counted the
+    /// reads ([`hidden`]): they are among [`Self::seq_scans`] too.
+    pub read_in_calls: Vec<String>,
     /// The plan's shape differs from its baseline (`baselines/NAME.SCOPE.plan`).
     pub plan_changed: bool,
     /// The shapes, baseline against now, as diff lines (`- `, `+ `, `  `).
@@ -471,6 +476,7 @@ fn unjudged(m: &Measurement) -> CheckResult {
         unsettled: None,
         large_reads: Vec::new(),
         small_reads_only: false,
+        read_in_calls: Vec::new(),
         plan_changed: false,
         plan_diff: Vec::new(),
         strict_plans: false,
@@ -540,10 +546,19 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         .map(|f| (Relation::new(Some(&f.schema), &f.name).key(), f.reltuples))
         .collect();
 
-    let (used_name, chosen) = match &m.requires.index {
+    let (used_name, mut chosen) = match &m.requires.index {
         Some(index) => judge_accepted(index, m, measured, &reltuples, how),
         None => (String::new(), judge_no_index(m, measured, &reltuples, how)),
     };
+    let hidden = hidden::judge(
+        measured,
+        &hidden::Rules {
+            allow_seq_scan: &m.requires.allow_seq_scan,
+            reltuples: &reltuples,
+            large_rows: how.large_rows,
+        },
+    );
+    r.read_in_calls = with_hidden(&mut chosen, hidden, &used_name, m);
     r.required_index = used_name;
     r.verdict = chosen.verdict;
     r.used = chosen.used;
@@ -575,6 +590,79 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         compare_baseline(&mut r, m, measured, baseline, how);
     }
     r
+}
+
+/// What the counters say of reads the plan does not show, added to the verdict
+/// ([`hidden::judge`]): a table read whole inside a call turns a pass into a `seq-scan` and is
+/// named beside any other verdict; with `track_counts` off a pass is not settled (`error`). A
+/// measurement saved before reads were counted carries no counts: it is judged by its plans, as
+/// it was when saved. Returns the tables read whole inside calls.
+fn with_hidden(
+    chosen: &mut Judged,
+    hidden: hidden::Hidden,
+    index: &str,
+    m: &Measurement,
+) -> Vec<String> {
+    let reads = match hidden {
+        hidden::Hidden::Nothing | hidden::Hidden::NotCounted => return Vec::new(),
+        hidden::Hidden::Untracked => {
+            let why = "PostgreSQL counted no reads (track_counts is off on this server), so \
+                       what the functions the plan calls read is not settled; a pass needs them \
+                       counted: turn track_counts on";
+            if chosen.verdict.is_pass() {
+                chosen.verdict = Verdict::Error;
+                chosen.message = format!("{}; {why}", chosen.message);
+            } else {
+                chosen.message.push_str(&format!(" ({why})"));
+            }
+            return Vec::new();
+        }
+        hidden::Hidden::Found(reads) => reads,
+    };
+    let details: Vec<&str> = reads.iter().map(|h| h.detail.as_str()).collect();
+    let mut relations: Vec<String> = Vec::new();
+    for h in &reads {
+        if !relations.contains(&h.relation) {
+            relations.push(h.relation.clone());
+        }
+        if !chosen.seq_scans.contains(&h.relation) {
+            chosen.seq_scans.push(h.relation.clone());
+        }
+        if h.large && !chosen.large_reads.contains(&h.relation) {
+            chosen.large_reads.push(h.relation.clone());
+        }
+    }
+    let allowed = if m.requires.allow_seq_scan.is_empty() {
+        "no relation may be seq scanned here".to_string()
+    } else {
+        format!("only {} may be", m.requires.allow_seq_scan.join(", "))
+    };
+    let quoted: Vec<String> = relations.iter().map(|r| format!("\"{r}\"")).collect();
+    let read = format!(
+        "a function call in the plan reads a whole relation ({allowed}): {}. Fix: read only what \
+         the call needs (a condition an index serves, a LIMIT that stops early), or, where \
+         reading {} whole is expected, allow it in the expectation, allow_seq_scan = [{}]",
+        details.join("; "),
+        relations.join(", "),
+        quoted.join(", ")
+    );
+    if chosen.verdict.is_pass() {
+        let lead = if index.is_empty() {
+            "no index is required (index = false), but ".to_string()
+        } else {
+            format!("{index} is used, but ")
+        };
+        chosen.verdict = Verdict::SeqScan;
+        chosen.seq_scan = true;
+        chosen.message = format!("{lead}{read}");
+    } else {
+        if !chosen.message.ends_with('.') {
+            chosen.message.push('.');
+        }
+        chosen.message.push_str(&format!(" Beside that, {read}"));
+        chosen.seq_scan |= chosen.verdict == Verdict::SeqScan;
+    }
+    relations
 }
 
 /// The required index, then each the scope accepts in its place: the first that passes stands;

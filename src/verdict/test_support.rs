@@ -121,6 +121,7 @@ pub(crate) fn measured(read_path: &str, verdict: Verdict, warm: f64, buffers: f6
         unsettled: None,
         large_reads: vec![],
         small_reads_only: false,
+        read_in_calls: vec![],
         plan_changed: false,
         plan_diff: vec![],
         strict_plans: false,
@@ -133,4 +134,106 @@ pub(crate) fn measured(read_path: &str, verdict: Verdict, warm: f64, buffers: f6
         reads_past_policies: Vec::new(),
         changed_by: None,
     }
+}
+
+/// A check of read path `p` in scope `member` requiring [`required`], measured: `doc` its one
+/// measured EXPLAIN run, PostgreSQL's counts of every run `runs` (none: measured before reads
+/// were counted), `allow` its `allow_seq_scan`; posts of 117,192 rows and forums of 30, both
+/// analysed.
+pub(crate) fn counted_check(
+    doc: Value,
+    runs: Option<Vec<crate::measure::RunReads>>,
+    allow: &[&str],
+) -> crate::measure::Measurement {
+    use crate::measure::{
+        Counted, Document, IndexFacts, IndexLookup, Measurement, Outcome, RelationFacts,
+    };
+    let index = required();
+    let info = IndexInfo {
+        schema: index.schema.clone(),
+        name: index.name.clone(),
+        table: index.table.clone(),
+        method: "btree".into(),
+        keys: index.keys.clone(),
+        orders: index.orders.clone(),
+        predicate: index.predicate.clone(),
+        valid: true,
+        ready: true,
+        definition: String::new(),
+    };
+    let lookup = IndexLookup::Found(Box::new(IndexFacts {
+        info,
+        partitions: vec![],
+        siblings: vec![],
+        columns: vec![],
+    }));
+    let mut m = Measurement::of_plans(lookup, vec![Document::new(doc).unwrap()], None, 0);
+    m.requires.index = Some(index.name.clone());
+    m.requires.allow_seq_scan = allow.iter().map(|a| a.to_string()).collect();
+    if let Outcome::Measured(measured) = &mut m.outcome {
+        let table = |name: &str, reltuples: f64| RelationFacts {
+            schema: "public".into(),
+            name: name.into(),
+            reltuples,
+            has_statistics: true,
+            bytes: 8192,
+            modified_since_analyze: Some(0),
+        };
+        measured.relations = vec![table("posts", 117_192.0), table("forums", 30.0)];
+        measured.counted = runs.map(|runs| Counted {
+            tracked: true,
+            others: true,
+            runs,
+        });
+    }
+    m
+}
+
+/// One run's counts: each table as (name, rows the session read, its sequential scans, rows
+/// other processes read, their sequential scans), in schema `public`.
+pub(crate) fn run_reads(
+    kind: crate::measure::RunKind,
+    warmup: bool,
+    tables: &[(&str, u64, u64, u64, u64)],
+) -> crate::measure::RunReads {
+    crate::measure::RunReads {
+        kind,
+        warmup,
+        tables: tables
+            .iter()
+            .map(|(name, rows, seq_scans, other_rows, other_seq_scans)| {
+                crate::measure::TableReads {
+                    schema: "public".into(),
+                    name: (*name).into(),
+                    seq_scans: *seq_scans,
+                    rows: *rows,
+                    other_seq_scans: *other_seq_scans,
+                    other_rows: *other_rows,
+                }
+            })
+            .collect(),
+    }
+}
+
+/// Judges a measurement as `check` does, failing loudly unless it passes.
+pub(crate) fn check_passes(m: &crate::measure::Measurement) -> CheckResult {
+    let r = super::judge(m, &Judging::default());
+    assert_eq!(
+        r.verdict,
+        Verdict::Pass,
+        "expected a pass, got: {}",
+        r.message
+    );
+    r
+}
+
+/// Judges a measurement as `check` does, failing loudly when it passes.
+pub(crate) fn check_fails(m: &crate::measure::Measurement) -> CheckResult {
+    let r = super::judge(m, &Judging::default());
+    assert_ne!(
+        r.verdict,
+        Verdict::Pass,
+        "expected a failure, got a pass: {r:?}"
+    );
+    r
 }

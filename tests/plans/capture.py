@@ -12,7 +12,8 @@ LABEL.measurement.json: every EXPLAIN document, the re-plans, the catalog facts.
 them, so they are set on the case's database (`ALTER DATABASE … SET`), where plancheck reads
 them as the server's own.
 
-usage: PLANCHECK_PG_BIN=/path/to/bin python3 tests/plans/capture.py pg15
+usage: PLANCHECK_PG_BIN=/path/to/bin python3 tests/plans/capture.py pg15 [CASE]
+With CASE (`seq-scan/read-inside-a-function-call`), only that case is captured again.
 Run as root it starts the server as the postgres user. Needs psql on the PATH.
 """
 
@@ -26,6 +27,7 @@ import tempfile
 import tomllib
 
 label = sys.argv[1]
+only = sys.argv[2] if len(sys.argv) > 2 else "*/*"
 root = pathlib.Path(__file__).resolve().parents[2]
 pg_bin = pathlib.Path(os.environ["PLANCHECK_PG_BIN"])
 plancheck = root / "target" / "release" / "plancheck"
@@ -53,7 +55,7 @@ try:
     subprocess.run(["psql", conn + "postgres", "-qc", "create database board"], check=True)
     subprocess.run([plancheck, "fixtures", "load", "--database-url", conn + "board",
                     "--scale", "0.05"], check=True, stderr=subprocess.DEVNULL)
-    for case_toml in sorted(root.glob("tests/plans/*/*/case.toml")):
+    for case_toml in sorted(root.glob(f"tests/plans/{only}/case.toml")):
         case_dir = case_toml.parent
         case = tomllib.loads(case_toml.read_text())
         db = "c_" + case_dir.name.replace("-", "_")

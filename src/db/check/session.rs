@@ -76,6 +76,32 @@ pub(super) struct Sess<'a> {
     pub(super) settings: &'a Settings,
     /// The guard's query, parsed on its first use in the session.
     pub(super) guard: &'a tokio::sync::OnceCell<Statement>,
+    /// What the check's runs read, as PostgreSQL counted it, so far.
+    pub(super) tally: &'a std::cell::RefCell<crate::db::counts::Tally>,
+}
+
+/// plancheck's reading of PostgreSQL's counts of the reads ([`crate::db::counts`]), sent in a
+/// run's round trip: after the run's guard, and before the run too when no reading precedes it.
+#[derive(Clone, Copy)]
+pub(super) struct CountAsk<'a> {
+    pub(super) statement: &'a Statement,
+    /// A reading before the statement too.
+    pub(super) before: bool,
+}
+
+/// The readings of a run's round trip, in the order sent; none where none was asked.
+#[derive(Default)]
+pub(super) struct CountAnswers {
+    pub(super) before: Option<Result<Vec<Row>, tokio_postgres::Error>>,
+    pub(super) after: Option<Result<Vec<Row>, tokio_postgres::Error>>,
+}
+
+/// One reading of the counts, when `ask` is one (sent when it is first polled).
+async fn read_counts(
+    client: &Client,
+    ask: Option<CountAsk<'_>>,
+) -> Option<Result<Vec<Row>, tokio_postgres::Error>> {
+    Some(client.query(ask?.statement, &[]).await)
 }
 
 impl Sess<'_> {
@@ -157,55 +183,71 @@ impl Sess<'_> {
             .map_err(|f| f.or(|e| failure(e, Asked::SessionSettings, self.settings)))
     }
 
-    /// `statement`, then the guard, then `close` (the rollback to the runs' savepoint, which
-    /// the caller opened ahead of the first run: see [`RUN_SAVEPOINT`]), sent together (one round
-    /// trip): the server still runs the guard after the statement and before anything else, and
+    /// `statement`, then the guard, then `count`'s reading, then `close` (the rollback to the
+    /// runs' savepoint, which the caller opened ahead of the first run: see [`RUN_SAVEPOINT`]),
+    /// sent together (one round trip), `count`'s reading before the statement too where it asks:
+    /// the server still runs the guard after the statement and before anything else, and
     /// nothing more is sent until all answered. The statement's rows, or its error; its round
-    /// trip as the client saw it (from the requests sent to the statement's last row); then the
-    /// guard's snapshot.
+    /// trip as the client saw it (from the requests sent to the statement's last row); the
+    /// guard's snapshot; the readings.
     pub(super) async fn run_then_guard(
         &self,
         statement: &Statement,
         close: &str,
-    ) -> Result<(Vec<Row>, Duration, Result<guard::Snapshot, Failure>), Fail> {
+        count: Option<CountAsk<'_>>,
+    ) -> Result<
+        (
+            Vec<Row>,
+            Duration,
+            Result<guard::Snapshot, Failure>,
+            CountAnswers,
+        ),
+        Fail,
+    > {
         let guard = match self.guard_statement().await {
             Ok(g) => g,
-            Err(f) => return Ok((Vec::new(), Duration::ZERO, Err(f))),
+            Err(f) => return Ok((Vec::new(), Duration::ZERO, Err(f), CountAnswers::default())),
         };
         let (client, watched) = (self.client, &self.settings.watched);
         let all = async {
             let sent = Instant::now();
-            let ((rows, took), now, ended) = futures_util::future::join3(
-                async { (client.query(statement, &[]).await, sent.elapsed()) },
-                guard::snapshot_with(client, guard, watched),
+            let (before, ((rows, took), now, after), ended) = futures_util::future::join3(
+                read_counts(client, count.filter(|c| c.before)),
+                futures_util::future::join3(
+                    async { (client.query(statement, &[]).await, sent.elapsed()) },
+                    guard::snapshot_with(client, guard, watched),
+                    read_counts(client, count),
+                ),
                 client.batch_execute(close),
             )
             .await;
-            (rows, took, now, ended)
+            (rows, took, now, CountAnswers { before, after }, ended)
         };
-        let (rows, took, now, ended) = clocked(client, self.settings, async {
+        let (rows, took, now, counts, ended) = clocked(client, self.settings, async {
             Ok::<_, tokio_postgres::Error>(all.await)
         })
         .await?;
         let rows = rows.map_err(Fail::Db)?;
         ended.map_err(Fail::Db)?;
         let now = now.map_err(|e| failure(&e, Asked::SessionSettings, self.settings));
-        Ok((rows, took, now))
+        Ok((rows, took, now, counts))
     }
 
     /// The first run of statements not parsed yet, in one round trip: `open` (plancheck's own
     /// `SET LOCAL …; ` and the runs' savepoint), then the Parse of each of `parse` (kept for the
-    /// runs after this one), then `statement` parsed, bound and executed as the unnamed statement,
-    /// then the guard and `close`, as [`Sess::run_then_guard`] sends them. The server still runs
-    /// them in the order sent: the Parses refuse a second statement as any Parse does, and an
-    /// error makes each request after it fail. Each answer is returned as it came, in the order
-    /// sent; the run's round trip is not timed (its rows are a plan, never a client timing).
+    /// runs after this one), then `count`'s reading before the run where it asks, then
+    /// `statement` parsed, bound and executed as the unnamed statement, then the guard,
+    /// `count`'s reading and `close`, as [`Sess::run_then_guard`] sends them. The server still
+    /// runs them in the order sent: the Parses refuse a second statement as any Parse does, and
+    /// an error makes each request after it fail. Each answer is returned as it came, in the
+    /// order sent; the run's round trip is not timed (its rows are a plan, never a client
+    /// timing).
     pub(super) async fn first_run_then_guard(
         &self,
-        open: &str,
-        parse: &[&str],
+        (open, parse): (&str, &[&str]),
         statement: &str,
         close: &str,
+        count: Option<CountAsk<'_>>,
     ) -> Result<FirstRun, Fail> {
         let guard = match self.guard_statement().await {
             Ok(g) => g,
@@ -214,17 +256,22 @@ impl Sess<'_> {
                     opened: Ok(()),
                     parsed: Vec::new(),
                     ran: Ok((Vec::new(), Err(f))),
+                    counts: CountAnswers::default(),
                 });
             }
         };
         let (client, watched) = (self.client, &self.settings.watched);
         let all = async {
-            let (opened, parsed, rows, now, ended) = futures_util::future::join5(
+            let (opened, parsed, before, rows, (now, after, ended)) = futures_util::future::join5(
                 client.batch_execute(open),
                 futures_util::future::join_all(parse.iter().map(|p| client.prepare(p))),
+                read_counts(client, count.filter(|c| c.before)),
                 client.query_typed(statement, &[]),
-                guard::snapshot_with(client, guard, watched),
-                client.batch_execute(close),
+                futures_util::future::join3(
+                    guard::snapshot_with(client, guard, watched),
+                    read_counts(client, count),
+                    client.batch_execute(close),
+                ),
             )
             .await;
             let ran = rows.and_then(|rows| {
@@ -236,6 +283,7 @@ impl Sess<'_> {
                 opened,
                 parsed,
                 ran,
+                counts: CountAnswers { before, after },
             })
         };
         clocked(client, self.settings, all).await
@@ -250,6 +298,8 @@ pub(super) struct FirstRun {
     pub(super) parsed: Vec<Result<Statement, tokio_postgres::Error>>,
     /// The run's rows and the guard's snapshot after it.
     pub(super) ran: Result<(Vec<Row>, Result<guard::Snapshot, Failure>), tokio_postgres::Error>,
+    /// The readings of the counts, before and after the run.
+    pub(super) counts: CountAnswers,
 }
 
 /// The savepoint each run of a read path runs in. It is opened ahead of a statement's first run
