@@ -229,6 +229,8 @@ pub enum Step {
     Version,
     /// Making plancheck's roles and the owner's rights.
     Roles,
+    /// Making the copy's definitions.
+    Load,
     /// Making the roles re-plans run as.
     Probes,
     /// Opening or ending a re-plan's transaction.

@@ -26,6 +26,7 @@ impl fmt::Display for Step {
             Step::Bounding => "setting its session's bounds",
             Step::Version => "reading its version",
             Step::Roles => "making plancheck's roles there",
+            Step::Load => "making the copy's definitions",
             Step::Probes => "making the roles the re-plans run as",
             Step::Transaction => "opening or ending the re-plan's transaction",
             Step::Rls => "turning off row-level security the measured role reads past",

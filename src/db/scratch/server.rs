@@ -419,7 +419,7 @@ impl Copy {
                     Ok(_) => Ok(Ok(())),
                     Err(e) => match e.code() {
                         Some(code) => Ok(Err(code.code().to_string())),
-                        None => Err(Trouble::Lost(Step::Connecting)),
+                        None => Err(Trouble::Lost(Step::Load)),
                     },
                 }
             }
