@@ -66,8 +66,8 @@ impl fmt::Display for Trouble {
             }
             Trouble::IndexDiffers { index, copy } => write!(
                 f,
-                "index {index} on the scratch copy is not the measured server's (the copy has \
-                 {copy}): something the copy ran while it loaded changed it"
+                "index {index} on the scratch copy is not the measured server's: the copy has \
+                 {copy}"
             ),
             Trouble::PreparedNotListed => {
                 f.write_str("the scratch server does not list the prepared read path")

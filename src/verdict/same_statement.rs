@@ -30,9 +30,9 @@ pub fn held(same: Option<&SameStatement>, table: &str) -> Result<(), String> {
     };
     Err(format!(
         "the copy planned another statement than the measured server: with every index scan \
-         off, the conditions on {table} were {} on the measured server and {} on the copy (a \
-         function the planner folds answers otherwise there, or a definition differs), so its \
-         re-plan settles nothing",
+         off, the conditions on {table} were {} on the measured server and {} on the copy, so its \
+         re-plan settles nothing (why they differ is not settled: a function the planner folds \
+         can answer otherwise there, or a definition can differ)",
         shown(&same.measured),
         shown(&same.copy)
     ))
