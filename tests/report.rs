@@ -68,6 +68,7 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
         session: vec![],
         reads_past_policies: Vec::new(),
         changed_by: None,
+        custom_verdict: None,
     }
 }
 

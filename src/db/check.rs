@@ -698,10 +698,10 @@ async fn measure(
     let accepted = replans::accepted(&lookups);
     let custom_plans: Vec<&Explain> = custom.iter().map(Document::plan).collect();
     let generic_plan = generic.as_ref().map(Document::plan);
-    let open = replans::open_plan(&custom_plans, generic_plan, &accepted);
+    let open = replans::open_plans(&custom_plans, generic_plan, &accepted);
     let mut probes = Vec::new();
     let mut probed: Option<&Explain> = None;
-    if let Some(kind) = open {
+    for kind in &open {
         let (mode, first) = match kind {
             PlanKind::Custom => (
                 (!check.params.is_empty()).then_some("force_custom_plan"),
@@ -709,8 +709,8 @@ async fn measure(
             ),
             PlanKind::Generic => (Some("force_generic_plan"), generic_plan),
         };
-        probes = probe(sess, check, mode, kind, &accepted).await?;
-        probed = first;
+        probes.extend(probe(sess, check, mode, *kind, &accepted).await?);
+        probed = probed.or(first);
     }
     let non_immutable = match (&index, probed) {
         (IndexLookup::Found(facts), Some(plan)) => {
@@ -724,24 +724,26 @@ async fn measure(
     plans.extend(probe_plans.iter().copied());
 
     // What the measured server's plans left open goes to the scratch copy.
-    let (scratch, request) = match open {
-        Some(kind) => {
-            let mut shown: Vec<&Explain> = probe_plans.clone();
-            match kind {
-                PlanKind::Custom => shown.extend(custom_plans.iter().copied()),
-                PlanKind::Generic => shown.extend(generic_plan),
-            }
-            let needed = replans::scratch_needed(&accepted, kind, &shown);
-            let open = Open {
-                check,
-                lookups: &lookups,
-                plans: &plans,
-                session: &session,
-            };
-            ask_scratch(sess, catalog, &open, &needed).await?
+    let mut needed = Vec::new();
+    for kind in &open {
+        let mut shown: Vec<&Explain> = probes
+            .iter()
+            .filter(|p| p.plan == *kind)
+            .map(|p| p.document.plan())
+            .collect();
+        match kind {
+            PlanKind::Custom => shown.extend(custom_plans.iter().copied()),
+            PlanKind::Generic => shown.extend(generic_plan),
         }
-        None => (Vec::new(), None),
+        needed.extend(replans::scratch_needed(&accepted, *kind, &shown));
+    }
+    let open = Open {
+        check,
+        lookups: &lookups,
+        plans: &plans,
+        session: &session,
     };
+    let (scratch, request) = ask_scratch(sess, catalog, &open, &needed).await?;
 
     // What the planner knew of every relation the plans read, and of the index's table; and of
     // every table PostgreSQL counted a read of, by OID, which names them: in one round trip.

@@ -3,8 +3,10 @@
 //! claims a re-plan that was never made. Pure: plans in, decisions out.
 //!
 //! A question is open for a plan kind when the measured plans of that kind read none of the
-//! indexes the scope accepts: the custom plan when any measured run reads none, else the generic
-//! plan (a read path with parameters) when it reads none. Then, for every accepted index on its
+//! indexes the scope accepts: the custom plan when any measured run reads none, and the generic
+//! plan (a read path with parameters) when it reads none, each asked on its own: whether the
+//! generic plan can use the index does not depend on the data, so it is asked whatever the
+//! custom plan chose. Then, for every accepted index on its
 //! own, the answer comes from, in order: a re-plan on the measured server with scan types
 //! disabled (the rungs, cheap, EXPLAIN only), and, for each index no plan of that kind read, a
 //! re-plan on a schema-only copy where that index is alone on its table ([`scratch_needed`]).
@@ -62,24 +64,26 @@ fn all_names(accepted: &[Accepted]) -> Vec<&str> {
     accepted.iter().flat_map(Accepted::names).collect()
 }
 
-/// The plan kind whose question is open: the custom plan when some measured run reads none of
-/// the accepted indexes, else the generic plan when it reads none; `None` when the plans read
-/// one (or nothing is accepted that a re-plan could find).
-pub fn open_plan(
+/// The plan kinds whose question is open: the custom plan when some measured run reads none of
+/// the accepted indexes, and the generic plan when it reads none; empty when the plans read one
+/// (or nothing is accepted that a re-plan could find).
+pub fn open_plans(
     custom: &[&Explain],
     generic: Option<&Explain>,
     accepted: &[Accepted],
-) -> Option<PlanKind> {
+) -> Vec<PlanKind> {
     if accepted.is_empty() {
-        return None;
+        return Vec::new();
     }
     let names = all_names(accepted);
+    let mut open = Vec::new();
     if custom.iter().any(|p| !p.reads_any(&names)) {
-        return Some(PlanKind::Custom);
+        open.push(PlanKind::Custom);
     }
-    generic
-        .filter(|g| !g.reads_any(&names))
-        .map(|_| PlanKind::Generic)
+    if generic.is_some_and(|g| !g.reads_any(&names)) {
+        open.push(PlanKind::Generic);
+    }
+    open
 }
 
 /// Whether the rungs of re-plans may stop: every accepted index has been read by one of `plans`.
@@ -101,37 +105,36 @@ pub fn scratch_needed(
         .collect()
 }
 
-/// The open question of a measured check and what settles it, from the measurement alone: the
-/// kind, and for each accepted index whether a plan of that kind read it. The judge uses it to
-/// tell a re-plan made from one never made; the database side to know what to make.
-pub fn of_measured(measured: &Measured) -> Option<(PlanKind, Vec<(Accepted, bool)>)> {
+/// The open questions of a measured check and what settles them, from the measurement alone:
+/// each open kind, and for each accepted index whether a plan of that kind read it. The judge
+/// uses it to tell a re-plan made from one never made; the database side to know what to make.
+pub fn of_measured(measured: &Measured) -> Vec<(PlanKind, Vec<(Accepted, bool)>)> {
     let lookups: Vec<&IndexLookup> = std::iter::once(&measured.index)
         .chain(measured.alternatives.iter())
         .collect();
     let accepted = accepted(&lookups);
     let custom: Vec<&Explain> = measured.custom.iter().map(|d| d.plan()).collect();
     let generic = measured.generic.as_ref().map(|d| d.plan());
-    let kind = open_plan(&custom, generic, &accepted)?;
-    let mut shown: Vec<&Explain> = measured
-        .probes
-        .iter()
-        .filter(|p| p.plan == kind)
-        .map(|p| p.document.plan())
-        .collect();
-    match kind {
-        PlanKind::Custom => shown.extend(custom),
-        PlanKind::Generic => shown.extend(generic),
-    }
-    Some((
-        kind,
-        accepted
-            .into_iter()
-            .map(|a| {
-                let seen = shown.iter().any(|p| a.read_by(p));
-                (a, seen)
-            })
-            .collect(),
-    ))
+    open_plans(&custom, generic, &accepted)
+        .into_iter()
+        .map(|kind| {
+            let mut shown: Vec<&Explain> = measured
+                .probes
+                .iter()
+                .filter(|p| p.plan == kind)
+                .map(|p| p.document.plan())
+                .collect();
+            match kind {
+                PlanKind::Custom => shown.extend(custom.iter().copied()),
+                PlanKind::Generic => shown.extend(generic),
+            }
+            let seen = accepted
+                .iter()
+                .map(|a| (a.clone(), shown.iter().any(|p| a.read_by(p))))
+                .collect();
+            (kind, seen)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -166,8 +169,8 @@ mod tests {
         let accepted = accepted_of(&["existing_idx"]);
         let custom = [plan(None)];
         assert_eq!(
-            open_plan(&[&custom[0]], None, &accepted),
-            Some(PlanKind::Custom)
+            open_plans(&[&custom[0]], None, &accepted),
+            vec![PlanKind::Custom]
         );
         let needed = scratch_needed(&accepted, PlanKind::Custom, &[&custom[0]]);
         assert_eq!(needed, vec![("existing_idx".to_string(), PlanKind::Custom)]);
@@ -177,20 +180,27 @@ mod tests {
     fn a_plan_through_any_accepted_index_closes_the_question() {
         let accepted = accepted_of(&["a", "b"]);
         let custom = [plan(Some("b"))];
-        assert_eq!(open_plan(&[&custom[0]], None, &accepted), None);
+        assert!(open_plans(&[&custom[0]], None, &accepted).is_empty());
     }
 
     #[test]
-    fn the_generic_plan_is_open_only_when_every_custom_run_reads_an_accepted_index() {
+    fn the_generic_plan_is_open_whatever_the_custom_plan_reads() {
+        // Regression: the generic plan was asked about only when every custom run read an
+        // accepted index, so on a small database (the custom plan a seq scan) a generic plan
+        // that cannot use the index was never judged.
         let accepted = accepted_of(&["a"]);
         let generic = plan(None);
         assert_eq!(
-            open_plan(&[&plan(Some("a"))], Some(&generic), &accepted),
-            Some(PlanKind::Generic)
+            open_plans(&[&plan(Some("a"))], Some(&generic), &accepted),
+            vec![PlanKind::Generic]
         );
         assert_eq!(
-            open_plan(&[&plan(None)], Some(&generic), &accepted),
-            Some(PlanKind::Custom)
+            open_plans(&[&plan(None)], Some(&generic), &accepted),
+            vec![PlanKind::Custom, PlanKind::Generic]
+        );
+        assert_eq!(
+            open_plans(&[&plan(None)], Some(&plan(Some("a"))), &accepted),
+            vec![PlanKind::Custom]
         );
     }
 
@@ -210,6 +220,6 @@ mod tests {
 
     #[test]
     fn nothing_accepted_opens_no_question() {
-        assert_eq!(open_plan(&[&plan(None)], None, &[]), None);
+        assert!(open_plans(&[&plan(None)], None, &[]).is_empty());
     }
 }

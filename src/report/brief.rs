@@ -230,6 +230,18 @@ fn generic_plan(c: &CheckResult, index: &str) -> Brief {
         brief.why = format!("the custom plan passes; {brief_why}", brief_why = brief.why);
         return brief;
     }
+    if let Some(custom) = c.custom_verdict {
+        let cause = cause(&c.message, PROOF_RULES)
+            .map(|cause| format!(": {cause}"))
+            .unwrap_or_default();
+        return Brief {
+            why: format!(
+                "{prepared} cannot use {index} whatever the data{cause} (the custom plan, at \
+                 these statistics: {custom})"
+            ),
+            fix: Some(GENERIC_FIX.into()),
+        };
+    }
     let what = match c.usable {
         Some(false) => match cause(&c.message, PROOF_RULES) {
             Some(cause) => format!("cannot use {index}: {cause}"),
@@ -241,13 +253,13 @@ fn generic_plan(c: &CheckResult, index: &str) -> Brief {
     };
     Brief {
         why: format!("the custom plan uses {index}, but {prepared} {what}"),
-        fix: Some(
-            "write the value the index's predicate needs as a constant in the SQL, not a \
-             parameter, or run the statement with plan_cache_mode = force_custom_plan"
-                .into(),
-        ),
+        fix: Some(GENERIC_FIX.into()),
     }
 }
+
+/// What fixes a generic plan that cannot use the index.
+const GENERIC_FIX: &str = "write the value the index's predicate needs as a constant in the \
+     SQL, not a parameter, or run the statement with plan_cache_mode = force_custom_plan";
 
 /// Each budget the check is over, in a clause.
 fn over_budget(c: &CheckResult) -> String {

@@ -78,6 +78,10 @@ struct JsonCheck<'a> {
     settled_by: Option<crate::verdict::Settled>,
     /// Why usability is not settled, when it was asked and is not.
     unsettled: Option<&'a str>,
+    /// For a `generic-plan` whose custom plan failed too at these statistics: the custom plan's
+    /// own verdict (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    custom_verdict: Option<crate::verdict::Verdict>,
     /// Relations of at least --large-rows rows the plan reads whole.
     large_reads: &'a [String],
     /// The plan's shape differs from its baseline (`baselines/NAME.SCOPE.plan`).
@@ -148,6 +152,7 @@ pub(super) fn json(report: &Report) -> String {
                 usable: c.usable,
                 settled_by: c.settled_by,
                 unsettled: c.unsettled.as_deref(),
+                custom_verdict: c.custom_verdict,
                 large_reads: &c.large_reads,
                 plan_changed: c.plan_changed,
                 plan_diff: &c.plan_diff,

@@ -39,6 +39,38 @@ pub fn judge_generic(
     }
 }
 
+/// A generic plan that cannot use the index, beside a custom plan that failed at this data
+/// (not chosen, or a whole read): `generic-plan`, for the generic plan's failure does not depend
+/// on the data (no parameter value reaches it) and the custom plan's does. On a small CI
+/// database the custom plan is a seq scan whatever the SQL says; the generic plan's verdict is
+/// the same there as on the full database. The relations either plan reads whole and large
+/// stay large reads.
+pub fn not_usable_whatever_the_custom_plan(
+    custom: PlanVerdict,
+    generic: PlanVerdict,
+) -> PlanVerdict {
+    let mut large_reads = generic.large_reads;
+    for r in custom.large_reads {
+        if !large_reads.contains(&r) {
+            large_reads.push(r);
+        }
+    }
+    PlanVerdict {
+        verdict: Verdict::GenericPlan,
+        message: format!(
+            "the generic plan (what a prepared statement may switch to after its fifth \
+             execution) cannot use it, whatever the data: {}. The custom plan, at this data: {}: \
+             {}",
+            generic.message.trim_end_matches('.'),
+            custom.verdict,
+            custom.message
+        ),
+        used: generic.used,
+        seq_scans: generic.seq_scans,
+        large_reads,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -252,6 +252,9 @@ pub struct CheckResult {
     /// With `--migration`: the statement that dropped, renamed or redefined the required index
     /// (or an accepted one), when the check does not pass after it.
     pub changed_by: Option<crate::model::IndexChange>,
+    /// The custom plan's own verdict, for a `generic-plan` whose custom plan failed too (at
+    /// these statistics): the generic plan's failure does not depend on the data, and stands.
+    pub custom_verdict: Option<Verdict>,
 }
 
 /// How a report names the index of a check that requires none.
@@ -487,6 +490,7 @@ fn unjudged(m: &Measurement) -> CheckResult {
         session: Vec::new(),
         reads_past_policies: Vec::new(),
         changed_by: None,
+        custom_verdict: None,
     }
 }
 
@@ -566,6 +570,7 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
     r.seq_scans = chosen.seq_scans;
     r.message = chosen.message;
     r.usable = chosen.usable;
+    r.custom_verdict = chosen.custom_verdict;
     r.settled_by = chosen.settled_by;
     r.unsettled = chosen.unsettled;
     r.large_reads = chosen.large_reads;
@@ -758,6 +763,7 @@ fn judge_no_index(
         large_reads: judged.large_reads,
         seq_scan,
         probe: None,
+        custom_verdict: None,
     }
 }
 
@@ -822,6 +828,8 @@ struct Judged {
     /// The re-plan through the index (`probe`), or on the scratch copy (`scratch`), for
     /// `--explain`.
     probe: Option<(&'static str, crate::measure::Document)>,
+    /// The custom plan's verdict, for a `generic-plan` whose custom plan failed too.
+    custom_verdict: Option<Verdict>,
 }
 
 /// One accepted index judged against the measurement: the rules in their order (the index,
@@ -862,15 +870,32 @@ fn judge_index(
         (judged, settlement) = settle(judged, custom[at], PlanKind::Custom, measured, &rules);
     }
     let mut seq_scan = judged.verdict == Verdict::SeqScan;
+    let mut custom_verdict = None;
     if let Some(generic) = generic {
+        // Whether the generic plan can use the index does not depend on the data: it is asked
+        // whatever the custom plan chose, unless the custom plan's own failure does not depend
+        // on the data either (the index not usable by it).
+        let custom_open = judged.verdict.is_pass() || settlement.usable != Some(false);
         let mut g = judge_plan(generic, &rules);
-        if judged.verdict.is_pass() && g.verdict == Verdict::NotChosen && !reads_index(generic) {
-            (g, settlement) = settle(g, generic, PlanKind::Generic, measured, &rules);
+        let mut generic_settlement = Settlement::default();
+        if custom_open && g.verdict == Verdict::NotChosen && !reads_index(generic) {
+            (g, generic_settlement) = settle(g, generic, PlanKind::Generic, measured, &rules);
         }
         let generic_seq_scan = g.verdict == Verdict::SeqScan;
-        judged = judge_generic(judged, g, &format!("uses {}", required.name));
-        if judged.verdict == Verdict::GenericPlan {
-            seq_scan = generic_seq_scan;
+        let custom_passed = judged.verdict.is_pass();
+        if custom_passed {
+            judged = judge_generic(judged, g, &format!("uses {}", required.name));
+            if judged.verdict == Verdict::GenericPlan {
+                seq_scan = generic_seq_scan;
+                settlement = generic_settlement;
+            }
+        } else if custom_open && g.verdict == Verdict::NotUsable {
+            custom_verdict = Some(judged.verdict);
+            judged = generic::not_usable_whatever_the_custom_plan(judged, g);
+            seq_scan = false;
+            settlement = generic_settlement;
+        } else {
+            judged = judge_generic(judged, g, &format!("uses {}", required.name));
         }
     }
     // The plan itself settled it when no re-plan was needed to: the index is in it.
@@ -903,6 +928,7 @@ fn judge_index(
         large_reads: judged.large_reads,
         seq_scan,
         probe: settlement.shown,
+        custom_verdict,
     }
 }
 
@@ -936,6 +962,7 @@ fn plain(verdict: Verdict, message: String, plan: &Explain) -> Judged {
         large_reads: Vec::new(),
         seq_scan: false,
         probe: None,
+        custom_verdict: None,
     }
 }
 
@@ -1135,6 +1162,52 @@ mod tests {
         assert_eq!(r.verdict, Verdict::Pass, "{r:?}");
         let r = judge(&no_index_check(whole, by_key), &Judging::default());
         assert_eq!(r.verdict, Verdict::SeqScan, "{r:?}");
+    }
+
+    /// The thread page measured on a CI database of five posts: `custom` its one run, `generic`
+    /// the generic plan, both seq scans with `filter`s of their own.
+    fn five_posts(custom_filter: &str, generic_filter: &str) -> Measurement {
+        let seq = |filter: &str| {
+            serde_json::json!([{ "Plan": { "Node Type": "Seq Scan", "Relation Name": "posts",
+                "Schema": "public", "Filter": filter, "Actual Rows": 2, "Actual Loops": 1,
+                "Rows Removed by Filter": 3 }}])
+        };
+        let mut m = test_support::counted_check(seq(custom_filter), None, &[]);
+        if let Outcome::Measured(measured) = &mut m.outcome {
+            measured.generic = Some(crate::measure::Document::new(seq(generic_filter)).unwrap());
+            for r in &mut measured.relations {
+                r.reltuples = 5.0;
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn a_generic_plan_that_cannot_use_the_index_fails_whatever_the_custom_plan_chose() {
+        // Regression: once the custom plan was not chosen (a seq scan of five rows), the generic
+        // plan was never judged, and --require usable let `visibility = $2` through.
+        let m = five_posts(
+            "((thread_id = 1) AND (visibility = 'visible'::text))",
+            "((thread_id = $1) AND (visibility = $2))",
+        );
+        let r = judge(&m, &Judging::default());
+        assert_eq!(r.verdict, Verdict::GenericPlan, "{}", r.message);
+        assert_eq!(r.usable, Some(false), "{}", r.message);
+        assert_eq!(r.settled_by, Some(Settled::Rule), "{}", r.message);
+        assert_eq!(r.custom_verdict, Some(Verdict::NotChosen), "{}", r.message);
+        assert!(!r.is_warning(Require::Usable), "{}", r.message);
+        assert!(r.message.contains("whatever the data"), "{}", r.message);
+        // The control: a generic plan whose conditions imply the predicate (the constant kept in
+        // the SQL) is usable; the check stays the custom plan's not-chosen, a warning.
+        let m = five_posts(
+            "((thread_id = 1) AND (visibility = 'visible'::text))",
+            "((thread_id = $1) AND (visibility = 'visible'::text))",
+        );
+        let r = judge(&m, &Judging::default());
+        assert_eq!(r.verdict, Verdict::NotChosen, "{}", r.message);
+        assert_eq!(r.usable, Some(true), "{}", r.message);
+        assert_eq!(r.custom_verdict, None);
+        assert!(r.is_warning(Require::Usable), "{}", r.message);
     }
 
     #[test]

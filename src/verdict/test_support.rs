@@ -133,6 +133,7 @@ pub(crate) fn measured(read_path: &str, verdict: Verdict, warm: f64, buffers: f6
         session: vec![],
         reads_past_policies: Vec::new(),
         changed_by: None,
+        custom_verdict: None,
     }
 }
 
