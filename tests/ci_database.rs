@@ -92,3 +92,46 @@ fn a_literal_turned_into_a_parameter_is_generic_plan_on_five_analysed_rows() {
     );
     assert_eq!(status, 1, "{report:#}");
 }
+
+#[test]
+fn the_required_index_under_a_join_whose_outer_side_found_no_rows_passes() {
+    // Issue 34: on a CI database the outer side of a Nested Loop often finds no rows, so the
+    // inner Index Scan through the required index never runs (`never executed`, loops 0). It is
+    // the plan's choice all the same; it was counted as absent and the check failed.
+    let db = empty_database("ci_loops_zero");
+    sql(&db, TICKETS);
+    sql(
+        &db,
+        "CREATE TABLE accounts (id bigint PRIMARY KEY, slug text NOT NULL UNIQUE);
+         INSERT INTO accounts SELECT i, 'acct' || i FROM generate_series(1, 1000) i;
+         INSERT INTO tickets SELECT i, i % 1000 + 1,
+             (ARRAY['open','pending','closed','solved','solved','solved','solved','solved'])[i % 8 + 1],
+             's', timestamp '2026-01-01' + i * interval '1 minute'
+             FROM generate_series(1, 1000) i;
+         ANALYZE",
+    );
+    let dir = project(&[(
+        "account_queue",
+        "SELECT t.id, t.subject FROM accounts a JOIN tickets t ON t.account_id = a.id \
+         WHERE a.slug = $1 AND t.status IN ('open', 'pending') \
+         ORDER BY t.updated_at DESC LIMIT 20",
+        "params = [\"nobody\"]\n[scopes.member]\nindex = \"tickets_open_idx\"\n",
+    )]);
+    // The premise, in PostgreSQL's own words: the index is in the plan and never ran.
+    let plan = query_rows(
+        &db,
+        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT t.id FROM accounts a \
+         JOIN tickets t ON t.account_id = a.id \
+         WHERE a.slug = 'nobody' AND t.status IN ('open', 'pending') \
+         ORDER BY t.updated_at DESC LIMIT 20",
+    )
+    .join("\n");
+    assert!(
+        plan.contains("Index Scan using tickets_open_idx on tickets t (never executed)"),
+        "{plan}"
+    );
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    let c = check_of(&report, "account_queue", "member");
+    assert_eq!(c["verdict"], "pass", "{c:#}");
+    assert_eq!(status, 0, "{report:#}");
+}

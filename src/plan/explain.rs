@@ -83,6 +83,24 @@ pub struct Scan<'a> {
     pub node: &'a PlanNode,
     pub relation: Option<&'a str>,
     pub schema: Option<&'a str>,
+    /// The scan never ran (`Actual Loops: 0`) for a reason other than its join's outer side
+    /// finding no rows: an Append branch a LIMIT never reached or run-time pruning dropped, a
+    /// branch a `One-Time Filter` (the parameters alone) switched off, a subplan never needed.
+    /// For these parameters the plan did not read through it. A scan that never ran only
+    /// because the outer side of its join found no rows (most inner sides on a CI database of
+    /// a few rows) is still the plan's way to its rows, and is not skipped.
+    pub skipped: bool,
+}
+
+/// Why a node never ran, as the scans below it inherit it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NotRun {
+    /// It ran (or the plan was not executed, and says nothing of it).
+    Ran,
+    /// It never ran only because the outer side of the join above it found no rows.
+    ForWantOfOuterRows,
+    /// It never ran for another reason.
+    Skipped,
 }
 
 impl ScanKind {
@@ -246,6 +264,7 @@ impl Explain {
         fn walk<'a>(
             n: &'a PlanNode,
             heap: Option<(&'a str, Option<&'a str>)>,
+            not_run: NotRun,
             out: &mut Vec<Scan<'a>>,
         ) {
             let kind = ScanKind::of(&n.node_type);
@@ -261,6 +280,7 @@ impl Explain {
                     node: n,
                     relation,
                     schema,
+                    skipped: not_run == NotRun::Skipped,
                 });
             }
             // The heap relation flows down to the bitmap index scans, through BitmapAnd/BitmapOr,
@@ -270,11 +290,29 @@ impl Explain {
                 ScanKind::Other if n.node_type == "BitmapAnd" || n.node_type == "BitmapOr" => heap,
                 _ => None,
             };
-            for c in &n.children {
-                walk(c, below, out);
+            // A join that ran and whose outer side (its first child) found no rows never runs
+            // its inner side.
+            let outer_found_nothing = matches!(
+                n.node_type.as_str(),
+                "Nested Loop" | "Hash Join" | "Merge Join"
+            ) && n.actual_loops.is_some_and(|l| l > 0.0)
+                && n.children
+                    .first()
+                    .is_some_and(|o| o.actual_rows == Some(0.0));
+            for (i, c) in n.children.iter().enumerate() {
+                // Where a node that ran has a child that never did, that child says why for
+                // everything below it.
+                let why = if not_run != NotRun::Ran || c.actual_loops != Some(0.0) {
+                    not_run
+                } else if i > 0 && outer_found_nothing {
+                    NotRun::ForWantOfOuterRows
+                } else {
+                    NotRun::Skipped
+                };
+                walk(c, below, why, out);
             }
         }
-        walk(&self.root, None, &mut out);
+        walk(&self.root, None, NotRun::Ran, &mut out);
         out
     }
 
@@ -282,6 +320,7 @@ impl Explain {
     pub fn reads_any(&self, index_names: &[&str]) -> bool {
         self.scans().iter().any(|s| {
             s.kind.uses_index()
+                && !s.skipped
                 && s.node
                     .index_name
                     .as_deref()

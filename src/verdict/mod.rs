@@ -898,6 +898,19 @@ fn judge_index(
             judged = judge_generic(judged, g, &format!("uses {}", required.name));
         }
     }
+    // A `not-chosen` whose plan reads an index of the required name, only not as the page's
+    // path (one partition's, another relation's index of that name): no re-plan was asked, and
+    // the verdict says so rather than leave usability unexplained.
+    if judged.verdict == Verdict::NotChosen
+        && settlement.usable.is_none()
+        && settlement.unsettled.is_none()
+    {
+        settlement.unsettled = Some(
+            "the plan reads an index of that name, but not as the way to these rows (the \
+             message says where), so no re-plan was asked"
+                .into(),
+        );
+    }
     // The plan itself settled it when no re-plan was needed to: the index is in it.
     if settlement.settled_by.is_none()
         && settlement.unsettled.is_none()
@@ -1208,6 +1221,51 @@ mod tests {
         assert_eq!(r.usable, Some(true), "{}", r.message);
         assert_eq!(r.custom_verdict, None);
         assert!(r.is_warning(Require::Usable), "{}", r.message);
+    }
+
+    #[test]
+    fn a_not_chosen_always_says_why_usability_is_or_is_not_settled() {
+        // Regression: a plan reading an index of the required name where it is not the way to
+        // the page left `usable`, `settled_by` and `unsettled` all null, and the fix line pointed
+        // at a reason that was not there.
+        let doc = serde_json::json!([{ "Plan": { "Node Type": "Index Scan",
+            "Index Name": "posts_thread_visible_idx", "Relation Name": "archived_posts",
+            "Schema": "public", "Index Cond": "(thread_id = 1)", "Actual Rows": 3,
+            "Actual Loops": 1 }}]);
+        let m = test_support::counted_check(doc, None, &[]);
+        let r = judge(&m, &Judging::default());
+        assert_eq!(r.verdict, Verdict::NotChosen, "{}", r.message);
+        assert_eq!(r.usable, None);
+        assert!(
+            r.unsettled
+                .as_deref()
+                .is_some_and(|u| u.contains("no re-plan was asked")),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn the_required_index_on_the_inner_side_of_a_join_whose_outer_side_found_nothing_passes() {
+        // Issue 34: at a thousand rows the outer side found no rows, the inner Index Scan
+        // through the required index never ran (`loops 0`), and the check failed `not-chosen`.
+        let doc = |outer_rows: u64, inner_loops: u64| {
+            serde_json::json!([{ "Plan": { "Node Type": "Nested Loop", "Actual Rows": 0,
+                "Actual Loops": 1, "Plans": [
+                { "Node Type": "Index Scan", "Index Name": "forums_pkey",
+                  "Relation Name": "forums", "Schema": "public", "Index Cond": "(id = 7)",
+                  "Actual Rows": outer_rows, "Actual Loops": 1 },
+                { "Node Type": "Index Scan", "Index Name": "posts_thread_visible_idx",
+                  "Relation Name": "posts", "Schema": "public",
+                  "Index Cond": "(thread_id = forums.id)", "Actual Rows": 0,
+                  "Actual Loops": inner_loops }]}}])
+        };
+        for (outer, loops) in [(0, 0), (1, 1)] {
+            let r = judge(
+                &test_support::counted_check(doc(outer, loops), None, &[]),
+                &Judging::default(),
+            );
+            assert_eq!(r.verdict, Verdict::Pass, "{}", r.message);
+        }
     }
 
     #[test]

@@ -311,8 +311,9 @@ fn partitions(scans: &[Scan<'_>], rules: &Rules<'_>) -> Partitions {
                 ));
             } else {
                 any_leaf = true;
-                // A skipped partition (a LIMIT satisfied earlier) still shows the planned path.
-                any_ran |= leaf_used.iter().any(|s| s.node.actual_loops != Some(0.0));
+                // A partition that never ran because its join's outer side found no rows still
+                // shows the planned path; one a LIMIT or the parameters skipped does not.
+                any_ran |= leaf_used.iter().any(|s| !s.skipped);
             }
         }
         if any_leaf && any_ran && partition_problems.is_empty() {
@@ -583,9 +584,11 @@ pub(super) fn is_required_index(scan: &Scan<'_>, index: &RequiredIndex) -> bool 
     if !scan.kind.uses_index() || scan.node.index_name.as_deref() != Some(index.name.as_str()) {
         return false;
     }
-    // A node that never ran (`Actual Loops: 0`: a branch the executor skipped, an InitPlan
-    // never needed) did not serve the page, whatever the plan says.
-    if scan.node.actual_loops == Some(0.0) {
+    // A node that never ran (`Actual Loops: 0`) is the plan's choice all the same when its join's
+    // outer side found no rows: on a CI database of a few rows that is most inner sides. One
+    // skipped otherwise (a branch a LIMIT never reached, a `One-Time Filter` switched off, a
+    // subplan never needed) did not serve the page, whatever the plan says.
+    if scan.skipped {
         return false;
     }
     // The relation must be the index's table. A Bitmap Index Scan whose heap relation could not
@@ -712,6 +715,39 @@ mod tests {
               "Schema": "public", "Index Cond": "(id = f.last_post_id)",
               "Actual Rows": posts_rows_per_loop, "Actual Loops": loops }
         ]}}])
+    }
+
+    #[test]
+    fn an_index_scan_that_never_ran_for_want_of_outer_rows_is_the_plan_s_choice() {
+        // Regression: on a CI database the outer side of a Nested Loop often finds no rows, so
+        // the inner Index Scan through the required index never runs (`loops 0`); it was
+        // counted as absent and the check failed `not-chosen`, naming the index as used instead.
+        let doc = |inner_loops: u64, one_time: Option<&str>| {
+            let inner = json!({ "Node Type": "Index Scan",
+                "Index Name": "posts_thread_visible_idx", "Relation Name": "posts",
+                "Schema": "public", "Index Cond": "(thread_id = t.id)",
+                "Actual Rows": 0, "Actual Loops": inner_loops });
+            let mut join = json!({ "Node Type": "Nested Loop", "Actual Rows": 0,
+                "Actual Loops": 1, "Plans": [
+                    { "Node Type": "Index Scan", "Index Name": "threads_pkey",
+                      "Relation Name": "threads", "Schema": "public",
+                      "Index Cond": "(id = 7)", "Actual Rows": 0, "Actual Loops": 1 },
+                    inner ] });
+            if let Some(f) = one_time {
+                join = json!({ "Node Type": "Result", "One-Time Filter": f,
+                    "Actual Rows": 0, "Actual Loops": 1,
+                    "Plans": [ { "Node Type": "Nested Loop", "Actual Loops": 0,
+                        "Plans": join["Plans"].clone() } ] });
+                join["Plans"][0]["Plans"][0]["Actual Loops"] = json!(0);
+            }
+            json!([{ "Plan": join }])
+        };
+        passes(doc(0, None), &[], &[]);
+        passes(doc(1, None), &[], &[]);
+        // A branch a One-Time Filter (the parameters alone) switched off is not read for these
+        // parameters: the index is not the plan's way to the page.
+        let v = fails(doc(0, Some("($1 = 'member'::text)")), &[], &[]);
+        assert_eq!(v.verdict, Verdict::NotChosen, "{v:?}");
     }
 
     #[test]
