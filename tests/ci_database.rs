@@ -135,3 +135,65 @@ fn the_required_index_under_a_join_whose_outer_side_found_no_rows_passes() {
     assert_eq!(c["verdict"], "pass", "{c:#}");
     assert_eq!(status, 0, "{report:#}");
 }
+
+#[test]
+fn a_ci_database_never_analysed_is_neither_green_nor_red_for_what_the_data_decides() {
+    // Issue 34: on five tickets never analysed the planner guesses the table's size, and the
+    // guesses favour the index: the good page passed, and after ANALYZE it did not. What the
+    // data decides is `no-statistics` (exit 5, its own status); what it does not decide (the
+    // generic plan cannot use the index) still fails.
+    let db = empty_database("ci_five_never_analysed");
+    sql(&db, TICKETS);
+    sql(&db, FIVE);
+    let dir = queue_project();
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    let c = check_of(&report, "queue", "member");
+    assert_eq!(c["verdict"], "no-statistics", "{c:#}");
+    assert_eq!(c["unanalysed"], serde_json::json!(["tickets"]), "{c:#}");
+    assert!(c["at_guesses"].is_string(), "{c:#}");
+    let message = c["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("tickets never analysed: the planner guessed its size"),
+        "{message}"
+    );
+    let c = check_of(&report, "queue_any", "member");
+    assert_eq!(c["verdict"], "generic-plan", "{c:#}");
+    assert_eq!(c["usable"], false, "{c:#}");
+    assert_eq!(status, 1, "a data-independent failure fails: {report:#}");
+    assert_eq!(report["summary"]["no_statistics"], 1, "{report:#}");
+
+    // Only the good page: neither green nor red.
+    let good = project(&[(
+        "queue",
+        QUEUE,
+        "params = [1]\n[scopes.member]\nindex = \"tickets_open_idx\"\n",
+    )]);
+    let run = run(&[
+        "check",
+        "--database-url",
+        &db,
+        "--project",
+        good.path().to_str().unwrap(),
+        "--warmup",
+        "1",
+        "--iterations",
+        "2",
+    ]);
+    assert_eq!(run.code(), 5, "{}", run.shown());
+    let table = &run.stdout;
+    assert!(table.contains("no-statistics"), "{table}");
+    assert!(table.contains("1 without statistics"), "{table}");
+    assert!(table.contains("ANALYZE tickets"), "{table}");
+
+    // Asked for, the guesses are judged as statistics: the verdict they gave.
+    let (_, judged) = check_json(&db, good.path(), &["--unanalysed", "judge"]);
+    let c = check_of(&judged, "queue", "member");
+    assert_ne!(c["verdict"], "no-statistics", "{c:#}");
+
+    // Analysed, the data decides again.
+    sql(&db, "ANALYZE tickets");
+    let (_, analysed) = check_json(&db, good.path(), &[]);
+    let c = check_of(&analysed, "queue", "member");
+    assert_ne!(c["verdict"], "no-statistics", "{c:#}");
+    assert_eq!(c["unanalysed"], serde_json::json!([]), "{c:#}");
+}

@@ -69,6 +69,8 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
         reads_past_policies: Vec::new(),
         changed_by: None,
         custom_verdict: None,
+        unanalysed: vec![],
+        at_guesses: None,
     }
 }
 
@@ -138,6 +140,7 @@ fn summary(passed: usize, failed: usize, errors: usize, warnings: usize) -> Summ
         warnings,
         not_run: 0,
         index_problems: 0,
+        no_statistics: 0,
     }
 }
 
@@ -1533,4 +1536,64 @@ fn github_annotates_the_ten_it_shows_and_says_how_many_more() {
     );
     // The last line still counts every one.
     assert!(text.trim_end().ends_with("13 failed, 0 errors"), "{text}");
+}
+
+// ----------------------------------------------------------------------------------------------
+// A relation never analysed.
+
+/// A check whose pass rests on guesses: `tickets` never analysed.
+fn no_statistics() -> CheckResult {
+    let mut c = check("queue", "member", "tickets_open_idx", Verdict::NoStatistics);
+    c.unanalysed = vec!["tickets".into()];
+    c.at_guesses = Some(Verdict::Pass);
+    c.message = "tickets never analysed: the planner guessed its size, so its choice here says \
+                 nothing of the data's. At those guesses: pass: Index Scan using \
+                 tickets_open_idx on tickets"
+        .into();
+    c
+}
+
+#[test]
+fn no_statistics_is_neither_a_pass_nor_a_failure_in_every_format() {
+    let mut r = report(vec![
+        pass("thread-page-first", "member", "posts_thread_visible_idx"),
+        no_statistics(),
+    ]);
+    // Alone it exits 5; a failure beside it makes the run fail.
+    assert_eq!(plancheck::status(&r), plancheck::exit_codes::NO_STATISTICS);
+    assert_eq!(plancheck::exit_codes::NO_STATISTICS, 5);
+    let s = r.summary();
+    assert_eq!((s.passed, s.failed, s.no_statistics), (1, 0, 1));
+
+    let text = table(&r);
+    assert!(
+        text.ends_with(
+            "\n2 checks on PostgreSQL 15.8: 1 passed, 0 failed, 0 errors, 1 without statistics\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("fix: run ANALYZE tickets"), "{text}");
+
+    let json = json_of(&r);
+    assert_eq!(json["summary"]["no_statistics"], 1);
+    assert_eq!(json["checks"][1]["verdict"], "no-statistics");
+    assert_eq!(json["checks"][1]["at_guesses"], "pass");
+    assert_eq!(json["checks"][1]["unanalysed"], json!(["tickets"]));
+    assert_eq!(json["checks"][0]["unanalysed"], json!([]));
+
+    let xml = render(&r, Format::Junit, Style::PLAIN);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let case = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some("queue [member]"))
+        .unwrap_or_else(|| panic!("no queue/member test case in {xml}"));
+    assert!(case.children().any(|n| n.has_tag_name("skipped")), "{xml}");
+    assert!(!case.children().any(|n| n.has_tag_name("failure")), "{xml}");
+
+    let github = render(&r, Format::Github, Style::PLAIN);
+    assert!(github.contains("::warning "), "{github}");
+    assert!(!github.contains("::error "), "{github}");
+
+    r.checks.push(failing_checks().remove(0));
+    assert_eq!(plancheck::status(&r), 1);
 }

@@ -169,14 +169,20 @@ fn write_stdout(text: &str) -> crate::error::Result<()> {
 pub fn status(report: &Report) -> i32 {
     if report.checks.iter().any(|c| c.connection_lost) {
         exit_codes::DATABASE
-    } else if report.lint.iter().all(|f| !f.fails())
-        && report
-            .checks
-            .iter()
-            .all(|c| c.verdict == Verdict::Pass || c.is_warning(report.require))
+    } else if report.lint.iter().any(|f| f.fails())
+        || report.checks.iter().any(|c| {
+            !matches!(c.verdict, Verdict::Pass | Verdict::NoStatistics)
+                && !c.is_warning(report.require)
+        })
     {
-        exit_codes::PASS
-    } else {
         exit_codes::CHECK_FAILED
+    } else if report
+        .checks
+        .iter()
+        .any(|c| c.verdict == Verdict::NoStatistics)
+    {
+        exit_codes::NO_STATISTICS
+    } else {
+        exit_codes::PASS
     }
 }

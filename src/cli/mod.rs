@@ -288,6 +288,16 @@ pub struct VerdictArgs {
     /// A plan that changed shape from its baseline (baselines/) fails the run instead of warning
     #[arg(help_heading = "Verdicts", long)]
     pub strict_plans: bool,
+    /// A verdict the data decides, on a plan over a relation never analysed: no-statistics, exit
+    /// status 5 when nothing fails (stop), or judged at the planner's guesses (judge)
+    #[arg(
+        help_heading = "Verdicts",
+        long,
+        value_enum,
+        default_value = "stop",
+        value_name = "WHAT"
+    )]
+    pub unanalysed: UnanalysedArg,
     /// Print the whole reasoning of every failing check (costs, proofs), and its plan as a
     /// compact tree
     #[arg(help_heading = "Output", long)]
@@ -316,6 +326,7 @@ impl Default for VerdictArgs {
             require: RequireArg::Chosen,
             large_rows: 10_000.0,
             strict_plans: false,
+            unanalysed: UnanalysedArg::Stop,
             explain: false,
             color: ColorArg::Auto,
             report: Vec::new(),
@@ -554,6 +565,15 @@ impl From<ProviderArg> for crate::server::provider::Provider {
 pub enum RequireArg {
     Chosen,
     Usable,
+}
+
+/// `--unanalysed`: what a verdict the data decides is, on a plan over a relation never analysed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum UnanalysedArg {
+    /// `no-statistics`: neither a pass nor a failure; exit status 5 when nothing fails
+    Stop,
+    /// Judged at the planner's guesses, as if they were statistics
+    Judge,
 }
 
 impl From<RequireArg> for crate::verdict::Require {

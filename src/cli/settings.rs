@@ -73,6 +73,8 @@ pub fn judging(args: &VerdictArgs) -> verdict::Judging {
     verdict::Judging {
         large_rows: args.large_rows,
         strict_plans: args.strict_plans,
+        require: args.require.into(),
+        judge_unanalysed: args.unanalysed == crate::cli::UnanalysedArg::Judge,
     }
 }
 

@@ -1703,9 +1703,8 @@ async fn lookup_index(sess: Sess<'_>, name: &str) -> Result<IndexLookup, Failure
 }
 
 /// What the planner knew of each relation in `wanted` (`(schema, name)`), in one query: a
-/// relation the catalog does not have (gone since the plan) reads as empty. `pg_stats` hides a
-/// table's rows from a role row-level security applies to, so an analysis the statistics
-/// collector recorded counts too.
+/// relation the catalog does not have (gone since the plan) reads as empty. Whether it was ever
+/// analysed: [`super::ever_analysed_sql`].
 async fn relation_stats(
     sess: Sess<'_>,
     wanted: &[(String, String)],
@@ -1714,20 +1713,18 @@ async fn relation_stats(
     let names: Vec<&str> = wanted.iter().map(|(_, n)| n.as_str()).collect();
     let rows = sess
         .query(
-            "SELECT w.schema, w.name, c.reltuples::float8, \
-                    EXISTS (SELECT 1 FROM pg_catalog.pg_stats s \
-                            WHERE s.schemaname = w.schema AND s.tablename = w.name) \
-                    OR EXISTS (SELECT 1 FROM pg_catalog.pg_stat_all_tables a \
-                               WHERE a.relid OPERATOR(pg_catalog.=) c.oid \
-                                 AND (a.last_analyze IS NOT NULL \
-                                      OR a.last_autoanalyze IS NOT NULL)), \
-                    pg_catalog.pg_relation_size(c.oid), \
-                    (SELECT st.n_mod_since_analyze FROM pg_catalog.pg_stat_all_tables st \
-                     WHERE st.relid = c.oid) \
-             FROM unnest($1::text[], $2::text[]) AS w(schema, name) \
-             LEFT JOIN pg_catalog.pg_namespace n ON n.nspname OPERATOR(pg_catalog.=) w.schema \
-             LEFT JOIN pg_catalog.pg_class c \
-               ON c.relnamespace = n.oid AND c.relname OPERATOR(pg_catalog.=) w.name",
+            concat!(
+                "SELECT w.schema, w.name, c.reltuples::float8, ",
+                super::ever_analysed_sql!(),
+                ", pg_catalog.pg_relation_size(c.oid), \
+                 (SELECT st.n_mod_since_analyze FROM pg_catalog.pg_stat_all_tables st \
+                  WHERE st.relid = c.oid) \
+                 FROM unnest($1::text[], $2::text[]) AS w(schema, name) \
+                 LEFT JOIN pg_catalog.pg_namespace n \
+                   ON n.nspname OPERATOR(pg_catalog.=) w.schema \
+                 LEFT JOIN pg_catalog.pg_class c \
+                   ON c.relnamespace = n.oid AND c.relname OPERATOR(pg_catalog.=) w.name"
+            ),
             &[&schemas, &names],
         )
         .await

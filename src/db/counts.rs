@@ -305,21 +305,17 @@ impl Tally {
 /// [`crate::measure::RelationFacts`] holds it (the same columns as the facts of the relations a
 /// plan names): schema and name, `reltuples`, whether it was ever analysed, its size on disk,
 /// rows changed since its last analysis.
-pub(super) const TABLES: &str = "\
-    SELECT c.oid::pg_catalog.int8, n.nspname::pg_catalog.text, c.relname::pg_catalog.text, \
-           c.reltuples::pg_catalog.float8, \
-           EXISTS (SELECT 1 FROM pg_catalog.pg_stats s \
-                   WHERE s.schemaname OPERATOR(pg_catalog.=) n.nspname \
-                     AND s.tablename OPERATOR(pg_catalog.=) c.relname) \
-           OR EXISTS (SELECT 1 FROM pg_catalog.pg_stat_all_tables a \
-                      WHERE a.relid OPERATOR(pg_catalog.=) c.oid \
-                        AND (a.last_analyze IS NOT NULL OR a.last_autoanalyze IS NOT NULL)), \
-           pg_catalog.pg_relation_size(c.oid), \
+pub(super) const TABLES: &str = concat!(
+    "SELECT c.oid::pg_catalog.int8, n.nspname::pg_catalog.text, c.relname::pg_catalog.text, \
+           c.reltuples::pg_catalog.float8, ",
+    super::ever_analysed_sql!(),
+    ", pg_catalog.pg_relation_size(c.oid), \
            (SELECT st.n_mod_since_analyze FROM pg_catalog.pg_stat_all_tables st \
             WHERE st.relid OPERATOR(pg_catalog.=) c.oid) \
     FROM pg_catalog.pg_class c \
     JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
-    WHERE c.oid OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.int8[]::pg_catalog.oid[])";
+    WHERE c.oid OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.int8[]::pg_catalog.oid[])"
+);
 
 /// The rows of [`TABLES`], by OID.
 pub(super) fn tables_of(rows: &[Row]) -> Vec<(u32, RelationFacts)> {

@@ -2,6 +2,31 @@
 //! transaction, loading the reference board, the throwaway server of `plancheck demo`, and the
 //! scratch copy that settles whether an index can serve a read path.
 
+/// Whether the planner has statistics for table `c` (a `pg_class` row, `n` its namespace), as
+/// SQL: `pg_stats` shows it some, or the statistics collector recorded an `ANALYZE` of it. Where
+/// `pg_stats` cannot tell (row-level security hides the table's rows from the role, or the role
+/// may read none of its columns), a size the planner did not have to guess stands for them:
+/// `reltuples` of 0 or more from PostgreSQL 14 (-1 is "never vacuumed nor analysed"), more than
+/// 0 before (0 was both). The collector's record alone is lost with a crash and is not copied
+/// with a template database; the catalog's is.
+macro_rules! ever_analysed_sql {
+    () => {
+        "(EXISTS (SELECT 1 FROM pg_catalog.pg_stats s \
+                  WHERE s.schemaname OPERATOR(pg_catalog.=) n.nspname \
+                    AND s.tablename OPERATOR(pg_catalog.=) c.relname) \
+          OR EXISTS (SELECT 1 FROM pg_catalog.pg_stat_all_tables a \
+                     WHERE a.relid OPERATOR(pg_catalog.=) c.oid \
+                       AND (a.last_analyze IS NOT NULL OR a.last_autoanalyze IS NOT NULL)) \
+          OR ((pg_catalog.row_security_active(c.oid) \
+               OR NOT pg_catalog.has_any_column_privilege(c.oid, 'SELECT')) \
+              AND (c.reltuples OPERATOR(pg_catalog.>) 0 \
+                   OR (c.reltuples OPERATOR(pg_catalog.=) 0 \
+                       AND pg_catalog.current_setting('server_version_num')::pg_catalog.int4 \
+                           OPERATOR(pg_catalog.>=) 140000))))"
+    };
+}
+pub(crate) use ever_analysed_sql;
+
 pub mod catalog;
 pub mod check;
 pub mod conninfo;

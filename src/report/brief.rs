@@ -103,10 +103,37 @@ fn of_verdict(c: &CheckResult, require: Require) -> Brief {
                  create it again)"
             )),
         },
+        Verdict::NoStatistics => no_statistics(c),
         Verdict::Error | Verdict::Pass => Brief {
             why: c.message.clone(),
             fix: None,
         },
+    }
+}
+
+/// A verdict the data decides, on a plan over relations never analysed: what the guesses gave,
+/// and the `ANALYZE` that gives the planner statistics to choose by.
+fn no_statistics(c: &CheckResult) -> Brief {
+    let relations = c.unanalysed.join(", ");
+    let at = c
+        .at_guesses
+        .map_or_else(String::new, |v| format!(" (at the planner's guesses: {v})"));
+    // What the statistics would decide, by what the guesses gave.
+    let question = match c.at_guesses {
+        Some(Verdict::SeqScan) if !c.seq_scans.is_empty() => {
+            format!("whether the plan reads {} whole", c.seq_scans.join(", "))
+        }
+        Some(Verdict::KeyUnused) => format!("how the plan walks {}", c.index_shown()),
+        Some(Verdict::OverBudget) => "what the plan reads, against its budget".to_string(),
+        Some(Verdict::PlanChanged) => "the plan's shape, against its baseline".to_string(),
+        _ => format!("whether the planner chooses {}", c.index_shown()),
+    };
+    Brief {
+        why: format!("{relations} never analysed: {question} says nothing without statistics{at}"),
+        fix: Some(format!(
+            "run ANALYZE {relations} in the CI job after loading its rows (or --unanalysed judge \
+             to judge at the planner's guesses)"
+        )),
     }
 }
 
@@ -354,6 +381,37 @@ mod tests {
         c.required_index = "posts_visible_idx".into();
         c.message = "the whole reasoning; the read path uses now: Seq Scan on posts".into();
         c
+    }
+
+    #[test]
+    fn no_statistics_asks_what_the_statistics_would_decide_and_names_the_analyze() {
+        let mut c = check(Verdict::NoStatistics);
+        c.unanalysed = vec!["post_actions".into(), "post".into()];
+        c.at_guesses = Some(Verdict::Pass);
+        let b = of(&c, Require::Chosen);
+        assert_eq!(
+            b.why,
+            "post_actions, post never analysed: whether the planner chooses posts_visible_idx \
+             says nothing without statistics (at the planner's guesses: pass)"
+        );
+        assert_eq!(
+            b.fix.as_deref(),
+            Some(
+                "run ANALYZE post_actions, post in the CI job after loading its rows (or \
+                 --unanalysed judge to judge at the planner's guesses)"
+            )
+        );
+        // The index is used; what the guesses decided is a whole read of post.
+        c.at_guesses = Some(Verdict::SeqScan);
+        c.seq_scans = vec!["post".into()];
+        let b = of(&c, Require::Usable);
+        assert!(
+            b.why.starts_with(
+                "post_actions, post never analysed: whether the plan reads post whole says \
+                 nothing without statistics (at the planner's guesses: seq-scan)"
+            ),
+            "{b:?}"
+        );
     }
 
     #[test]

@@ -58,7 +58,7 @@ fn every_annotation(report: &Report) -> Vec<(&'static str, String)> {
     for c in &report.checks {
         let kind = match outcome(report, c) {
             Outcome::Pass => continue,
-            Outcome::Warning => "warning",
+            Outcome::Warning | Outcome::NoStatistics => "warning",
             Outcome::Failure | Outcome::Error => "error",
         };
         let mut props = Vec::new();

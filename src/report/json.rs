@@ -82,6 +82,11 @@ struct JsonCheck<'a> {
     /// own verdict (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     custom_verdict: Option<crate::verdict::Verdict>,
+    /// Relations the plan reads that were never analysed: the planner guessed their sizes.
+    unanalysed: &'a [String],
+    /// For a `no-statistics`: the verdict the planner's guesses gave, which says nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    at_guesses: Option<crate::verdict::Verdict>,
     /// Relations of at least --large-rows rows the plan reads whole.
     large_reads: &'a [String],
     /// The plan's shape differs from its baseline (`baselines/NAME.SCOPE.plan`).
@@ -153,6 +158,8 @@ pub(super) fn json(report: &Report) -> String {
                 settled_by: c.settled_by,
                 unsettled: c.unsettled.as_deref(),
                 custom_verdict: c.custom_verdict,
+                unanalysed: &c.unanalysed,
+                at_guesses: c.at_guesses,
                 large_reads: &c.large_reads,
                 plan_changed: c.plan_changed,
                 plan_diff: &c.plan_diff,

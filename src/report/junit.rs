@@ -131,6 +131,12 @@ pub(super) fn junit(report: &Report) -> String {
 fn testcase(report: &Report, c: &CheckResult) -> TestCase {
     let status = match outcome(report, c) {
         Outcome::Pass | Outcome::Warning => TestCaseStatus::success(),
+        // Neither passed nor failed: JUnit's skipped, with the reason.
+        Outcome::NoStatistics => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(why(c)).set_type(c.verdict.as_str());
+            s
+        }
         Outcome::Failure => {
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
             s.set_message(why(c))

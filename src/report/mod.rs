@@ -115,6 +115,10 @@ pub struct Summary {
     pub errors: usize,
     /// Not chosen but usable, under `--require usable`: reported, not failed.
     pub warnings: usize,
+    /// Verdicts the data decides on plans over relations never analysed: neither passed nor
+    /// failed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub no_statistics: usize,
     /// Checks not run: the run was stopped, or `--fail-fast` stopped it at a failure.
     #[serde(skip_serializing_if = "is_zero")]
     pub not_run: usize,
@@ -134,6 +138,7 @@ impl Report {
             failed: 0,
             errors: 0,
             warnings: 0,
+            no_statistics: 0,
             not_run: self.not_run,
             index_problems: self.lint.iter().filter(|f| f.fails()).count(),
         };
@@ -142,6 +147,7 @@ impl Report {
                 Outcome::Pass => s.passed += 1,
                 Outcome::Error => s.errors += 1,
                 Outcome::Warning => s.warnings += 1,
+                Outcome::NoStatistics => s.no_statistics += 1,
                 Outcome::Failure => s.failed += 1,
             }
         }
@@ -157,6 +163,9 @@ enum Outcome {
     /// Reported, not failed (`--require usable`, a changed plan without `--strict-plans`).
     Warning,
     Failure,
+    /// Neither a pass nor a failure: the verdict the data decides, with no statistics to decide
+    /// it (exit status 5 when nothing fails).
+    NoStatistics,
     /// Not a verdict on the plan at all: the check could not run.
     Error,
 }
@@ -165,6 +174,7 @@ fn outcome(report: &Report, c: &CheckResult) -> Outcome {
     match c.verdict {
         Verdict::Pass => Outcome::Pass,
         Verdict::Error => Outcome::Error,
+        Verdict::NoStatistics => Outcome::NoStatistics,
         _ if c.is_warning(report.require) => Outcome::Warning,
         _ => Outcome::Failure,
     }
@@ -359,7 +369,11 @@ fn summary_line_quoting(report: &Report, quote: &dyn Fn(&str) -> String) -> Stri
         } else {
             String::new()
         }
-    ) + &if s.not_run > 0 {
+    ) + &if s.no_statistics > 0 {
+        format!(", {} without statistics", s.no_statistics)
+    } else {
+        String::new()
+    } + &if s.not_run > 0 {
         format!(", {} not run", s.not_run)
     } else {
         String::new()

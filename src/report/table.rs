@@ -400,7 +400,7 @@ fn result(report: &Report, c: &CheckResult) -> String {
 fn colour(report: &Report, c: &CheckResult) -> Color {
     match outcome(report, c) {
         Outcome::Pass => Color::DarkGreen,
-        Outcome::Warning => Color::DarkYellow,
+        Outcome::Warning | Outcome::NoStatistics => Color::DarkYellow,
         Outcome::Failure | Outcome::Error => Color::DarkRed,
     }
 }
@@ -413,7 +413,7 @@ fn paint(report: &Report, c: &CheckResult, text: &str, on: bool) -> String {
     }
     let colour = match outcome(report, c) {
         Outcome::Pass => anstyle::AnsiColor::Green,
-        Outcome::Warning => anstyle::AnsiColor::Yellow,
+        Outcome::Warning | Outcome::NoStatistics => anstyle::AnsiColor::Yellow,
         Outcome::Failure | Outcome::Error => anstyle::AnsiColor::Red,
     };
     let s = anstyle::Style::new().fg_color(Some(colour.into()));

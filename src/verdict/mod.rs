@@ -57,6 +57,10 @@ pub enum Verdict {
     PlanChanged,
     MissingIndex,
     InvalidIndex,
+    /// A verdict that depends on the data, on a plan that reads a relation never analysed: the
+    /// planner guessed its size, so the plan's choice says nothing of the data's. Neither a pass
+    /// nor a failure ([`CheckResult::at_guesses`] holds what the guesses gave).
+    NoStatistics,
     Error,
 }
 
@@ -73,6 +77,7 @@ impl Verdict {
             Verdict::PlanChanged => "plan-changed",
             Verdict::MissingIndex => "missing-index",
             Verdict::InvalidIndex => "invalid-index",
+            Verdict::NoStatistics => "no-statistics",
             Verdict::Error => "error",
         }
     }
@@ -255,6 +260,11 @@ pub struct CheckResult {
     /// The custom plan's own verdict, for a `generic-plan` whose custom plan failed too (at
     /// these statistics): the generic plan's failure does not depend on the data, and stands.
     pub custom_verdict: Option<Verdict>,
+    /// The relations the plan reads that were never analysed (schema-qualified): the planner
+    /// guessed their sizes.
+    pub unanalysed: Vec<String>,
+    /// For a `no-statistics`: the verdict the planner's guesses gave, which says nothing.
+    pub at_guesses: Option<Verdict>,
 }
 
 /// How a report names the index of a check that requires none.
@@ -354,6 +364,13 @@ pub struct Judging {
     pub large_rows: f64,
     /// `--strict-plans`: a plan that changed from its baseline fails instead of warning.
     pub strict_plans: bool,
+    /// `--require`: which verdicts depend on the data (under `usable`, a pass and a usable
+    /// not-chosen do not).
+    pub require: Require,
+    /// `--unanalysed judge`: judge plans over never-analysed relations at the planner's guesses,
+    /// as if they were statistics. Otherwise such a verdict that depends on the data is
+    /// `no-statistics`.
+    pub judge_unanalysed: bool,
 }
 
 impl Default for Judging {
@@ -361,6 +378,8 @@ impl Default for Judging {
         Judging {
             large_rows: 10_000.0,
             strict_plans: false,
+            require: Require::Chosen,
+            judge_unanalysed: false,
         }
     }
 }
@@ -403,43 +422,61 @@ impl RequiredIndex {
     }
 }
 
+/// The fewest bytes a heap row takes on disk: its header (23 bytes, aligned to 24) and its line
+/// pointer (4). A main fork of `b` bytes holds at most `b / 28` rows (PostgreSQL's
+/// `MaxHeapTuplesPerPage`: 291 rows in an 8 KiB page), whatever its statistics say.
+const MIN_HEAP_ROW_BYTES: f64 = 28.0;
+
+/// Why a relation is small: the catalog's estimate, or only its size on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Small {
+    Estimate,
+    OnDisk,
+}
+
+/// Whether one relation is under `large_rows`: by `reltuples` of a relation analysed, on disk,
+/// and not rewritten since by more rows than it counted; else by its size on disk, which bounds
+/// its rows ([`MIN_HEAP_ROW_BYTES`]: a relation never analysed, or empty, has no estimate, but a
+/// few pages hold a few hundred rows at most).
+fn how_small(f: &crate::measure::RelationFacts, large_rows: f64) -> Option<Small> {
+    // Rows written since the estimate was made, up to as many as it counted, leave it
+    // standing; more, and the table may have grown past it.
+    let current = f
+        .modified_since_analyze
+        .is_none_or(|m| m as f64 <= f.reltuples.max(1.0));
+    if f.has_statistics && f.bytes > 0 && current && (0.0..large_rows).contains(&f.reltuples) {
+        return Some(Small::Estimate);
+    }
+    (f.bytes >= 0 && (f.bytes as f64 / MIN_HEAP_ROW_BYTES) < large_rows).then_some(Small::OnDisk)
+}
+
 /// Whether every relation of `seq_scans` (as shown: `name` in the default schema,
-/// `schema.name` elsewhere) is under `large_rows` by the catalog's estimate, none of them large
-/// by the rows the plan read (`large_reads` empty). The estimate is `reltuples` of a relation
-/// analysed (it has statistics), on disk, and not rewritten since by more rows than it counted;
-/// an empty one (no bytes, analysed or not) is small.
-/// A relation never analysed that has rows, or one the catalog facts lack, has no estimate: it
-/// is not small.
+/// `schema.name` elsewhere) is under `large_rows` ([`how_small`]), none of them large by the
+/// rows the plan read (`large_reads` empty): `Some` of the relations small only by their size
+/// on disk. A relation the catalog facts lack is not small.
 fn small_by_catalog(
     seq_scans: &[String],
     large_reads: &[String],
     relations: &[crate::measure::RelationFacts],
     large_rows: f64,
-) -> bool {
-    !seq_scans.is_empty()
-        && large_reads.is_empty()
-        && seq_scans.iter().all(|shown| {
-            let r = match shown.split_once('.') {
-                Some((schema, name)) => Relation::new(Some(schema), name),
-                None => Relation::new(None, shown),
-            };
-            relations
-                .iter()
-                .find(|f| Relation::new(Some(&f.schema), &f.name).key() == r.key())
-                .is_some_and(|f| {
-                    // Rows written since the estimate was made, up to as many as it counted,
-                    // leave it standing; more, and the table may have grown past it.
-                    let current = f
-                        .modified_since_analyze
-                        .is_none_or(|m| m as f64 <= f.reltuples.max(1.0));
-                    let analysed = f.has_statistics
-                        && f.bytes > 0
-                        && current
-                        && (0.0..large_rows).contains(&f.reltuples);
-                    let empty = f.bytes == 0 && f.reltuples <= 0.0 && !f.has_statistics;
-                    analysed || empty
-                })
-        })
+) -> Option<Vec<String>> {
+    if seq_scans.is_empty() || !large_reads.is_empty() {
+        return None;
+    }
+    let mut on_disk = Vec::new();
+    for shown in seq_scans {
+        let r = match shown.split_once('.') {
+            Some((schema, name)) => Relation::new(Some(schema), name),
+            None => Relation::new(None, shown),
+        };
+        let f = relations
+            .iter()
+            .find(|f| Relation::new(Some(&f.schema), &f.name).key() == r.key())?;
+        if how_small(f, large_rows)? == Small::OnDisk {
+            on_disk.push(format!("{shown} ({} bytes)", group(f.bytes as f64)));
+        }
+    }
+    Some(on_disk)
 }
 
 /// A check's result before any rule: an `error` with no message, the check's identity, budget
@@ -491,6 +528,8 @@ fn unjudged(m: &Measurement) -> CheckResult {
         reads_past_policies: Vec::new(),
         changed_by: None,
         custom_verdict: None,
+        unanalysed: Vec::new(),
+        at_guesses: None,
     }
 }
 
@@ -512,6 +551,12 @@ fn figures(r: &mut CheckResult, measured: &crate::measure::Measured, custom: &[&
     }
     if let Some(g) = &measured.generic {
         r.plans.push((PlanKind::Generic.as_str().into(), g.clone()));
+        // The custom plan compared is the last measured run's, as `--explain` shows it.
+        if let (Some(c), Some(last)) = (r.shared_buffers, custom.last())
+            && let Some(more) = notes::generic_reads_more(last, c, g.plan())
+        {
+            r.notes.push(more);
+        }
     }
 }
 
@@ -574,17 +619,31 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
     r.settled_by = chosen.settled_by;
     r.unsettled = chosen.unsettled;
     r.large_reads = chosen.large_reads;
-    r.small_reads_only = chosen.seq_scan
-        && small_by_catalog(
-            &r.seq_scans,
-            &r.large_reads,
-            &measured.relations,
-            how.large_rows,
-        );
-    if r.small_reads_only {
+    let small = chosen
+        .seq_scan
+        .then(|| {
+            small_by_catalog(
+                &r.seq_scans,
+                &r.large_reads,
+                &measured.relations,
+                how.large_rows,
+            )
+        })
+        .flatten();
+    r.small_reads_only = small.is_some();
+    if let Some(on_disk) = small {
+        let by = if on_disk.is_empty() {
+            "by the catalog's estimate".to_string()
+        } else {
+            format!(
+                "by the catalog's estimate or, for {}, by its size on disk (a row takes at \
+                 least 28 bytes)",
+                on_disk.join(", ")
+            )
+        };
         r.message.push_str(&format!(
-            ". Every relation it reads whole is under --large-rows ({} rows) by the catalog's \
-             estimate: under --require usable this is a warning, not a failure",
+            ". Every relation it reads whole is under --large-rows ({} rows) {by}: under \
+             --require usable this is a warning, not a failure",
             group(how.large_rows)
         ));
     }
@@ -594,7 +653,66 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
     if let Some(baseline) = &m.requires.baseline {
         compare_baseline(&mut r, m, measured, baseline, how);
     }
+    r.unanalysed = measured
+        .relations
+        .iter()
+        .filter(|f| !f.has_statistics)
+        .map(|f| Relation::new(Some(&f.schema), &f.name).to_string())
+        .collect();
+    if !how.judge_unanalysed && rests_on_statistics(&r, how.require) {
+        r.message = format!(
+            "{} never analysed: the planner guessed {}, so its choice here says nothing of the \
+             data's. At those guesses: {}: {}",
+            r.unanalysed.join(", "),
+            if r.unanalysed.len() == 1 {
+                "its size"
+            } else {
+                "their sizes"
+            },
+            r.verdict,
+            without_fix(&r.message)
+        );
+        r.at_guesses = Some(r.verdict);
+        r.verdict = Verdict::NoStatistics;
+    }
     r
+}
+
+/// A message without its `Fix:` sentence: what fixes a verdict at the planner's guesses (allow
+/// a seq scan, read less) is not what fixes a `no-statistics`, which is an `ANALYZE`.
+fn without_fix(message: &str) -> String {
+    let Some(start) = message.find(". Fix: ") else {
+        return message.to_string();
+    };
+    let rest = &message[start + ". Fix: ".len()..];
+    match rest.find(". ") {
+        Some(end) => format!("{}{}", &message[..start], &rest[end..]),
+        None => format!("{}.", &message[..start]),
+    }
+}
+
+/// Whether the check's verdict depends on statistics that do not exist: a relation its plan
+/// reads was never analysed, and the verdict is one the data decides under `require`. What the
+/// data does not decide stands on any data: `not-usable`, `missing-index`, `invalid-index`, an
+/// `error`, a `generic-plan` whose generic plan cannot use the index, and, under `--require
+/// usable`, a pass (the plan read the index) and every warning.
+fn rests_on_statistics(r: &CheckResult, require: Require) -> bool {
+    if r.unanalysed.is_empty() || r.is_warning(require) {
+        return false;
+    }
+    match r.verdict {
+        Verdict::NotUsable
+        | Verdict::MissingIndex
+        | Verdict::InvalidIndex
+        | Verdict::Error
+        | Verdict::NoStatistics => false,
+        Verdict::GenericPlan => r.usable != Some(false),
+        Verdict::Pass => require == Require::Chosen,
+        // Unsettled usability under `--require usable` fails for want of the copy, not of
+        // statistics.
+        Verdict::NotChosen => require == Require::Chosen || r.usable == Some(true),
+        Verdict::SeqScan | Verdict::KeyUnused | Verdict::OverBudget | Verdict::PlanChanged => true,
+    }
 }
 
 /// What the counters say of reads the plan does not show, added to the verdict
@@ -1292,6 +1410,153 @@ mod tests {
         assert_eq!(group(2301823.0), "2,301,823");
     }
 
+    /// `counted_check`'s measurement with `forums` never analysed.
+    fn over_a_relation_never_analysed(doc: serde_json::Value) -> Measurement {
+        let mut m = test_support::counted_check(doc, None, &[]);
+        if let Outcome::Measured(measured) = &mut m.outcome {
+            measured.relations[1].has_statistics = false;
+            measured.relations[1].reltuples = -1.0;
+        }
+        m
+    }
+
+    #[test]
+    fn a_pass_at_the_planners_guesses_is_no_statistics_under_require_chosen() {
+        let m = over_a_relation_never_analysed(serde_json::json!([{ "Plan":
+            test_support::index_scan(&test_support::required().name, "posts") }]));
+        let r = judge(&m, &Judging::default());
+        assert_eq!(r.verdict, Verdict::NoStatistics, "{}", r.message);
+        assert_eq!(r.at_guesses, Some(Verdict::Pass));
+        assert_eq!(r.unanalysed, vec!["forums".to_string()]);
+        assert!(
+            r.message.starts_with("forums never analysed"),
+            "{}",
+            r.message
+        );
+
+        // Asked for, the guesses are judged as statistics.
+        let judged = judge(
+            &m,
+            &Judging {
+                judge_unanalysed: true,
+                ..Judging::default()
+            },
+        );
+        assert_eq!(judged.verdict, Verdict::Pass);
+        assert_eq!(judged.unanalysed, vec!["forums".to_string()]);
+
+        // Under --require usable a plan that read the index passes on any data.
+        let usable = judge(
+            &m,
+            &Judging {
+                require: Require::Usable,
+                ..Judging::default()
+            },
+        );
+        assert_eq!(usable.verdict, Verdict::Pass, "{}", usable.message);
+    }
+
+    #[test]
+    fn a_seq_scan_at_the_planners_guesses_is_no_statistics() {
+        // The page's index, and a seq scan of the 30 forums, a relation never analysed.
+        let forums = serde_json::json!({ "Node Type": "Seq Scan", "Relation Name": "forums",
+            "Schema": "public", "Actual Rows": 30, "Actual Loops": 1 });
+        let m = over_a_relation_never_analysed(serde_json::json!([{ "Plan": {
+            "Node Type": "Nested Loop", "Actual Rows": 20, "Actual Loops": 1,
+            "Plans": [forums, test_support::index_scan(&test_support::required().name, "posts")]
+        }}]));
+        let judged = |m: &Measurement, require| {
+            judge(
+                m,
+                &Judging {
+                    require,
+                    ..Judging::default()
+                },
+            )
+        };
+        let r = judged(&m, Require::Chosen);
+        assert_eq!(r.verdict, Verdict::NoStatistics, "{}", r.message);
+        assert_eq!(r.at_guesses, Some(Verdict::SeqScan));
+        // Under --require usable one page of forums is small whatever its statistics: at most
+        // 291 rows fit. A warning, as of an analysed small table.
+        let r = judged(&m, Require::Usable);
+        assert_eq!(r.verdict, Verdict::SeqScan, "{}", r.message);
+        assert!(r.is_warning(Require::Usable), "{}", r.message);
+        assert!(
+            r.message
+                .contains("or, for forums (8,192 bytes), by its size on disk"),
+            "{}",
+            r.message
+        );
+        // 4 MB of forums may hold 10,000 rows: only statistics could say.
+        let mut big = m.clone();
+        if let Outcome::Measured(measured) = &mut big.outcome {
+            measured.relations[1].bytes = 4_000_000;
+        }
+        let r = judged(&big, Require::Usable);
+        assert_eq!(r.verdict, Verdict::NoStatistics, "{}", r.message);
+        assert_eq!(r.at_guesses, Some(Verdict::SeqScan));
+    }
+
+    #[test]
+    fn a_verdict_at_the_guesses_is_told_without_its_fix() {
+        assert_eq!(
+            without_fix(
+                "X is used, but the plan also reads a whole relation: Seq Scan on post (no \
+                 relation may be seq scanned here). Fix: where reading post whole is expected, \
+                 allow it in the expectation, allow_seq_scan = [\"post\"] (it allows it on \
+                 every database the project is checked against, a production-sized one too). \
+                 Every relation it reads whole is under --large-rows"
+            ),
+            "X is used, but the plan also reads a whole relation: Seq Scan on post (no relation \
+             may be seq scanned here). Every relation it reads whole is under --large-rows"
+        );
+        assert_eq!(without_fix("a. Fix: do it"), "a.");
+        assert_eq!(without_fix("no fix here"), "no fix here");
+    }
+
+    #[test]
+    fn what_the_data_does_not_decide_stands_over_a_relation_never_analysed() {
+        let mut r = test_support::measured("p", Verdict::NotUsable, 1.0, 10.0);
+        r.unanalysed = vec!["public.forums".into()];
+        for require in [Require::Chosen, Require::Usable] {
+            for v in [
+                Verdict::NotUsable,
+                Verdict::MissingIndex,
+                Verdict::InvalidIndex,
+                Verdict::Error,
+            ] {
+                r.verdict = v;
+                assert!(!rests_on_statistics(&r, require), "{v} under {require:?}");
+            }
+            // A generic plan that cannot use the index fails on any data.
+            r.verdict = Verdict::GenericPlan;
+            r.usable = Some(false);
+            assert!(!rests_on_statistics(&r, require), "generic-plan, unusable");
+            // One that can, and was not chosen, is the data's call.
+            r.usable = Some(true);
+            assert_eq!(
+                rests_on_statistics(&r, require),
+                require == Require::Chosen,
+                "generic-plan, usable, {require:?} (a warning under usable)"
+            );
+        }
+        // Not chosen: the data's call under chosen; under usable, a usable index is a warning
+        // and an unsettled one fails for want of the copy, not of statistics.
+        r.verdict = Verdict::NotChosen;
+        r.usable = None;
+        assert!(rests_on_statistics(&r, Require::Chosen));
+        assert!(!rests_on_statistics(&r, Require::Usable));
+        for v in [Verdict::SeqScan, Verdict::KeyUnused, Verdict::OverBudget] {
+            r.verdict = v;
+            assert!(rests_on_statistics(&r, Require::Usable), "{v}");
+        }
+        // A relation analysed: nothing rests on missing statistics.
+        r.unanalysed.clear();
+        r.verdict = Verdict::SeqScan;
+        assert!(!rests_on_statistics(&r, Require::Chosen));
+    }
+
     #[test]
     fn only_relations_small_by_the_catalog_make_a_small_seq_scan() {
         let facts = |name: &str, reltuples: f64, has_statistics: bool, bytes: i64| {
@@ -1307,13 +1572,20 @@ mod tests {
         let relations = vec![
             facts("users", 20.0, true, 8192),
             facts("big", 50_000.0, true, 4_000_000),
-            // PostgreSQL 14 and later: -1; 13: 0 with rows on disk. Either has no estimate.
+            // PostgreSQL 14 and later: -1; 13: 0 with rows on disk. Either has no estimate;
+            // one page holds 291 rows at most.
             facts("fresh", -1.0, false, 8192),
             facts("fresh13", 0.0, false, 8192),
             facts("empty", 0.0, false, 0),
+            // 280,000 bytes: up to 10,000 rows.
+            facts("fresh_large", -1.0, false, 280_000),
             crate::measure::RelationFacts {
                 modified_since_analyze: Some(60_000),
                 ..facts("grown", 20.0, true, 8192)
+            },
+            crate::measure::RelationFacts {
+                modified_since_analyze: Some(60_000),
+                ..facts("grown_on_disk", 20.0, true, 4_000_000)
             },
         ];
         let small = |scans: &[&str], large: &[&str]| {
@@ -1321,18 +1593,41 @@ mod tests {
             let large: Vec<String> = large.iter().map(|s| s.to_string()).collect();
             small_by_catalog(&scans, &large, &relations, 10_000.0)
         };
-        assert!(small(&["users"], &[]));
-        assert!(small(&["users", "empty"], &[]));
-        assert!(!small(&["users", "big"], &[]), "one large relation");
-        assert!(
-            !small(&["users"], &["users"]),
+        let by_estimate = Some(vec![]);
+        assert_eq!(small(&["users"], &[]), by_estimate);
+        assert_eq!(
+            small(&["users", "empty"], &[]),
+            Some(vec!["empty (0 bytes)".into()])
+        );
+        assert_eq!(small(&["users", "big"], &[]), None, "one large relation");
+        assert_eq!(
+            small(&["users"], &["users"]),
+            None,
             "large by the rows the plan read"
         );
-        assert!(!small(&["fresh"], &[]), "never analysed");
-        assert!(!small(&["fresh13"], &[]), "never analysed, before 14");
-        assert!(!small(&["grown"], &[]), "rewritten past its estimate since");
-        assert!(!small(&["nowhere"], &[]), "not in the catalog facts");
-        assert!(!small(&[], &[]), "no seq scan at all");
-        assert!(!small(&["other.users"], &[]), "another schema's users");
+        assert_eq!(
+            small(&["fresh"], &[]),
+            Some(vec!["fresh (8,192 bytes)".into()]),
+            "never analysed, small on disk"
+        );
+        assert_eq!(
+            small(&["fresh13"], &[]),
+            Some(vec!["fresh13 (8,192 bytes)".into()]),
+            "never analysed, before 14"
+        );
+        assert_eq!(small(&["fresh_large"], &[]), None, "10,000 rows fit");
+        assert_eq!(
+            small(&["grown"], &[]),
+            Some(vec!["grown (8,192 bytes)".into()]),
+            "rewritten past its estimate, one page"
+        );
+        assert_eq!(
+            small(&["grown_on_disk"], &[]),
+            None,
+            "rewritten past its estimate"
+        );
+        assert_eq!(small(&["nowhere"], &[]), None, "not in the catalog facts");
+        assert_eq!(small(&[], &[]), None, "no seq scan at all");
+        assert_eq!(small(&["other.users"], &[]), None, "another schema's users");
     }
 }

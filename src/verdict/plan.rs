@@ -418,28 +418,51 @@ fn read_between_them(scans: &[Scan<'_>], rules: &Rules<'_>, out: &mut Vec<WholeR
             continue;
         }
         let read = |s: &Scan<'_>| s.node.rows_visited_at_most().unwrap_or(0.0);
+        // A loop of lookups reads a relation whole only when it reaches as many rows as it
+        // holds (rule 4 of `whole_read`): its rows count half against the half a scan needs.
+        let weight = |s: &Scan<'_>| {
+            if is_lookup_loop(s) {
+                WHOLE_RELATION_SHARE
+            } else {
+                1.0
+            }
+        };
         let size = members
             .iter()
             .map(|s| s.node.rows_in_one_pass().unwrap_or(0.0))
             .fold(catalog_rows(members[0], rules), f64::max);
         let total: f64 = members.iter().map(|s| read(s)).sum();
-        if size < rules.large_rows || total < (size * WHOLE_RELATION_SHARE).max(1.0) {
+        let counted: f64 = members.iter().map(|s| read(s) * weight(s)).sum();
+        if size < rules.large_rows || counted < (size * WHOLE_RELATION_SHARE).max(1.0) {
             continue;
         }
+        let any_lookups = members.iter().any(|s| is_lookup_loop(s));
         let each: Vec<String> = members
             .iter()
-            .map(|s| format!("{} ({})", describe_scan(s, false), group(read(s))))
+            .map(|s| {
+                let loops = match s.node.actual_loops {
+                    Some(l) if is_lookup_loop(s) => format!(" in {} lookups", group(l)),
+                    _ => String::new(),
+                };
+                format!("{} ({}{loops})", describe_scan(s, false), group(read(s)))
+            })
             .collect();
         out.push(WholeRead {
             detail: format!(
                 "{} scans of {shown} read {} of its {} rows between them: {} (at least half of \
                  a relation of at least --large-rows {} rows is a whole read, however many \
-                 scans read it)",
+                 scans read it{})",
                 members.len(),
                 group(total),
                 group(size),
                 each.join(", "),
-                group(rules.large_rows)
+                group(rules.large_rows),
+                if any_lookups {
+                    "; rows a loop of lookups reached count half, as such a loop reads it whole \
+                     only by reaching as many rows as it holds"
+                } else {
+                    ""
+                }
             ),
             through_required: members.iter().all(|s| is_required_index(s, rules.index)),
             relation: shown,
@@ -473,6 +496,12 @@ fn catalog_rows(scan: &Scan<'_>, rules: &Rules<'_>) -> f64 {
 ///    ([`read_between_them`]): three range scans of a third each read it all.
 /// 3. On a relation of any size, a scan of an index other than the required one with no Index
 ///    Cond that read at least half of it is the seq scan it is in all but name.
+/// 4. A loop of lookups ([`is_lookup_loop`]: a node run once per outer row, a Nested Loop's inner
+///    side or a correlated subplan) reaches its rows by repeated descents, often the same rows
+///    again: it reads its relation whole when one pass reads at least half of it (rule 2 or 3
+///    each time round), or when all its loops together reach as many rows as the relation holds
+///    (every row, or as many reads as every row would take). Below that it is lookups, judged by
+///    what they cost (buffers, a budget), not as a whole read.
 ///
 /// Rows read are (Actual Rows + Rows Removed by Filter + Rows Removed by Index Recheck) ×
 /// Actual Loops ([`crate::plan::explain::PlanNode::rows_visited`]): every loop of a nested loop's
@@ -521,11 +550,31 @@ fn whole_read(scan: &Scan<'_>, rules: &Rules<'_>) -> Option<WholeRead> {
     let size = catalog.max(scan.node.rows_in_one_pass().unwrap_or(0.0));
     let large = size >= rules.large_rows;
     // `max(1)`: a relation the catalog calls empty is read whole by any row (rule 3).
-    let most = at_most >= (size * WHOLE_RELATION_SHARE).max(1.0);
+    let half = (size * WHOLE_RELATION_SHARE).max(1.0);
+    let lookups = is_lookup_loop(scan);
+    let most = if lookups {
+        let loops = scan.node.actual_loops.unwrap_or(1.0).max(1.0);
+        at_most / loops >= half || at_most >= size.max(1.0)
+    } else {
+        at_most >= half
+    };
     if !most || !(large || no_cond_elsewhere) {
         return None;
     }
-    let rule = if large {
+    let rule = if lookups {
+        format!(
+            "a loop of lookups reads a relation whole when one pass reads at least half of it, \
+             or all its loops reach as many rows as it holds{}",
+            if large {
+                format!(
+                    " (a relation of at least --large-rows {})",
+                    group(rules.large_rows)
+                )
+            } else {
+                " (through another index with no Index Cond)".to_string()
+            }
+        )
+    } else if large {
         format!(
             "at least half of a relation of at least --large-rows {} rows is a whole read, \
              whatever the index and its Index Cond",
@@ -568,6 +617,13 @@ fn whole_read(scan: &Scan<'_>, rules: &Rules<'_>) -> Option<WholeRead> {
         through_required,
         heap: scan.kind == ScanKind::BitmapHeap,
     })
+}
+
+/// Whether a scan is a loop of lookups: run more than once (once per row of a Nested Loop's
+/// outer side, or per call of a correlated subplan), each time from the top of its index or
+/// relation. A parallel-aware node's loops are its participants sharing one scan, not lookups.
+pub(super) fn is_lookup_loop(scan: &Scan<'_>) -> bool {
+    !scan.node.parallel_aware && scan.node.actual_loops.is_some_and(|l| l > 1.0)
 }
 
 /// Whether a Bitmap Heap Scan's bitmap comes (directly or through BitmapAnd / BitmapOr) from a
@@ -1198,14 +1254,81 @@ mod tests {
             index_scan("posts_thread_visible_idx", "posts"),
             { "Node Type": "Index Only Scan", "Index Name": "posts_pkey",
               "Relation Name": "posts", "Schema": "public", "Index Cond": "(id = g.g)",
-              "Actual Rows": 0.5, "Actual Loops": 120_000 }]}}]);
+              "Actual Rows": 0.85, "Actual Loops": 120_000 }]}}]);
         let v = fails(doc, &[], &[("public.posts", 100_000.0)]);
         assert!(
             v.message
-                .contains("read up to 60,600 (60,000 as printed; EXPLAIN rounds each loop's"),
+                .contains("read up to 102,600 (102,000 as printed; EXPLAIN rounds each loop's"),
             "{}",
             v.message
         );
+    }
+
+    /// A Nested Loop's inner side looked up by its primary key, `loops` times, `rows` a loop, on
+    /// a `users` of 50,000 rows; the page's own rows through the required index.
+    fn lookups_of_users(rows: f64, loops: f64) -> serde_json::Value {
+        json!([{ "Plan": { "Node Type": "Nested Loop", "Plans": [
+            index_scan("posts_thread_visible_idx", "posts"),
+            { "Node Type": "Index Scan", "Index Name": "users_pkey",
+              "Relation Name": "users", "Schema": "public", "Index Cond": "(id = p.user_id)",
+              "Actual Rows": rows, "Actual Loops": loops }]}}])
+    }
+
+    #[test]
+    fn a_loop_of_lookups_is_not_a_whole_read_until_it_reaches_every_row() {
+        let tuples = [("public.posts", 100_000.0), ("public.users", 50_000.0)];
+        // Issue 34: a generic plan joins users by its key 26,501 times, once per row before
+        // the top-N sort. 26,501 rows of 50,000 (up to 39,751 as printed up to 17): lookups,
+        // not a scan of users.
+        passes(lookups_of_users(1.0, 26_501.0), &[], &tuples);
+        // As many reads as users holds: a whole read, however it was reached.
+        let v = fails(lookups_of_users(1.0, 50_000.0), &[], &tuples);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+        assert_eq!(v.large_reads, vec!["users".to_string()]);
+        assert!(
+            v.message.contains(
+                "Index Scan using users_pkey on users read up to 50,250 (50,000 as printed; \
+                 EXPLAIN rounds each loop's figures) of the 50,000 rows of users in 50,000 loops"
+            ) && v.message.contains(
+                "a loop of lookups reads a relation whole when one pass reads at least half of \
+                 it, or all its loops reach as many rows as it holds"
+            ),
+            "{}",
+            v.message
+        );
+        // One pass that reads most of users is a whole read each time round.
+        let v = fails(lookups_of_users(30_000.0, 2.0), &[], &tuples);
+        assert_eq!(v.verdict, Verdict::SeqScan, "{}", v.message);
+    }
+
+    #[test]
+    fn lookups_count_half_beside_real_scans_of_the_same_relation() {
+        let tuples = [("public.posts", 100_000.0), ("public.users", 50_000.0)];
+        // A range scan of 20,000 users (under half) and 20,000 lookups (up to 20,100 as
+        // printed): 20,000 + 10,050 counted, more than half of 50,000 between them.
+        let range = json!({ "Node Type": "Index Scan", "Index Name": "users_created_idx",
+            "Relation Name": "users", "Schema": "public",
+            "Index Cond": "(created_at > now() - '1 year'::interval)",
+            "Actual Rows": 20_000, "Actual Loops": 1 });
+        let doc = |lookup_rows: f64| {
+            let mut d = lookups_of_users(1.0, lookup_rows);
+            d[0]["Plan"]["Plans"]
+                .as_array_mut()
+                .unwrap()
+                .push(range.clone());
+            d
+        };
+        let v = fails(doc(20_000.0), &[], &tuples);
+        assert!(
+            v.message
+                .contains("2 scans of users read 40,100 of its 50,000 rows between them")
+                && v.message
+                    .contains("rows a loop of lookups reached count half"),
+            "{}",
+            v.message
+        );
+        // 20,000 + 2,010 counted (4,000 lookups, up to 4,020 as printed): under half.
+        passes(doc(4_000.0), &[], &tuples);
     }
 
     #[test]

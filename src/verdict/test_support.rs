@@ -134,6 +134,8 @@ pub(crate) fn measured(read_path: &str, verdict: Verdict, warm: f64, buffers: f6
         reads_past_policies: Vec::new(),
         changed_by: None,
         custom_verdict: None,
+        unanalysed: Vec::new(),
+        at_guesses: None,
     }
 }
 
