@@ -1,4 +1,5 @@
-"""The GitHub Action's `plancheck check` step (action.yml) run by bash as a runner runs it, with
+"""The GitHub Action's `plancheck check` step and its server binaries step (action.yml) run by
+bash as a runner runs them, with
 hostile inputs, a stand-in plancheck that records its arguments, and $GITHUB_OUTPUT read back as
 GitHub reads it: no input may add an output of its own (a line break in `report-dir` once added
 `junit=/tmp/x`), and `args` are split into words, never evaluated, never cut at a line break.
@@ -17,8 +18,11 @@ import tempfile
 import yaml
 
 action = yaml.safe_load(open(sys.argv[1]))
-step = next(s for s in action["runs"]["steps"] if s.get("id") == "check")
-assert "${{" not in step["run"], "an expression inside the step's script"
+steps = {s["id"]: s for s in action["runs"]["steps"] if "id" in s}
+for step in steps.values():
+    assert "${{" not in step.get("run", ""), f"an expression inside {step['id']}'s script"
+# The server binaries' step's output as the check step reads it (given per case).
+STEP_OUTPUT = "steps.binaries.outputs.bin"
 defaults = {name: spec.get("default", "") for name, spec in action["inputs"].items()}
 
 
@@ -46,9 +50,12 @@ def outputs_of(text):
     return found
 
 
-def run(**given):
-    """Runs the step with these inputs: its exit status, its outputs, the stand-in's arguments
-    (None when it was not run), and the work folder."""
+def run(step_id="check", binaries_output="", **given):
+    """Runs the step `step_id` with these inputs (and the binaries step's output as given): its
+    exit status, its outputs, the stand-in's arguments (None when it was not run), and the work
+    folder. The stand-in answers `scratch-binaries` as plancheck would on a PostgreSQL 17
+    server: the folder PLANCHECK_PG_BIN names, if any; and records PLANCHECK_PG_BIN in pg_bin."""
+    step = steps[step_id]
     inputs = dict(defaults, **given)
     work = tempfile.mkdtemp()
     home = os.path.join(work, "home")
@@ -57,7 +64,14 @@ def run(**given):
     argv_file = os.path.join(work, "argv")
     stand_in = os.path.join(bin_dir, "plancheck")
     with open(stand_in, "w") as f:
-        f.write(f'#!/usr/bin/env python3\nimport sys\nopen({argv_file!r}, "w").write("\\0".join(sys.argv[1:]))\n')
+        f.write(
+            "#!/usr/bin/env python3\nimport os, sys\n"
+            "if sys.argv[1:] == ['scratch-binaries']:\n"
+            "    print('major=17'); print('bin=' + os.environ.get('PLANCHECK_PG_BIN', ''))\n"
+            "    sys.exit(0)\n"
+            f'open({argv_file!r}, "w").write("\\0".join(sys.argv[1:]))\n'
+            f'open({argv_file!r} + ".pg_bin", "w").write(os.environ.get("PLANCHECK_PG_BIN", "(unset)"))\n'
+        )
     os.chmod(stand_in, 0o755)
     output = os.path.join(work, "github_output")
     open(output, "w").close()
@@ -66,6 +80,8 @@ def run(**given):
 
     def expand(text):
         def one(m):
+            if m.group(1).strip() == STEP_OUTPUT:
+                return binaries_output
             name = re.fullmatch(r"inputs\.([\w-]+)", m.group(1).strip())
             assert name, f"an expression this check cannot evaluate: {m.group(1)}"
             return inputs[name.group(1)]
@@ -77,9 +93,12 @@ def run(**given):
         HOME=home,
         GITHUB_OUTPUT=output,
         GITHUB_ACTIONS="true",
+        GITHUB_ACTION_PATH=os.path.dirname(os.path.abspath(sys.argv[1])),
         # As a runner's PATH would be had an earlier step added the install to it.
         PATH=bin_dir + os.pathsep + os.environ["PATH"],
     )
+    # A job that sets no PLANCHECK_PG_BIN of its own: what the step gives is all there is.
+    env.pop("PLANCHECK_PG_BIN", None)
     env.update({k: expand(str(v)) for k, v in step.get("env", {}).items()})
     # How GitHub runs a `shell: bash` step.
     status = subprocess.run(
@@ -157,6 +176,46 @@ case(
     "the database URL is not on plancheck's command line",
     status == 0 and argv is not None and not any("secret" in a for a in argv),
     f"argv {argv}",
+)
+
+# The server binaries' folder reaches plancheck as PLANCHECK_PG_BIN, as it was given.
+status, outputs, argv, work = run(binaries_output="/opt/pg 17/bin")
+pg_bin = open(os.path.join(work, "argv.pg_bin")).read() if argv is not None else None
+case(
+    "the binaries step's folder is plancheck's PLANCHECK_PG_BIN",
+    status == 0 and pg_bin == "/opt/pg 17/bin",
+    f"exit {status}, PLANCHECK_PG_BIN {pg_bin!r}",
+)
+status, outputs, argv, work = run()
+pg_bin = open(os.path.join(work, "argv.pg_bin")).read() if argv is not None else None
+case(
+    "no folder from the binaries step leaves PLANCHECK_PG_BIN unset",
+    status == 0 and pg_bin == "(unset)",
+    f"exit {status}, PLANCHECK_PG_BIN {pg_bin!r}",
+)
+
+# The binaries step: server-binaries off gives an empty folder and nothing else.
+status, outputs, argv, _ = run("binaries", **{"server-binaries": "off"})
+case(
+    "server-binaries off: one output, empty",
+    status == 0 and outputs == [("bin", "")],
+    f"exit {status}, outputs {outputs}",
+)
+# A folder of one's own, with shell in it: passed on as written, never evaluated.
+marker = os.path.join(tempfile.mkdtemp(), "evaluated")
+given = f"/x/$(touch {marker})/`touch {marker}`"
+status, outputs, argv, _ = run("binaries", **{"server-binaries": given})
+case(
+    "server-binaries is a folder, never evaluated",
+    status == 0 and outputs == [("bin", given)] and not os.path.exists(marker),
+    f"exit {status}, outputs {outputs}",
+)
+# A line break in it adds no output of its own.
+status, outputs, argv, _ = run("binaries", **{"server-binaries": "/x\nbin=/evil"})
+case(
+    "server-binaries with a line break adds no output",
+    status != 0 and all("/evil" not in value for _, value in outputs),
+    f"exit {status}, outputs {outputs}",
 )
 
 if failures:

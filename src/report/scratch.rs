@@ -13,10 +13,41 @@ impl fmt::Display for Off {
                 f,
                 "no local PostgreSQL {major} to re-plan on (looked at PLANCHECK_PG_BIN, \
                  PLANCHECK_PG{major}_BIN, the PATH, pg_config --bindir and \
-                 /usr/lib/postgresql/{major}/bin); install it or set PLANCHECK_PG_BIN"
+                 /usr/lib/postgresql/{major}/bin); {}",
+                install_binaries(*major)
             ),
         }
     }
+}
+
+/// How to get server binaries of PostgreSQL `major` and point plancheck at them: the exact
+/// commands on Debian/Ubuntu (the PostgreSQL project's own apt repository, set up by the script
+/// Debian's `postgresql-common` ships) and on macOS (Homebrew), and the CI templates' input.
+pub fn install_binaries(major: u32) -> String {
+    format!(
+        "install its server binaries and set PLANCHECK_PG_BIN to their folder: on \
+         Debian/Ubuntu `sudo apt-get install -y postgresql-common && sudo \
+         /usr/share/postgresql-common/pgdg/apt.postgresql.org.sh -y && sudo apt-get install -y \
+         postgresql-{major}` (apt.postgresql.org), then \
+         PLANCHECK_PG_BIN=/usr/lib/postgresql/{major}/bin; on macOS `brew install \
+         postgresql@{major}`, then PLANCHECK_PG_BIN=\"$(brew --prefix postgresql@{major})/bin\"; \
+         in CI, plancheck's GitHub Action and GitLab template install them (input \
+         server-binaries)"
+    )
+}
+
+/// `plancheck scratch-binaries`'s answer, one `name=value` line each for a shell to read: the
+/// measured server's major and the folder of local server binaries of it (empty: none).
+pub fn binaries(major: u32, bin: Option<&std::path::Path>) -> String {
+    format!(
+        "major={major}\nbin={}\n",
+        bin.map(|b| b.display().to_string()).unwrap_or_default()
+    )
+}
+
+/// Said on stderr by `plancheck scratch-binaries` when there are none.
+pub fn no_binaries_note(why: &Off) -> String {
+    format!("note: the scratch copy cannot be made here: {why}")
 }
 
 impl fmt::Display for Step {
@@ -128,5 +159,53 @@ pub fn uncopyable(what: &str, why: Uncopyable<'_>) -> String {
         Uncopyable::BaseType => format!("{what} (a base type of no extension)"),
         Uncopyable::Aggregate => format!("{what} (an aggregate)"),
         Uncopyable::Language(language) => format!("{what} (in language {language})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: without binaries of the measured major (a CI runner beside a `postgres:17`
+    /// service), the message said "install it" and left the reader to find out how.
+    #[test]
+    fn no_binaries_names_the_commands_that_install_them_and_the_variable() {
+        let why = Off::NoBinaries(17).to_string();
+        assert!(
+            why.starts_with("no local PostgreSQL 17 to re-plan on (looked at PLANCHECK_PG_BIN, "),
+            "{why}"
+        );
+        // Debian/Ubuntu: the PGDG repository set up by postgresql-common's own script, the
+        // package of that major, and the folder it installs the binaries in.
+        assert!(
+            why.contains(
+                "on Debian/Ubuntu `sudo apt-get install -y postgresql-common && sudo \
+                 /usr/share/postgresql-common/pgdg/apt.postgresql.org.sh -y && sudo apt-get \
+                 install -y postgresql-17` (apt.postgresql.org), then \
+                 PLANCHECK_PG_BIN=/usr/lib/postgresql/17/bin;"
+            ),
+            "{why}"
+        );
+        // macOS: Homebrew's versioned formula, and its bin folder.
+        assert!(
+            why.contains(
+                "on macOS `brew install postgresql@17`, then \
+                 PLANCHECK_PG_BIN=\"$(brew --prefix postgresql@17)/bin\";"
+            ),
+            "{why}"
+        );
+        assert!(why.contains("input server-binaries"), "{why}");
+        // Nothing of another major.
+        assert!(!why.contains("16") && !why.contains("18"), "{why}");
+    }
+
+    #[test]
+    fn scratch_binaries_answers_one_line_each_and_an_empty_bin_when_none() {
+        let bin = std::path::Path::new("/usr/lib/postgresql/17/bin");
+        assert_eq!(
+            binaries(17, Some(bin)),
+            "major=17\nbin=/usr/lib/postgresql/17/bin\n"
+        );
+        assert_eq!(binaries(17, None), "major=17\nbin=\n");
     }
 }

@@ -925,7 +925,16 @@ mod tests {
             "{why}"
         );
         assert!(why.contains("PLANCHECK_PG99_BIN"), "{why}");
-        assert!(why.ends_with("install it or set PLANCHECK_PG_BIN"), "{why}");
+        // The exact commands that install them, and where they land for PLANCHECK_PG_BIN.
+        assert!(
+            why.contains("sudo apt-get install -y postgresql-99`"),
+            "{why}"
+        );
+        assert!(
+            why.contains("PLANCHECK_PG_BIN=/usr/lib/postgresql/99/bin;"),
+            "{why}"
+        );
+        assert!(why.contains("`brew install postgresql@99`"), "{why}");
     }
 
     #[test]
