@@ -36,7 +36,9 @@ use crate::measure::{IndexLookup, Measurement, Outcome, PlanKind, ScratchOutcome
 pub use crate::model::{Budget, IndexInfo, Partition, Relation, Relative};
 use crate::plan::explain::Explain;
 pub use across::{across_checks, lint_of_run};
-pub use budgets::{BudgetUsed, judge_budget, judge_budgets};
+pub use budgets::{
+    BudgetUsed, WARM_NOISE_MS, WarmStanding, judge_budget, judge_budgets, warm_standing,
+};
 pub use generic::judge_generic;
 pub use keys::{KEY_UNUSED_MIN_REMOVED, KEY_UNUSED_RATIO};
 pub use plan::{PlanVerdict, Rules, judge_plan};
