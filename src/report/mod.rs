@@ -40,7 +40,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::plan::explain::Explain;
-use crate::verdict::{CheckResult, Require, Spread, Verdict, WarmStanding, group, warm_standing};
+use crate::verdict::{CheckResult, Require, Spread, Verdict, WarmStanding, group};
 
 pub use github::annotations;
 pub use lint::{LintFormat, lint, lint_findings};
@@ -290,18 +290,19 @@ impl BudgetPart<'_> {
 }
 
 /// Each budget of the check and how much of it was used; a time budget's standing as the judge
-/// has it ([`warm_standing`]).
+/// has it (`BudgetUsed::warm`).
 fn budget_parts(c: &CheckResult) -> Vec<BudgetPart<'_>> {
     let (budget, Some(used)) = (&c.budget, c.budget_used.as_ref()) else {
         return Vec::new();
     };
     let mut parts = Vec::new();
     if let (Some(limit), Some(share)) = (budget.warm_ms, used.warm_ms) {
-        let standing = match &c.warm_ms {
-            Some(w) => warm_standing(limit, w),
-            None if share > 1.0 => WarmStanding::Over,
-            None => WarmStanding::Under,
-        };
+        // As the judge had it; a saved share from before the standing was kept reads as over.
+        let standing = used.warm.unwrap_or(if share > 1.0 {
+            WarmStanding::Over
+        } else {
+            WarmStanding::Under
+        });
         parts.push(BudgetPart::WarmMs {
             limit,
             share,

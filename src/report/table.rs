@@ -298,10 +298,7 @@ fn columns(report: &Report, layout: Layout) -> Vec<Column> {
         cols.push(Column::plain("used instead", instead.into_iter()));
     }
     if layout.budget {
-        cols.push(Column::plain(
-            "budget used",
-            checks.iter().map(|c| budget_used(c)),
-        ));
+        cols.push(Column::plain("budget used", checks.iter().map(budget_used)));
     }
     cols
 }
