@@ -6,7 +6,9 @@
 use plancheck::db::role::RoleRisk;
 use plancheck::lint::{Finding, Kind};
 use plancheck::report::{Format, Report, Style, Summary, render};
-use plancheck::verdict::{Budget, BudgetUsed, CheckResult, Relative, Require, Spread, Verdict};
+use plancheck::verdict::{
+    Budget, BudgetUsed, CheckResult, Relative, Require, Spread, Verdict, WarmStanding,
+};
 use serde_json::{Value, json};
 
 // ----------------------------------------------------------------------------------------------
@@ -229,6 +231,7 @@ fn failing_checks() -> Vec<CheckResult> {
     };
     over_budget.budget_used = Some(BudgetUsed {
         warm_ms: Some(0.04),
+        warm: Some(WarmStanding::Under),
         buffers: None,
         ratio: Some(3.4),
     });
@@ -298,6 +301,7 @@ fn a_passing_check_renders_with_its_figures_and_exits_0() {
     };
     c.budget_used = Some(BudgetUsed {
         warm_ms: Some(0.0084),
+        warm: Some(WarmStanding::Under),
         buffers: Some(0.617),
         ratio: None,
     });
@@ -968,6 +972,7 @@ fn reference_like() -> Report {
                 };
                 c.budget_used = Some(BudgetUsed {
                     warm_ms: Some(warm / warm_budget),
+                    warm: Some(WarmStanding::Under),
                     buffers: Some(buffers / buffer_budget),
                     ratio: to.map(|_| 1.0),
                 });
@@ -1033,7 +1038,7 @@ fn the_reference_table_fits_80_100_and_120_columns_and_loses_nothing() {
     assert!(text.contains("┆ warm p50 ┆ buffers ┆"), "{text}");
     assert!(
         text.contains(
-            "\nbudget used (time: warm p95 of 5 runs after 2 discarded):\n  discovery-latest \
+            "\nbudget used (time: warm p50 of 5 runs after 2 discarded):\n  discovery-latest \
              [member]:      0% of 150 ms, 2% of 400 buf\n"
         ),
         "{text}"
@@ -1424,9 +1429,10 @@ fn markdown_is_the_evidence_table_and_the_budgets_table() {
     );
     assert!(
         text.contains(
-            "\n| Page | Budget | Measured p95 | p50 | p99 | Used | | Round trip p95 |\n\
-             |---|---|---|---|---|---|---|---|\n| discovery-latest [member] | 150 ms | 0.02 ms | \
-             0.02 ms | 0.02 ms | 0% | target | - |\n"
+            "\n| Page | Budget | Measured p50 | Fastest | Slowest | p95 | p99 | Runs | Used | | \
+             Round trip p50 |\n|---|---|---|---|---|---|---|---|---|---|---|\n| \
+             discovery-latest [member] | 150 ms | 0.02 ms | 0.02 ms | 0.02 ms | - | - | 5 | 0% | \
+             target | - |\n"
         ),
         "{text}"
     );
@@ -1447,9 +1453,9 @@ fn markdown_is_the_evidence_table_and_the_budgets_table() {
     let text = render(&everything(), Format::Markdown, Style::PLAIN);
     assert!(
         text.contains(
-            "\n| Page | Budget | Measured p95 | p50 | p99 | Used | | Round trip p95 |\n\
-             |---|---|---|---|---|---|---|---|\n| forum-page-deep [member] | 50 ms | 0.50 ms | \
-             0.42 ms | 0.50 ms | 4% | target | - |\n\n\
+            "\n| Page | Budget | Measured p50 | Fastest | Slowest | p95 | p99 | Runs | Used | | \
+             Round trip p50 |\n|---|---|---|---|---|---|---|---|---|---|---|\n| forum-page-deep \
+             [member] | 50 ms | 0.42 ms | 0.40 ms | 0.50 ms | - | - | 5 | 4% | target | - |\n\n\
              | Page | Budget | Measured | Used |\n|---|---|---|---|\n| forum-page-deep [member] | \
              2× forum-page-first | 3.4× | 170% |\n\n"
         ),

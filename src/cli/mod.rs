@@ -412,7 +412,7 @@ pub struct LadderArgs {
     #[arg(help_heading = "Safety", long)]
     pub strict_role: bool,
     /// A run `check --save-plans DIR` saved: its checks, judged, go on the page with the ladder
-    /// (the setup, the p95 budgets one read at a time, the EXPLAIN evidence) in --format
+    /// (the setup, the time budgets one read at a time, the EXPLAIN evidence) in --format
     /// markdown and json; the reference board's page is measured with `check --iterations 60
     /// --warmup 8`
     #[arg(help_heading = "Output", long, value_name = "DIR")]

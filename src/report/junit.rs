@@ -224,7 +224,7 @@ fn system_out(report: &Report, c: &CheckResult) -> String {
             buffers(c)
         ));
     }
-    let budget = budget_used(&c.budget, c.budget_used.as_ref());
+    let budget = budget_used(c);
     if !budget.is_empty() {
         lines.push(format!("budget used: {budget}"));
     }

@@ -1,11 +1,11 @@
 //! Markdown for a CI job's summary (`$GITHUB_STEP_SUMMARY`) or a pull-request comment: the
 //! summary line, the evidence table `| Page | Index | Used | Warm |` (a row per read path and
-//! scope), the time budgets in a performance page's columns `| Page | Budget | Measured p95 | p50 | p99 |
-//! Used | |` and the buffer budgets `| Page | Budget | Measured | Used |` when budgets are set,
+//! scope), the time budgets in a performance page's columns `| Page | Budget | Measured p50 |
+//! Fastest | Slowest | p95 | p99 | Runs | Used | |` and the buffer budgets `| Page | Budget | Measured | Used |` when budgets are set,
 //! and why each check that did not pass failed.
 
 use super::{BudgetPart, Report, budget_parts, buffers, ms, ms_value};
-use crate::verdict::CheckResult;
+use crate::verdict::{CheckResult, Spread, WarmStanding};
 
 pub(super) fn markdown(report: &Report) -> String {
     let mut out = format!("## plancheck\n\n{}\n", summary_line(report));
@@ -137,36 +137,53 @@ pub(super) fn evidence(report: &Report) -> String {
 }
 
 /// The time budgets in a performance page's columns: a row per check with a `warm_ms` budget,
-/// its p95 (what the budget is judged on), p50 and p99 of the measured runs' execution time, the
-/// share of the budget the p95 used, `target` or `OVER`; then the p95 of the plain statement's
-/// round trip as the client saw it. Empty when no check has a time budget.
+/// the p50 of the measured runs' execution time (what the budget is judged on), the fastest run
+/// (over only when it is over too), the slowest, the p95 and p99 where the runs are enough for
+/// them (`-` otherwise: of fewer than 20 runs a p95 is the slowest run), the runs, the share of
+/// the budget the p50 used, `target`, `within noise` or `OVER`; then the p50 of the plain
+/// statement's round trip as the client saw it. Empty when no check has a time budget.
 pub(super) fn time_budgets(report: &Report) -> String {
     let mut rows = String::new();
     for c in &report.checks {
-        for part in budget_parts(&c.budget, c.budget_used.as_ref()) {
-            let BudgetPart::WarmMs { limit, share } = part else {
+        for part in budget_parts(c) {
+            let BudgetPart::WarmMs {
+                limit,
+                share,
+                standing,
+            } = part
+            else {
                 continue;
             };
-            let spread = |f: fn(&crate::verdict::Spread) -> f64| {
+            let spread = |f: fn(&Spread) -> Option<f64>| {
                 c.warm_ms
                     .as_ref()
-                    .map(|s| ms_value(f(s)))
+                    .and_then(f)
+                    .map(ms_value)
                     .unwrap_or_else(|| "-".into())
             };
             let round_trip = c
                 .client_ms
                 .as_ref()
-                .map(|s| ms_value(s.p95))
+                .map(|s| ms_value(s.p50))
                 .unwrap_or_else(|| "-".into());
             rows.push_str(&format!(
-                "| {} | {} ms | {} | {} | {} | {:.0}% | {} | {round_trip} |\n",
+                "| {} | {} ms | {} | {} | {} | {} | {} | {} | {:.0}% | {} | {round_trip} |\n",
                 check_name(c),
                 limit,
-                spread(|s| s.p95),
-                spread(|s| s.p50),
-                spread(|s| s.p99),
+                spread(|s| Some(s.p50)),
+                spread(|s| Some(s.min)),
+                spread(|s| Some(s.max)),
+                spread(Spread::p95_of_enough),
+                spread(Spread::p99_of_enough),
+                c.warm_ms
+                    .map(|s| s.runs.to_string())
+                    .unwrap_or_else(|| "-".into()),
                 100.0 * share,
-                if share > 1.0 { "**OVER**" } else { "target" }
+                match standing {
+                    WarmStanding::Over => "**OVER**",
+                    WarmStanding::WithinNoise => "within noise",
+                    WarmStanding::Under => "target",
+                }
             ));
         }
     }
@@ -174,14 +191,14 @@ pub(super) fn time_budgets(report: &Report) -> String {
         return rows;
     }
     format!(
-        "| Page | Budget | Measured p95 | p50 | p99 | Used | | Round trip p95 |\n\
-         |---|---|---|---|---|---|---|---|\n{rows}"
+        "| Page | Budget | Measured p50 | Fastest | Slowest | p95 | p99 | Runs | Used | | Round \
+         trip p50 |\n|---|---|---|---|---|---|---|---|---|---|---|\n{rows}"
     )
 }
 
 /// A row per buffer budget of the check (absolute, or relative to another read path's).
 fn buffer_rows(c: &CheckResult) -> Vec<String> {
-    budget_parts(&c.budget, c.budget_used.as_ref())
+    budget_parts(c)
         .into_iter()
         .filter_map(|p| {
             let (budget, measured, share) = match p {

@@ -40,7 +40,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::plan::explain::Explain;
-use crate::verdict::{Budget, BudgetUsed, CheckResult, Require, Spread, Verdict, group};
+use crate::verdict::{CheckResult, Require, Spread, Verdict, WarmStanding, group};
 
 pub use github::annotations;
 pub use lint::{LintFormat, lint, lint_findings};
@@ -249,8 +249,8 @@ fn buffers(c: &CheckResult) -> String {
 
 /// Each budget as the share of it the check used, e.g.
 /// `6% of 60 ms, 21% of 400 buf, 1.0× of 2× first-page`.
-fn budget_used(budget: &Budget, used: Option<&BudgetUsed>) -> String {
-    budget_parts(budget, used)
+fn budget_used(c: &CheckResult) -> String {
+    budget_parts(c)
         .iter()
         .map(|p| p.text())
         .collect::<Vec<_>>()
@@ -259,15 +259,38 @@ fn budget_used(budget: &Budget, used: Option<&BudgetUsed>) -> String {
 
 /// One budget of a check and how much of it was used.
 enum BudgetPart<'a> {
-    WarmMs { limit: f64, share: f64 },
-    Buffers { limit: f64, share: f64 },
-    Relative { ratio: f64, max: f64, to: &'a str },
+    /// `standing`: over, within the budget, or over only within noise (not over budget).
+    WarmMs {
+        limit: f64,
+        share: f64,
+        standing: WarmStanding,
+    },
+    Buffers {
+        limit: f64,
+        share: f64,
+    },
+    Relative {
+        ratio: f64,
+        max: f64,
+        to: &'a str,
+    },
 }
 
 impl BudgetPart<'_> {
     fn text(&self) -> String {
         match self {
-            BudgetPart::WarmMs { limit, share } => format!("{:.0}% of {limit} ms", 100.0 * share),
+            BudgetPart::WarmMs {
+                limit,
+                share,
+                standing,
+            } => {
+                let noise = if *standing == WarmStanding::WithinNoise {
+                    " (within noise)"
+                } else {
+                    ""
+                };
+                format!("{:.0}% of {limit} ms{noise}", 100.0 * share)
+            }
             BudgetPart::Buffers { limit, share } => {
                 format!("{:.0}% of {} buf", 100.0 * share, group(*limit))
             }
@@ -276,13 +299,25 @@ impl BudgetPart<'_> {
     }
 }
 
-fn budget_parts<'a>(budget: &'a Budget, used: Option<&BudgetUsed>) -> Vec<BudgetPart<'a>> {
-    let Some(used) = used else {
+/// Each budget of the check and how much of it was used; a time budget's standing as the judge
+/// has it (`BudgetUsed::warm`).
+fn budget_parts(c: &CheckResult) -> Vec<BudgetPart<'_>> {
+    let (budget, Some(used)) = (&c.budget, c.budget_used.as_ref()) else {
         return Vec::new();
     };
     let mut parts = Vec::new();
     if let (Some(limit), Some(share)) = (budget.warm_ms, used.warm_ms) {
-        parts.push(BudgetPart::WarmMs { limit, share });
+        // As the judge had it; a saved share from before the standing was kept reads as over.
+        let standing = used.warm.unwrap_or(if share > 1.0 {
+            WarmStanding::Over
+        } else {
+            WarmStanding::Under
+        });
+        parts.push(BudgetPart::WarmMs {
+            limit,
+            share,
+            standing,
+        });
     }
     if let (Some(limit), Some(share)) = (budget.buffers, used.buffers) {
         parts.push(BudgetPart::Buffers { limit, share });

@@ -298,12 +298,7 @@ fn columns(report: &Report, layout: Layout) -> Vec<Column> {
         cols.push(Column::plain("used instead", instead.into_iter()));
     }
     if layout.budget {
-        cols.push(Column::plain(
-            "budget used",
-            checks
-                .iter()
-                .map(|c| budget_used(&c.budget, c.budget_used.as_ref())),
-        ));
+        cols.push(Column::plain("budget used", checks.iter().map(budget_used)));
     }
     cols
 }
@@ -506,7 +501,7 @@ fn under_the_table(report: &Report, layout: Layout, style: Style) -> String {
         .checks
         .iter()
         .filter_map(|c| {
-            let budget = budget_used(&c.budget, c.budget_used.as_ref());
+            let budget = budget_used(c);
             let measured = match (c.warm_ms, c.shared_buffers) {
                 (None, None) => "not measured".to_string(),
                 _ => format!("{}, {} buf", ms(c.warm_ms), buffers(c)),
@@ -533,7 +528,7 @@ fn under_the_table(report: &Report, layout: Layout, style: Style) -> String {
     format!("\n{heading}\n{}", aligned(&rows, style.width))
 }
 
-/// What a time budget is held to, for the heading: the warm p95, and of how many runs after how
+/// What a time budget is held to, for the heading: the warm p50, and of how many runs after how
 /// many discarded when every check with a time budget ran alike. Empty when no check has one.
 fn time_budget_basis(report: &Report) -> String {
     let runs: Vec<(usize, Option<u32>)> = report
@@ -557,9 +552,9 @@ fn time_budget_basis(report: &Report) -> String {
             } else {
                 format!(" after {d} discarded")
             };
-            format!(" (time: warm p95 of {of}{after})")
+            format!(" (time: warm p50 of {of}{after})")
         }
-        _ => " (time: warm p95 of the measured runs)".to_string(),
+        _ => " (time: warm p50 of the measured runs)".to_string(),
     }
 }
 
@@ -717,11 +712,11 @@ mod basis_tests {
     fn the_budget_heading_says_what_a_time_budget_is_held_to() {
         assert_eq!(
             time_budget_basis(&report(vec![timed(5, Some(2)), timed(5, Some(2))])),
-            " (time: warm p95 of 5 runs after 2 discarded)"
+            " (time: warm p50 of 5 runs after 2 discarded)"
         );
         assert_eq!(
             time_budget_basis(&report(vec![timed(1, Some(0))])),
-            " (time: warm p95 of 1 run)"
+            " (time: warm p50 of 1 run)"
         );
         // Checks that ran differently, or a saved run that kept no warm-up count.
         for checks in [
@@ -730,7 +725,7 @@ mod basis_tests {
         ] {
             assert_eq!(
                 time_budget_basis(&report(checks)),
-                " (time: warm p95 of the measured runs)"
+                " (time: warm p50 of the measured runs)"
             );
         }
         // No time budget: nothing to say.

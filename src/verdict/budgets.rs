@@ -5,13 +5,56 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::{CheckResult, Verdict, group};
+use super::{CheckResult, Spread, Verdict, group};
+
+/// An excess of the warm time over its budget up to this is timer and scheduling noise, never
+/// over budget: a busy machine delays a run by a fraction of a millisecond as a matter of course.
+pub const WARM_NOISE_MS: f64 = 0.5;
+
+/// How a check's warm time stands against its `warm_ms` budget (`budget_used.warm` in JSON:
+/// `under`, `within-noise`, `over`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WarmStanding {
+    /// The median is within the budget.
+    Under,
+    /// The median is over the budget, but by no more than [`WARM_NOISE_MS`] or by no more than
+    /// the spread of the check's own runs (its fastest run is within the budget): what a busy
+    /// machine does, not over budget.
+    WithinNoise,
+    /// The median is over by more than [`WARM_NOISE_MS`] and every run is over: over budget.
+    Over,
+}
+
+/// `warm_ms` is a budget for the median (p50) of the measured runs' server-side execution time:
+/// the one percentile any number of runs supports (5 by default). A nearest-rank p95 of fewer
+/// than 20 runs is their slowest run, which one run preempted by another process sets; the
+/// median moves only when most runs do. It is over only when the median's excess is beyond timer
+/// noise ([`WARM_NOISE_MS`]) and beyond the spread the check measured: even the fastest run is
+/// over the budget. A busy machine only ever adds time to a run, so a run within the budget shows
+/// the plan can be. What this cannot tell apart is a machine slowed for the whole check (every
+/// run) from a slower plan: the buffers can, which is why they are judged strictly and why the
+/// report's `fix:` line says whether they grew.
+pub fn warm_standing(limit: f64, w: &Spread) -> WarmStanding {
+    if w.p50 <= limit {
+        WarmStanding::Under
+    } else if w.p50 - limit > WARM_NOISE_MS && w.min > limit {
+        WarmStanding::Over
+    } else {
+        WarmStanding::WithinNoise
+    }
+}
 
 /// How much of each budget a check used: 1.0 is all of it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct BudgetUsed {
+    /// The warm p50 over `warm_ms`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warm_ms: Option<f64>,
+    /// How the warm time stands against `warm_ms` ([`warm_standing`]): a share above 1.0 is
+    /// over budget only when this says `over`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm: Option<WarmStanding>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub buffers: Option<f64>,
     /// This check's buffers over the other read path's.
@@ -52,15 +95,18 @@ pub fn judge_budget(c: &mut CheckResult, buffers_of: &dyn Fn(&str, &str) -> Opti
         let mut unmeasured: Vec<String> = Vec::new();
         if let Some(limit) = c.budget.warm_ms {
             match c.warm_ms {
-                // A budget is for the slow runs, as the seed's p95 budgets are: of 5 runs, the
-                // slowest.
+                // The median, over only beyond noise and the runs' own spread.
                 Some(w) => {
-                    used.warm_ms = Some(w.p95 / limit);
-                    if w.p95 > limit {
+                    let standing = warm_standing(limit, &w);
+                    used.warm_ms = Some(w.p50 / limit);
+                    used.warm = Some(standing);
+                    if standing == WarmStanding::Over {
                         over.push(format!(
-                            "warm p95 {:.2} ms is over the budget of {limit} ms ({:.0}%)",
-                            w.p95,
-                            100.0 * w.p95 / limit
+                            "warm p50 {:.2} ms is over the budget of {limit} ms ({:.0}%) in \
+                             every run (fastest {:.2} ms)",
+                            w.p50,
+                            100.0 * w.p50 / limit,
+                            w.min
                         ));
                     }
                 }
@@ -158,12 +204,94 @@ mod tests {
         assert!(checks[2].message.contains("102%"), "{}", checks[2].message);
     }
 
+    /// One check with a `warm_ms` budget of `limit` and these runs, judged.
+    fn timed(runs: &[f64], limit: f64) -> CheckResult {
+        let mut c = measured("page", Verdict::Pass, 0.0, 10.0);
+        c.warm_ms = crate::verdict::Spread::of(runs);
+        c.budget.warm_ms = Some(limit);
+        let mut checks = vec![c];
+        judge_budgets(&mut checks);
+        checks.pop().unwrap()
+    }
+
     #[test]
-    fn a_warm_budget_is_judged_on_the_slow_runs_not_the_median() {
-        // Four runs of 1 ms and one of 10: the median is under a 5 ms budget, the p95 over it.
-        let mut c = measured("spiky", Verdict::Pass, 1.0, 10.0);
-        c.warm_ms = crate::verdict::Spread::of(&[1.0, 1.0, 10.0, 1.0, 1.0]);
-        c.budget.warm_ms = Some(5.0);
+    fn a_warm_budget_is_judged_on_the_median_not_the_slowest_run() {
+        // The old definition (a p95 of 5 runs, i.e. the slowest) made this over budget: four
+        // runs of 1 ms and one of 10 against 5 ms. `warm_ms` is now a budget for the median, and
+        // one slow run of five is a busy machine.
+        let c = timed(&[1.0, 1.0, 10.0, 1.0, 1.0], 5.0);
+        assert_eq!(c.verdict, Verdict::Pass, "{}", c.message);
+        assert_eq!(c.budget_used.as_ref().unwrap().warm_ms, Some(0.2));
+    }
+
+    #[test]
+    fn a_busy_machines_spread_is_not_over_budget() {
+        // Issue 34: one run preempted by a build, the others well within 20 ms.
+        let c = timed(&[12.0, 13.0, 12.0, 34.0, 13.0], 20.0);
+        assert_eq!(c.verdict, Verdict::Pass, "{}", c.message);
+        assert_eq!(c.budget_used.as_ref().unwrap().warm_ms, Some(0.65));
+        assert_eq!(
+            c.budget_used.as_ref().unwrap().warm,
+            Some(WarmStanding::Under)
+        );
+        // Three runs of five slowed: the median is over, but the fastest runs show the plan
+        // fits the budget; what is over is within the spread the check measured.
+        let c = timed(&[18.0, 25.0, 22.0, 30.0, 19.0], 20.0);
+        assert_eq!(c.verdict, Verdict::Pass, "{}", c.message);
+        assert_eq!(
+            c.budget_used.as_ref().unwrap().warm,
+            Some(WarmStanding::WithinNoise)
+        );
+        assert_eq!(
+            warm_standing(20.0, &c.warm_ms.unwrap()),
+            WarmStanding::WithinNoise
+        );
+    }
+
+    #[test]
+    fn an_excess_within_timer_noise_is_not_over_budget() {
+        // Every run over, but by less than half a millisecond.
+        let c = timed(&[20.3, 20.4, 20.4, 20.45, 20.5], 20.0);
+        assert_eq!(c.verdict, Verdict::Pass, "{}", c.message);
+        assert_eq!(
+            c.budget_used.as_ref().unwrap().warm,
+            Some(WarmStanding::WithinNoise)
+        );
+        // Over by just more than the floor in every run: over.
+        let c = timed(&[20.6, 20.7, 20.6], 20.0);
+        assert_eq!(c.verdict, Verdict::OverBudget, "{}", c.message);
+        let c = timed(&[0.9, 0.95, 0.99], 0.5);
+        assert_eq!(c.verdict, Verdict::Pass, "{}", c.message);
+    }
+
+    #[test]
+    fn a_real_regression_is_over_budget() {
+        let c = timed(&[31.0, 30.2, 33.5, 30.8, 45.0], 20.0);
+        assert_eq!(c.verdict, Verdict::OverBudget, "{}", c.message);
+        assert!(
+            c.message
+                .contains("warm p50 31.00 ms is over the budget of 20 ms (155%) in every run"),
+            "{}",
+            c.message
+        );
+        assert!(c.message.contains("fastest 30.20 ms"), "{}", c.message);
+        assert_eq!(c.budget_used.as_ref().unwrap().warm_ms, Some(1.55));
+        assert_eq!(
+            c.budget_used.as_ref().unwrap().warm,
+            Some(WarmStanding::Over)
+        );
+        // One run is enough when it is over beyond the noise.
+        let c = timed(&[0.6], 0.05);
+        assert_eq!(c.verdict, Verdict::OverBudget, "{}", c.message);
+    }
+
+    #[test]
+    fn buffers_stay_strict_whatever_the_time() {
+        // One buffer over is over: buffers do not depend on the machine.
+        let mut c = timed(&[12.0, 13.0, 12.0, 34.0, 13.0], 20.0);
+        c.verdict = Verdict::Pass;
+        c.shared_buffers = Some(401.0);
+        c.budget.buffers = Some(400.0);
         let mut checks = vec![c];
         judge_budgets(&mut checks);
         assert_eq!(
@@ -172,12 +300,7 @@ mod tests {
             "{}",
             checks[0].message
         );
-        assert!(
-            checks[0].message.contains("warm p95 10.00 ms"),
-            "{}",
-            checks[0].message
-        );
-        assert_eq!(checks[0].budget_used.as_ref().unwrap().warm_ms, Some(2.0));
+        assert!(!checks[0].message.contains("warm"), "{}", checks[0].message);
     }
 
     #[test]

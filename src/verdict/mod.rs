@@ -36,7 +36,9 @@ use crate::measure::{IndexLookup, Measurement, Outcome, PlanKind, ScratchOutcome
 pub use crate::model::{Budget, IndexInfo, Partition, Relation, Relative};
 use crate::plan::explain::Explain;
 pub use across::{across_checks, lint_of_run};
-pub use budgets::{BudgetUsed, judge_budget, judge_budgets};
+pub use budgets::{
+    BudgetUsed, WARM_NOISE_MS, WarmStanding, judge_budget, judge_budgets, warm_standing,
+};
 pub use generic::judge_generic;
 pub use keys::{KEY_UNUSED_MIN_REMOVED, KEY_UNUSED_RATIO};
 pub use plan::{PlanVerdict, Rules, judge_plan};
@@ -137,8 +139,10 @@ pub enum Require {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Spread {
     pub p50: f64,
-    /// The 95th and 99th percentiles, nearest rank (of 5 runs, both are the slowest; `--iterations
-    /// 60 --warmup 8` is the seed's method).
+    /// The 95th and 99th percentiles, nearest rank. Of fewer than [`Spread::P95_RUNS`] runs the
+    /// p95 is the slowest run, of fewer than [`Spread::P99_RUNS`] the p99 is: the reports name
+    /// them only from [`Spread::p95_of_enough`] and [`Spread::p99_of_enough`] (JSON gives them
+    /// as computed, with `runs`).
     pub p95: f64,
     pub p99: f64,
     pub min: f64,
@@ -148,6 +152,21 @@ pub struct Spread {
 }
 
 impl Spread {
+    /// The fewest runs whose nearest-rank p95 is not simply their slowest run (ceil(0.95 n) < n).
+    pub const P95_RUNS: usize = 20;
+    /// The fewest runs whose nearest-rank p99 is not simply their slowest run.
+    pub const P99_RUNS: usize = 100;
+
+    /// The p95, when there are enough runs for one ([`Spread::P95_RUNS`]).
+    pub fn p95_of_enough(&self) -> Option<f64> {
+        (self.runs >= Self::P95_RUNS).then_some(self.p95)
+    }
+
+    /// The p99, when there are enough runs for one ([`Spread::P99_RUNS`]).
+    pub fn p99_of_enough(&self) -> Option<f64> {
+        (self.runs >= Self::P99_RUNS).then_some(self.p99)
+    }
+
     /// `None` for no samples.
     pub fn of(samples: &[f64]) -> Option<Spread> {
         if samples.is_empty() {
@@ -1398,6 +1417,17 @@ mod tests {
         assert_eq!((s.p95, s.p99, s.runs), (95.0, 99.0, 100));
         let five = Spread::of(&[5.0, 1.0, 3.0, 2.0, 4.0]).unwrap();
         assert_eq!((five.p50, five.p95, five.p99), (3.0, 5.0, 5.0));
+        // Named as percentiles only where the runs are enough for one: of 19 runs the p95 is
+        // the slowest, of 20 it is the 19th; of 99 the p99 is the slowest.
+        assert_eq!((five.p95_of_enough(), five.p99_of_enough()), (None, None));
+        let runs = |n: usize| Spread::of(&(1..=n).map(|i| i as f64).collect::<Vec<_>>()).unwrap();
+        assert_eq!(runs(19).p95, 19.0);
+        assert_eq!(runs(19).p95_of_enough(), None);
+        assert_eq!(runs(20).p95_of_enough(), Some(19.0));
+        assert_eq!(runs(60).p95_of_enough(), Some(57.0));
+        assert_eq!((runs(60).p99, runs(60).p99_of_enough()), (60.0, None));
+        assert_eq!(runs(99).p99_of_enough(), None);
+        assert_eq!(runs(100).p99_of_enough(), Some(99.0));
     }
 
     #[test]
