@@ -31,7 +31,7 @@
 use super::plan::{DISABLED_COST, PlanVerdict, Rules, describe_scan, is_required_index};
 use super::predicate::{Conjunct, cannot_imply, implies, mentions};
 use super::{RequiredIndex, Settled, Verdict};
-use crate::plan::explain::{Explain, ScanKind};
+use crate::plan::explain::{Explain, PlanNode, ScanKind};
 
 /// A plan made while probing whether the required index can serve the statement at all: the
 /// same statement re-planned (without running it) on the measured server with sequential scans
@@ -52,6 +52,20 @@ pub struct ScratchPlan {
     pub server_version: String,
     pub dropped: Vec<String>,
     pub plan: Explain,
+    /// Where the plan above did not read the index: the re-plans with it beside each other
+    /// index of the table in turn ([`crate::measure::Together`]); `None` where none were made.
+    pub together: Option<TogetherPlans>,
+}
+
+/// The re-plans on the copy with the index beside one other index of its table, read.
+#[derive(Debug, Clone)]
+pub struct TogetherPlans {
+    /// The other indexes kept beside it, one re-plan each.
+    pub tried: Vec<String>,
+    /// The settings turned off in those re-plans.
+    pub disabled: Vec<String>,
+    /// The first that read the index: the other index kept, and the plan.
+    pub found: Option<(String, Explain)>,
 }
 
 /// What the measurement holds of the scratch copy for this index and plan: a plan, why none was
@@ -70,6 +84,8 @@ pub enum Scratch<'a> {
 pub enum Shown {
     Probe(usize),
     Scratch,
+    /// The scratch re-plan that read the index beside another.
+    Together,
 }
 
 /// The answer, with its evidence.
@@ -472,10 +488,30 @@ fn on_copy(
         );
     }
     let instead = read_on(&copy.plan, &ev.tables);
+    if let Some(together) = &copy.together
+        && let Some((with, plan)) = &together.found
+        && reads(plan, index)
+    {
+        return usable_together(verdict, ev, with, plan, together, &instead, major);
+    }
     let mut why = format!(
         "{name} cannot serve this SQL: {setting}, the planner still reads {table} by {instead}, \
          never through {name}."
     );
+    match &copy.together {
+        Some(t) if t.tried.is_empty() => why.push_str(&format!(
+            " {table} has no other index for {name} to serve it beside (in a BitmapOr or \
+             BitmapAnd)."
+        )),
+        Some(t) => why.push_str(&format!(
+            " Nor does it serve it beside another index of {table} (in a BitmapOr or \
+             BitmapAnd): kept with each in turn ({}), every other dropped and {}, no plan read \
+             {name}.",
+            few(&t.tried),
+            off(&t.disabled)
+        )),
+        None => {}
+    }
     match index.predicate.as_deref() {
         Some(predicate) => {
             why.push_str(&format!(
@@ -501,6 +537,70 @@ fn on_copy(
         shown: Some(Shown::Scratch),
         ..not_usable(verdict, Settled::Scratch, why)
     }
+}
+
+/// The index serves the statement only beside another index of its table: the copy's plan
+/// with the two kept shows the node that combines them. Usable: whether it was chosen is the
+/// check's question, as for any usable index.
+fn usable_together(
+    verdict: PlanVerdict,
+    ev: &Evidence<'_>,
+    with: &str,
+    plan: &Explain,
+    together: &TogetherPlans,
+    alone: &str,
+    major: &str,
+) -> Usability {
+    let index = ev.index;
+    let (name, table) = (&index.name, &index.table);
+    let combined = combining_node(plan, index)
+        .map(|(node, arms)| format!("in a {node} ({})", arms.join(", ")))
+        .unwrap_or_else(|| format!("beside {with}"));
+    let through = through(plan, index).unwrap_or_default();
+    usable(
+        verdict,
+        Settled::Scratch,
+        Some(Shown::Together),
+        format!(
+            "{name} is usable together with {with} {combined}: on a schema-only copy on \
+             PostgreSQL {major} (no data, no statistics), alone on {table} (every other index dropped) \
+             with seq scans disabled it served no plan (the planner read {table} by {alone}), and with {with} \
+             kept beside it and {}, the planner {through}. At this \
+             data and these statistics it preferred the plan above; {}.",
+            off(&together.disabled),
+            ev.replans_chose()
+        ),
+    )
+}
+
+/// The BitmapOr or BitmapAnd that reads the index beside others in `plan`, and the indexes of
+/// its arms, in the plan's order.
+fn combining_node<'p>(plan: &'p Explain, index: &RequiredIndex) -> Option<(&'p str, Vec<String>)> {
+    fn arms(node: &PlanNode, out: &mut Vec<String>) {
+        if let Some(n) = &node.index_name {
+            out.push(n.clone());
+        }
+        for c in &node.children {
+            arms(c, out);
+        }
+    }
+    plan.nodes().into_iter().find_map(|n| {
+        if n.node_type != "BitmapOr" && n.node_type != "BitmapAnd" {
+            return None;
+        }
+        let mut names = Vec::new();
+        arms(n, &mut names);
+        names
+            .iter()
+            .any(|a| {
+                *a == index.name
+                    || index
+                        .partitions
+                        .iter()
+                        .any(|p| p.leaf_index.as_deref() == Some(a))
+            })
+            .then_some((n.node_type.as_str(), names))
+    })
 }
 
 /// A partial index with no plan to settle it: the rules of PostgreSQL's proof procedure, where
@@ -562,12 +662,20 @@ fn partial_index(
             ),
         );
     }
+    let or = if ev.known.iter().any(|c| c.text.contains(" OR ")) {
+        format!(
+            " (an OR among them: {name} may serve one of its arms beside another index of \
+             {table} in a BitmapOr, which only a re-plan on a scratch copy settles)"
+        )
+    } else {
+        String::new()
+    };
     not_settled(
         verdict,
         why_not_copied,
         format!(
             "{}; whether the conditions on {table} ({conditions}) imply its predicate \
-             {predicate} is not settled by the plans or by a rule.",
+             {predicate} is not settled by the plans or by a rule{or}.",
             ev.replans_chose()
         ),
     )
@@ -594,6 +702,12 @@ fn causes(unproved: &[&Conjunct], known: &[Conjunct], non_immutable: &[String]) 
                     p.text
                 ));
             }
+            continue;
+        }
+        // An OR never implies a predicate one of its arms alone implies, yet the planner can
+        // read the index for that arm beside another index for the others (a BitmapOr): only a
+        // re-plan settles that, never this rule.
+        if on_column.iter().any(|c| c.text.contains(" OR ")) {
             continue;
         }
         let each: Vec<Option<String>> = on_column
@@ -787,7 +901,144 @@ mod tests {
             server_version: "15.18 (Debian 15.18-0+deb12u1)".into(),
             dropped: vec!["events_account".into(), "events_pkey".into()],
             plan: plan(doc),
+            together: None,
         }
+    }
+
+    /// A Bitmap Heap Scan on events over a BitmapOr of `arms`.
+    fn bitmap_or(arms: &[&str]) -> Value {
+        let arms: Vec<Value> = arms
+            .iter()
+            .map(|a| {
+                json!({ "Node Type": "Bitmap Index Scan", "Index Name": a,
+                             "Total Cost": 4.0 })
+            })
+            .collect();
+        json!([{ "Plan": { "Node Type": "Bitmap Heap Scan", "Relation Name": "events",
+                           "Schema": "public", "Total Cost": 12.0,
+                           "Recheck Cond": "((events.read_at IS NOT NULL) OR (events.hidden_at IS NOT NULL))",
+                           "Plans": [{ "Node Type": "BitmapOr", "Total Cost": 8.0,
+                                       "Plans": arms }] } }])
+    }
+
+    fn alone_refused() -> Value {
+        let mut seq = scan(None, None);
+        seq[0]["Plan"]["Total Cost"] = json!(1.0e10 + 100.0);
+        seq
+    }
+
+    #[test]
+    fn an_index_that_serves_only_beside_its_sibling_in_a_bitmap_or_is_usable() {
+        // Regression: an index usable only as one arm of a BitmapOr (a partial index per arm
+        // of `read_at IS NOT NULL OR hidden_at IS NOT NULL`) was called not-usable, and the fix
+        // line sent the developer to rewrite SQL that is fine.
+        let mut c = copy(alone_refused());
+        c.together = Some(TogetherPlans {
+            tried: vec!["events_account".into(), "events_hidden".into()],
+            disabled: vec!["enable_seqscan".into(), "enable_indexscan".into()],
+            found: Some((
+                "events_hidden".into(),
+                plan(bitmap_or(&["events_live", "events_hidden"])),
+            )),
+        });
+        let u = judge(
+            &index(Some("(read_at IS NOT NULL)")),
+            &[],
+            Scratch::Planned(&c),
+        );
+        assert_eq!(
+            u.verdict.verdict,
+            Verdict::NotChosen,
+            "{}",
+            u.verdict.message
+        );
+        assert_eq!(u.usable, Some(true));
+        assert_eq!(u.settled_by, Some(Settled::Scratch));
+        assert_eq!(u.shown, Some(Shown::Together));
+        let m = &u.verdict.message;
+        assert!(
+            m.contains(
+                "usable together with events_hidden in a BitmapOr (events_live, events_hidden)"
+            ),
+            "{m}"
+        );
+        assert!(
+            m.contains("Seq Scan on events (disabled, chosen anyway)"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn an_index_that_serves_beside_no_sibling_is_still_not_usable_and_says_which_were_tried() {
+        let mut c = copy(alone_refused());
+        c.together = Some(TogetherPlans {
+            tried: vec!["events_account".into(), "events_pkey".into()],
+            disabled: vec!["enable_seqscan".into(), "enable_indexscan".into()],
+            found: None,
+        });
+        let u = judge(
+            &index(Some("(kind <> 'x'::text)")),
+            &[],
+            Scratch::Planned(&c),
+        );
+        assert_eq!(u.verdict.verdict, Verdict::NotUsable);
+        assert_eq!(u.usable, Some(false));
+        let m = &u.verdict.message;
+        assert!(
+            m.contains("kept with each in turn (events_account, events_pkey)"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn without_a_copy_an_or_in_the_conditions_never_settles_not_usable_by_rule() {
+        // Regression: the rule "an OR admits rows the predicate leaves out" called a partial
+        // index not usable, where it serves one arm of the OR beside its sibling (BitmapOr).
+        let chosen = plan(
+            json!([{ "Plan": { "Node Type": "Seq Scan", "Relation Name": "events",
+            "Schema": "public", "Total Cost": 100.0,
+            "Filter": "((events.read_at IS NOT NULL) OR (events.hidden_at IS NOT NULL))" } }]),
+        );
+        let probes = [ProbePlan {
+            disabled: vec!["enable_seqscan".into()],
+            dropped: vec![],
+            plan: chosen.clone(),
+        }];
+        let u = judge(
+            &index(Some("(read_at IS NOT NULL)")),
+            &probes,
+            Scratch::NotMade("no local PostgreSQL 17"),
+        );
+        assert_ne!(
+            u.verdict.verdict,
+            Verdict::NotUsable,
+            "{}",
+            u.verdict.message
+        );
+        assert_eq!(u.usable, None, "{}", u.verdict.message);
+        assert!(
+            u.verdict.message.contains("BitmapOr"),
+            "{}",
+            u.verdict.message
+        );
+    }
+
+    #[test]
+    fn a_together_plan_that_does_not_read_the_index_proves_nothing() {
+        // A re-plan recorded as found whose plan does not read the index (a saved measurement
+        // edited by hand, a leaf renamed): not a usable.
+        let mut c = copy(alone_refused());
+        c.together = Some(TogetherPlans {
+            tried: vec!["events_hidden".into()],
+            disabled: vec!["enable_seqscan".into()],
+            found: Some(("events_hidden".into(), plan(bitmap_or(&["events_hidden"])))),
+        });
+        let u = judge(
+            &index(Some("(read_at IS NOT NULL)")),
+            &[],
+            Scratch::Planned(&c),
+        );
+        assert_ne!(u.usable, Some(true), "{}", u.verdict.message);
     }
 
     fn probe(doc: Value) -> ProbePlan {
