@@ -121,3 +121,63 @@ fn an_index_that_serves_the_statement_beside_no_other_is_still_not_usable() {
     }
     assert_eq!(status, 1, "{report:#}");
 }
+
+/// Few links read and few hidden: the two partial indexes are small and the planner reads the
+/// user's history through both, in a BitmapOr.
+const FEW_READ: &str = "
+CREATE TABLE links (id bigint PRIMARY KEY, user_id bigint NOT NULL, read_at timestamptz,
+    hidden_at timestamptz, title text NOT NULL);
+INSERT INTO links SELECT i, i % 2000,
+    CASE WHEN (i / 2000) % 20 = 0 THEN timestamptz '2026-01-01' END,
+    CASE WHEN (i / 2000) % 20 = 1 THEN timestamptz '2026-02-01' END,
+    'title ' || i
+    FROM generate_series(1, 100000) i;
+CREATE INDEX links_user ON links (user_id);
+CREATE INDEX links_user_read ON links (user_id) WHERE read_at IS NOT NULL;
+CREATE INDEX links_user_hidden ON links (user_id) WHERE hidden_at IS NOT NULL;
+";
+
+/// "Both": one expectation per index, each for the same plan (`plan = "history"`); both pass
+/// where the plan reads the two in a BitmapOr, and the one whose index is dropped fails, so
+/// the pair is required whole. "Either": `index = [a, b]`.
+#[test]
+fn both_indexes_of_a_bitmap_or_are_required_by_one_expectation_each_for_the_same_plan() {
+    let db = empty_database("together_both");
+    sql(&db, FEW_READ);
+    sql(&db, "VACUUM ANALYZE");
+    let dir = project(&[
+        ("plans/history.sql", HISTORY),
+        (
+            "expectations/history.toml",
+            "[scopes.member]\nindex = \"links_user_read\"\n",
+        ),
+        (
+            "expectations/history-hidden.toml",
+            "plan = \"history\"\n[scopes.member]\nindex = \"links_user_hidden\"\n",
+        ),
+        (
+            "expectations/history-either.toml",
+            "plan = \"history\"\n[scopes.member]\nindex = [\"links_user_read\", \"links_user_hidden\"]\n",
+        ),
+    ]);
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    assert_checks(&report, 3);
+    for read_path in ["history", "history-hidden", "history-either"] {
+        let c = check_of(&report, read_path, "member");
+        assert_eq!(c["verdict"], "pass", "{c:#}");
+    }
+    assert_eq!(status, 0, "{report:#}");
+
+    // One arm dropped: the expectation that requires it is missing-index, and the other arm
+    // alone (nor beside links_user or links_pkey) serves the OR no longer: not-usable. Neither
+    // expectation nor the "either" one passes.
+    sql(&db, "DROP INDEX links_user_hidden");
+    let (status, report) = check_json(&db, dir.path(), &[]);
+    let c = check_of(&report, "history-hidden", "member");
+    assert_eq!(c["verdict"], "missing-index", "{c:#}");
+    let c = check_of(&report, "history", "member");
+    assert_eq!(c["verdict"], "not-usable", "{c:#}");
+    let c = check_of(&report, "history-either", "member");
+    assert_ne!(c["verdict"], "pass", "{c:#}");
+    assert_eq!(status, 1, "{report:#}");
+}
