@@ -142,7 +142,7 @@ pub fn judge_usability(
                 "{name} is usable (a re-plan with {} read it), but at these statistics the \
                  planner preferred another plan: {}.{through}",
                 how_found(probe),
-                costs(chosen, probe, name),
+                costs(chosen, probe, name, &ev.tables),
             ),
         );
     }
@@ -796,33 +796,15 @@ fn not_settled(verdict: PlanVerdict, why_not_copied: &str, what: String) -> Usab
     }
 }
 
-/// The two costs, and what the second one is worth: the cheapest plan through the index the
-/// planner could be made to show is an upper bound when whole scan types were disabled to find
-/// it (they may include the index's own cheapest path).
-fn costs(chosen: &Explain, probe: &ProbePlan, name: &str) -> String {
+/// The two costs, and what the second one is worth. A ratio is given only where the plan
+/// through the index is the planner's own best plan through it: no node disabled, no whole scan
+/// type off that the index's own cheapest path may be (index, index-only or bitmap scans), and
+/// seq scans off only where the plan reads no relation but the index's table (elsewhere a seq
+/// scan the cheapest plan through the index would use was ruled out). Otherwise its cost is an
+/// upper bound on that best plan's, given as a bound, never as a ratio.
+fn costs(chosen: &Explain, probe: &ProbePlan, name: &str, tables: &[&str]) -> String {
     let chosen_cost = chosen.root.total_cost;
     let index_cost = probe.plan.root.total_cost;
-    if !probe.dropped.is_empty() {
-        let ratio = if chosen_cost > 0.0 {
-            index_cost / chosen_cost
-        } else {
-            f64::INFINITY
-        };
-        let aside = probe.dropped.join(", ");
-        let seq = if probe.disabled.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " and {} (a seq scan was cheaper still)",
-                off(&probe.disabled)
-            )
-        };
-        return format!(
-            "the chosen plan costs {chosen_cost:.2}; with {aside} set aside{seq} in a rolled-back \
-             transaction (--replan-without-rivals), the planner's own plan through {name} costs \
-             {index_cost:.2} ({ratio:.1}×)"
-        );
-    }
     let still_disabled = probe.plan.nodes().iter().any(|n| {
         n.disabled == Some(true) || (n.children.is_empty() && n.total_cost >= DISABLED_COST)
     });
@@ -833,25 +815,102 @@ fn costs(chosen: &Explain, probe: &ProbePlan, name: &str) -> String {
             off(&probe.disabled)
         );
     }
+    let bound = upper_bound(probe, tables);
     let ratio = if chosen_cost > 0.0 {
-        index_cost / chosen_cost
+        format!("{:.1}×", index_cost / chosen_cost)
     } else {
-        f64::INFINITY
+        "the chosen plan costs nothing".into()
     };
-    if probe.disabled.len() > 1 {
-        format!(
-            "the chosen plan costs {chosen_cost:.2}; a plan using {name} costs at most \
-             {index_cost:.2} ({ratio:.1}×, an upper bound: found with {} — whole scan types \
-             disabled, which may include {name}'s own cheapest path; --explain shows that plan)",
-            off(&probe.disabled)
-        )
-    } else {
-        format!(
-            "the chosen plan costs {chosen_cost:.2}, a plan using {name} costs {index_cost:.2} \
-             ({ratio:.1}×; found with {})",
-            off(&probe.disabled)
-        )
+    if !probe.dropped.is_empty() {
+        let aside = probe.dropped.join(", ");
+        let seq = if probe.disabled.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " and {} (a seq scan was cheaper still)",
+                off(&probe.disabled)
+            )
+        };
+        return match bound {
+            None => format!(
+                "the chosen plan costs {chosen_cost:.2}; with {aside} set aside{seq} in a \
+                 rolled-back transaction (--replan-without-rivals), the planner's own plan \
+                 through {name} costs {index_cost:.2} ({ratio})"
+            ),
+            Some(why) => format!(
+                "the chosen plan costs {chosen_cost:.2}; with {aside} set aside{seq} in a \
+                 rolled-back transaction (--replan-without-rivals), a plan through {name} costs \
+                 at most {index_cost:.2} (an upper bound, so no ratio: {why})"
+            ),
+        };
     }
+    match bound {
+        Some(why) => format!(
+            "the chosen plan costs {chosen_cost:.2}; a plan using {name} costs at most \
+             {index_cost:.2} (an upper bound, so no ratio: found with {}, {why}; --explain shows \
+             that plan)",
+            off(&probe.disabled)
+        ),
+        None => format!(
+            "the chosen plan costs {chosen_cost:.2}, a plan using {name} costs {index_cost:.2} \
+             ({ratio}; found with {})",
+            off(&probe.disabled)
+        ),
+    }
+}
+
+/// Why the cost of `probe`'s plan through the index is only an upper bound on the planner's
+/// best plan through it; `None` where it is that plan's cost.
+fn upper_bound(probe: &ProbePlan, tables: &[&str]) -> Option<String> {
+    const OWN: [&str; 3] = [
+        "enable_indexscan",
+        "enable_indexonlyscan",
+        "enable_bitmapscan",
+    ];
+    let own: Vec<&str> = probe
+        .disabled
+        .iter()
+        .map(|d| d.as_str())
+        .filter(|d| OWN.contains(d))
+        .collect();
+    if !own.is_empty() {
+        return Some(format!(
+            "{} off, which may rule out the index's own cheapest path",
+            own.join(", ")
+        ));
+    }
+    let others = |d: &str| {
+        probe.disabled.iter().any(|s| s == d)
+            && probe
+                .plan
+                .scans()
+                .iter()
+                .any(|s| s.relation.is_some_and(|r| !tables.contains(&r)))
+    };
+    let whole: Vec<&str> = ["enable_seqscan", "enable_tidscan"]
+        .into_iter()
+        .filter(|d| others(d))
+        .collect();
+    if !whole.is_empty() {
+        return Some(format!(
+            "{} off on every relation the plan reads, which may rule out the way the cheapest \
+             plan through the index reads another one",
+            whole.join(", ")
+        ));
+    }
+    let unknown: Vec<&str> = probe
+        .disabled
+        .iter()
+        .map(|d| d.as_str())
+        .filter(|d| !matches!(*d, "enable_seqscan" | "enable_tidscan"))
+        .collect();
+    if !unknown.is_empty() {
+        return Some(format!(
+            "{} off, which may rule out a path of the cheapest plan through the index",
+            unknown.join(", ")
+        ));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -1150,6 +1209,88 @@ mod tests {
             "{}",
             u.verdict.message
         );
+    }
+
+    /// The chosen plan (events_account) costs 8.00; a re-plan reads events_live at 20.00.
+    fn costs_with(disabled: &[&str], dropped: &[&str], doc: Value) -> String {
+        let probes = [ProbePlan {
+            disabled: disabled.iter().map(|d| d.to_string()).collect(),
+            dropped: dropped.iter().map(|d| d.to_string()).collect(),
+            plan: plan(doc),
+        }];
+        let u = judge(&index(None), &probes, Scratch::Absent);
+        assert_eq!(u.usable, Some(true), "{}", u.verdict.message);
+        u.verdict.message
+    }
+
+    fn through_live(cost: f64) -> Value {
+        let mut doc = scan(Some("events_live"), Some("(events.account_id = 42)"));
+        doc[0]["Plan"]["Total Cost"] = json!(cost);
+        doc
+    }
+
+    /// events_live's scan joined to a seq scan of accounts, nothing disabled in the plan.
+    fn joined(cost: f64) -> Value {
+        let live = scan(Some("events_live"), Some("(events.account_id = 42)"));
+        json!([{ "Plan": { "Node Type": "Nested Loop", "Total Cost": cost,
+            "Plans": [live[0]["Plan"].clone(),
+                      { "Node Type": "Index Scan", "Index Name": "accounts_pkey",
+                        "Relation Name": "accounts", "Schema": "public", "Total Cost": 4.0 }] } }])
+    }
+
+    #[test]
+    fn a_ratio_is_given_only_from_the_planner_s_own_best_plan_through_the_index() {
+        // Seq scans off, one relation: the index's own paths were all open; its cost is the
+        // planner's best plan through it, and the ratio is stated.
+        let m = costs_with(&["enable_seqscan"], &[], through_live(20.0));
+        assert!(m.contains("costs 20.00 (2.5×; found with"), "{m}");
+        // The winner set aside, one relation: the planner's own plan through the index.
+        let m = costs_with(&[], &["events_account"], through_live(20.0));
+        assert!(
+            m.contains("the planner's own plan through events_live costs 20.00 (2.5×)"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn a_cost_that_is_only_an_upper_bound_is_never_given_as_a_ratio() {
+        // Regression: "a plan using X costs at most 10,863 (230.9×)" where PostgreSQL's plan
+        // through X, the winner dropped, cost 1.25× the chosen one.
+        let cases: [(&[&str], &[&str], Value, &str); 4] = [
+            (
+                &["enable_seqscan", "enable_bitmapscan"],
+                &[],
+                through_live(20.0),
+                "enable_bitmapscan off, which may rule out the index's own cheapest path",
+            ),
+            (
+                &["enable_seqscan"],
+                &[],
+                joined(20.0),
+                "enable_seqscan off on every relation the plan reads",
+            ),
+            (
+                &["enable_seqscan"],
+                &["events_account"],
+                joined(20.0),
+                "enable_seqscan off on every relation the plan reads",
+            ),
+            (
+                &["enable_hashjoin"],
+                &[],
+                through_live(20.0),
+                "enable_hashjoin off, which may rule out a path",
+            ),
+        ];
+        for (disabled, dropped, doc, why) in cases {
+            let m = costs_with(disabled, dropped, doc);
+            assert!(!m.contains('×'), "a ratio from an upper bound: {m}");
+            assert!(
+                m.contains("costs at most 20.00 (an upper bound, so no ratio"),
+                "{m}"
+            );
+            assert!(m.contains(why), "{m}");
+        }
     }
 
     #[test]
