@@ -525,13 +525,27 @@ fn on_copy(
                 .collect();
             if let Some(cause) = causes(&unproved, &ev.known, non_immutable).first() {
                 why.push_str(&format!(" {}{cause}.", super::PROOF_RULES));
+            } else if let Some(cause) = unproved.iter().find_map(|p| {
+                ev.known
+                    .iter()
+                    .find_map(|c| super::predicate::boolean_test_mismatch(c, p))
+            }) {
+                why.push_str(&format!(" The condition that fails: {cause}."));
             }
         }
-        None => why.push_str(&format!(
-            " Its keys: {}; the conditions on {table}: {}.",
-            index.keys.join(", "),
-            ev.shown_conditions
-        )),
+        None => {
+            why.push_str(&format!(
+                " Its keys: {}; the conditions on {table}: {}.",
+                index.keys.join(", "),
+                ev.shown_conditions
+            ));
+            if let Some(cause) = index.keys.first().and_then(|k| {
+                super::predicate::raw_column_against_expression(k, &ev.known)
+                    .or_else(|| super::predicate::case_insensitive_match(k, &ev.known))
+            }) {
+                why.push_str(&format!(" The condition that fails: {cause}."));
+            }
+        }
     }
     Usability {
         shown: Some(Shown::Scratch),
