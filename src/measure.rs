@@ -324,6 +324,35 @@ pub struct ScratchPlan {
     /// saved before plancheck compared them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub same_statement: Option<SameStatement>,
+    /// Where no plan read the index alone: the re-plans with it beside one other index of its
+    /// table in turn. `None` where the index alone served the statement, or in a measurement
+    /// saved before plancheck asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub together: Option<Together>,
+}
+
+/// An index that serves a statement only beside another (one arm of a BitmapOr, as for
+/// `a IS NOT NULL OR b IS NOT NULL` with a partial index per arm): on the copy, the index kept
+/// with each other index of its table in turn, every other dropped, seq scans and plain index
+/// scans off (only a bitmap scan combines two indexes on one scan of a table).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Together {
+    /// The other indexes of the table kept beside it, one re-plan each, in order, until one
+    /// read it.
+    pub tried: Vec<String>,
+    /// The settings turned off in those re-plans.
+    pub disabled: Vec<String>,
+    /// The first re-plan that read the index: the other index kept, and the plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<TogetherPlan>,
+}
+
+/// A re-plan on the copy that read the index beside one other.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TogetherPlan {
+    /// The other index kept.
+    pub with: String,
+    pub document: Document,
 }
 
 /// The conditions the measured server and the copy each planned on the index's table (and its

@@ -42,7 +42,9 @@ pub use budgets::{
 pub use generic::judge_generic;
 pub use keys::{KEY_UNUSED_MIN_REMOVED, KEY_UNUSED_RATIO};
 pub use plan::{PlanVerdict, Rules, judge_plan};
-pub use usability::{ProbePlan, Scratch, ScratchPlan, Shown, Usability, judge_usability};
+pub use usability::{
+    ProbePlan, Scratch, ScratchPlan, Shown, TogetherPlans, Usability, judge_usability,
+};
 
 /// The verdict of one check. Kebab-case everywhere: TOML, flags, JSON and the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -1205,6 +1207,14 @@ fn settle(
                         server_version: p.server_version.clone(),
                         dropped: p.dropped.clone(),
                         plan: p.document.plan().clone(),
+                        together: p.together.as_ref().map(|t| TogetherPlans {
+                            tried: t.tried.clone(),
+                            disabled: t.disabled.clone(),
+                            found: t
+                                .found
+                                .as_ref()
+                                .map(|f| (f.with.clone(), f.document.plan().clone())),
+                        }),
                     }),
                     Some(&p.document),
                 ),
@@ -1226,6 +1236,13 @@ fn settle(
     let shown = match u.shown {
         Some(Shown::Probe(i)) => found.get(i).map(|p| ("probe", p.document.clone())),
         Some(Shown::Scratch) => copy_plan.map(|d| ("scratch", d.clone())),
+        Some(Shown::Together) => copy
+            .and_then(|s| match &s.outcome {
+                ScratchOutcome::Planned(p) => p.together.as_ref(),
+                ScratchOutcome::NotMade { .. } => None,
+            })
+            .and_then(|t| t.found.as_ref())
+            .map(|f| ("scratch", f.document.clone())),
         None => None,
     };
     let settlement = Settlement {

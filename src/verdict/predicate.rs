@@ -590,6 +590,91 @@ pub fn cannot_imply(
     }
 }
 
+/// Where the query's condition is a boolean test (`col IS FALSE`, `col IS NOT TRUE`, …) and the
+/// predicate the same column compared as a boolean (`col = false`, `NOT col`, `col`): why the
+/// planner's proof does not take one for the other. PostgreSQL reads `col = false` as `NOT col`
+/// (an operator on the column) and `col IS FALSE` as a BooleanTest node, a different
+/// expression its predicate proof does not match to it; said only where a re-plan showed the
+/// index unused.
+pub fn boolean_test_mismatch(clause: &Conjunct, pred: &Conjunct) -> Option<String> {
+    let t = strip_parens(&clause.tokens);
+    let (col, test) = match t {
+        [col @ .., Tok::Word(is), Tok::Word(v)] if is == "is" && (v == "true" || v == "false") => {
+            (plain_column(col)?, format!("IS {}", v.to_uppercase()))
+        }
+        [col @ .., Tok::Word(is), Tok::Word(not), Tok::Word(v)]
+            if is == "is" && not == "not" && (v == "true" || v == "false") =>
+        {
+            (plain_column(col)?, format!("IS NOT {}", v.to_uppercase()))
+        }
+        _ => return None,
+    };
+    let p = strip_parens(&pred.tokens);
+    let wanted = match p {
+        [Tok::Word(not), rest @ ..] if not == "not" => plain_column(rest)?,
+        [c @ .., Tok::Sym(eq), Tok::Word(v)] if eq == "=" && (v == "true" || v == "false") => {
+            plain_column(c)?
+        }
+        _ => plain_column(p)?,
+    };
+    (wanted == col).then(|| {
+        format!(
+            "the query tests {col} {test} (`{}`), a boolean test, where the predicate compares \
+             it (`{}`): the planner's predicate proof matches the predicate's operator form \
+             only (it reads `{col} = false` as `NOT {col}`), never a boolean test, even one that \
+             admits no other rows; write the condition as the predicate does (`{}`)",
+            clause.text, pred.text, pred.text
+        )
+    })
+}
+
+/// Where the query matches the index's leading key with ILIKE (`~~*`) or a case-insensitive
+/// regular expression (`~*`): what the planner does with one. The key's operator class is not
+/// read here, so which one it is stays not settled.
+pub fn case_insensitive_match(key: &str, known: &[Conjunct]) -> Option<String> {
+    let key_text = conjuncts(key).into_iter().next()?.text;
+    known.iter().find_map(|c| {
+        let t = &c.tokens;
+        let at = t
+            .iter()
+            .position(|x| matches!(x, Tok::Sym(s) if s == "~~*" || s == "~*"))?;
+        let lhs = conjunct_of(&t[..at]).text;
+        (lhs == key_text).then(|| {
+            format!(
+                "the query matches {key} case-insensitively (`{}`): a btree operator class has \
+                 no such operator (only <, <=, =, >=, >), and the planner turns ILIKE into a \
+                 range on a btree key only for a constant prefix with no letter in it; compare \
+                 {key} with `=` (or a case-sensitive LIKE prefix on a text_pattern_ops key) \
+                 instead. Which operators {key}'s operator class has is not read here: not \
+                 settled for an index that is not a btree",
+                c.text
+            )
+        })
+    })
+}
+
+/// Where the index's leading key is an expression over a column (`lower(username)`) and the
+/// query compares the bare column (`username = 'x'`): the planner matches an index key only
+/// against the same expression.
+pub fn raw_column_against_expression(key: &str, known: &[Conjunct]) -> Option<String> {
+    let key_tokens = conjuncts(key).into_iter().next()?;
+    if plain_column(&key_tokens.tokens).is_some() {
+        return None;
+    }
+    let inside = key_tokens.columns();
+    let raw = known.iter().find(|c| {
+        c.form()
+            .is_some_and(|f| inside.iter().any(|col| col == f.column()))
+    })?;
+    let col = raw.form()?.column().to_string();
+    Some(format!(
+        "the query compares the bare column {col} (`{}`), and the index's leading key is the \
+         expression {key}: the planner matches an index key only against that same expression, \
+         so the condition must be written on `{key}` (its value transformed likewise)",
+        raw.text
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -598,6 +683,30 @@ mod tests {
         let mut c = conjuncts(expr);
         assert_eq!(c.len(), 1, "{expr}: {c:?}");
         c.remove(0)
+    }
+
+    #[test]
+    fn the_condition_that_fails_is_said_only_where_it_is_that_condition() {
+        let pred = one("(filtered = false)");
+        let why = boolean_test_mismatch(&one("Filter: (accounts.filtered IS FALSE)"), &pred);
+        assert!(why.is_some_and(|w| w.contains("never a boolean test")));
+        assert!(boolean_test_mismatch(&one("(accounts.hidden IS FALSE)"), &pred).is_none());
+        assert!(boolean_test_mismatch(&one("(NOT accounts.filtered)"), &pred).is_none());
+
+        let known = conjuncts("Filter: (accounts.username = 'User42'::text)");
+        assert!(
+            raw_column_against_expression("lower(username)", &known)
+                .is_some_and(|w| w.contains("bare column username"))
+        );
+        assert!(raw_column_against_expression("username", &known).is_none());
+        let other = conjuncts("Filter: (accounts.email = 'x'::text)");
+        assert!(raw_column_against_expression("lower(username)", &other).is_none());
+
+        let ilike = conjuncts("Filter: (lower(accounts.username) ~~* 'user42'::text)");
+        assert!(case_insensitive_match("lower(username)", &ilike).is_some());
+        let like = conjuncts("Filter: (lower(accounts.username) ~~ 'user42'::text)");
+        assert!(case_insensitive_match("lower(username)", &like).is_none());
+        assert!(case_insensitive_match("lower(email)", &ilike).is_none());
     }
 
     #[test]

@@ -31,7 +31,7 @@
 use super::plan::{DISABLED_COST, PlanVerdict, Rules, describe_scan, is_required_index};
 use super::predicate::{Conjunct, cannot_imply, implies, mentions};
 use super::{RequiredIndex, Settled, Verdict};
-use crate::plan::explain::{Explain, ScanKind};
+use crate::plan::explain::{Explain, PlanNode, ScanKind};
 
 /// A plan made while probing whether the required index can serve the statement at all: the
 /// same statement re-planned (without running it) on the measured server with sequential scans
@@ -52,6 +52,20 @@ pub struct ScratchPlan {
     pub server_version: String,
     pub dropped: Vec<String>,
     pub plan: Explain,
+    /// Where the plan above did not read the index: the re-plans with it beside each other
+    /// index of the table in turn ([`crate::measure::Together`]); `None` where none were made.
+    pub together: Option<TogetherPlans>,
+}
+
+/// The re-plans on the copy with the index beside one other index of its table, read.
+#[derive(Debug, Clone)]
+pub struct TogetherPlans {
+    /// The other indexes kept beside it, one re-plan each.
+    pub tried: Vec<String>,
+    /// The settings turned off in those re-plans.
+    pub disabled: Vec<String>,
+    /// The first that read the index: the other index kept, and the plan.
+    pub found: Option<(String, Explain)>,
 }
 
 /// What the measurement holds of the scratch copy for this index and plan: a plan, why none was
@@ -70,6 +84,8 @@ pub enum Scratch<'a> {
 pub enum Shown {
     Probe(usize),
     Scratch,
+    /// The scratch re-plan that read the index beside another.
+    Together,
 }
 
 /// The answer, with its evidence.
@@ -126,7 +142,7 @@ pub fn judge_usability(
                 "{name} is usable (a re-plan with {} read it), but at these statistics the \
                  planner preferred another plan: {}.{through}",
                 how_found(probe),
-                costs(chosen, probe, name),
+                costs(chosen, probe, name, &ev.tables),
             ),
         );
     }
@@ -472,10 +488,30 @@ fn on_copy(
         );
     }
     let instead = read_on(&copy.plan, &ev.tables);
+    if let Some(together) = &copy.together
+        && let Some((with, plan)) = &together.found
+        && reads(plan, index)
+    {
+        return usable_together(verdict, ev, with, plan, together, &instead, major);
+    }
     let mut why = format!(
         "{name} cannot serve this SQL: {setting}, the planner still reads {table} by {instead}, \
          never through {name}."
     );
+    match &copy.together {
+        Some(t) if t.tried.is_empty() => why.push_str(&format!(
+            " {table} has no other index for {name} to serve it beside (in a BitmapOr or \
+             BitmapAnd)."
+        )),
+        Some(t) => why.push_str(&format!(
+            " Nor does it serve it beside another index of {table} (in a BitmapOr or \
+             BitmapAnd): kept with each in turn ({}), every other dropped and {}, no plan read \
+             {name}.",
+            few(&t.tried),
+            off(&t.disabled)
+        )),
+        None => {}
+    }
     match index.predicate.as_deref() {
         Some(predicate) => {
             why.push_str(&format!(
@@ -489,18 +525,96 @@ fn on_copy(
                 .collect();
             if let Some(cause) = causes(&unproved, &ev.known, non_immutable).first() {
                 why.push_str(&format!(" {}{cause}.", super::PROOF_RULES));
+            } else if let Some(cause) = unproved.iter().find_map(|p| {
+                ev.known
+                    .iter()
+                    .find_map(|c| super::predicate::boolean_test_mismatch(c, p))
+            }) {
+                why.push_str(&format!(" The condition that fails: {cause}."));
             }
         }
-        None => why.push_str(&format!(
-            " Its keys: {}; the conditions on {table}: {}.",
-            index.keys.join(", "),
-            ev.shown_conditions
-        )),
+        None => {
+            why.push_str(&format!(
+                " Its keys: {}; the conditions on {table}: {}.",
+                index.keys.join(", "),
+                ev.shown_conditions
+            ));
+            if let Some(cause) = index.keys.first().and_then(|k| {
+                super::predicate::raw_column_against_expression(k, &ev.known)
+                    .or_else(|| super::predicate::case_insensitive_match(k, &ev.known))
+            }) {
+                why.push_str(&format!(" The condition that fails: {cause}."));
+            }
+        }
     }
     Usability {
         shown: Some(Shown::Scratch),
         ..not_usable(verdict, Settled::Scratch, why)
     }
+}
+
+/// The index serves the statement only beside another index of its table: the copy's plan
+/// with the two kept shows the node that combines them. Usable: whether it was chosen is the
+/// check's question, as for any usable index.
+fn usable_together(
+    verdict: PlanVerdict,
+    ev: &Evidence<'_>,
+    with: &str,
+    plan: &Explain,
+    together: &TogetherPlans,
+    alone: &str,
+    major: &str,
+) -> Usability {
+    let index = ev.index;
+    let (name, table) = (&index.name, &index.table);
+    let combined = combining_node(plan, index)
+        .map(|(node, arms)| format!("in a {node} ({})", arms.join(", ")))
+        .unwrap_or_else(|| format!("beside {with}"));
+    let through = through(plan, index).unwrap_or_default();
+    usable(
+        verdict,
+        Settled::Scratch,
+        Some(Shown::Together),
+        format!(
+            "{name} is usable together with {with} {combined}: on a schema-only copy on \
+             PostgreSQL {major} (no data, no statistics), alone on {table} (every other index dropped) \
+             with seq scans disabled it served no plan (the planner read {table} by {alone}), and with {with} \
+             kept beside it and {}, the planner {through}. At this \
+             data and these statistics it preferred the plan above; {}.",
+            off(&together.disabled),
+            ev.replans_chose()
+        ),
+    )
+}
+
+/// The BitmapOr or BitmapAnd that reads the index beside others in `plan`, and the indexes of
+/// its arms, in the plan's order.
+fn combining_node<'p>(plan: &'p Explain, index: &RequiredIndex) -> Option<(&'p str, Vec<String>)> {
+    fn arms(node: &PlanNode, out: &mut Vec<String>) {
+        if let Some(n) = &node.index_name {
+            out.push(n.clone());
+        }
+        for c in &node.children {
+            arms(c, out);
+        }
+    }
+    plan.nodes().into_iter().find_map(|n| {
+        if n.node_type != "BitmapOr" && n.node_type != "BitmapAnd" {
+            return None;
+        }
+        let mut names = Vec::new();
+        arms(n, &mut names);
+        names
+            .iter()
+            .any(|a| {
+                *a == index.name
+                    || index
+                        .partitions
+                        .iter()
+                        .any(|p| p.leaf_index.as_deref() == Some(a))
+            })
+            .then_some((n.node_type.as_str(), names))
+    })
 }
 
 /// A partial index with no plan to settle it: the rules of PostgreSQL's proof procedure, where
@@ -562,12 +676,20 @@ fn partial_index(
             ),
         );
     }
+    let or = if ev.known.iter().any(|c| c.text.contains(" OR ")) {
+        format!(
+            " (an OR among them: {name} may serve one of its arms beside another index of \
+             {table} in a BitmapOr, which only a re-plan on a scratch copy settles)"
+        )
+    } else {
+        String::new()
+    };
     not_settled(
         verdict,
         why_not_copied,
         format!(
             "{}; whether the conditions on {table} ({conditions}) imply its predicate \
-             {predicate} is not settled by the plans or by a rule.",
+             {predicate} is not settled by the plans or by a rule{or}.",
             ev.replans_chose()
         ),
     )
@@ -594,6 +716,12 @@ fn causes(unproved: &[&Conjunct], known: &[Conjunct], non_immutable: &[String]) 
                     p.text
                 ));
             }
+            continue;
+        }
+        // An OR never implies a predicate one of its arms alone implies, yet the planner can
+        // read the index for that arm beside another index for the others (a BitmapOr): only a
+        // re-plan settles that, never this rule.
+        if on_column.iter().any(|c| c.text.contains(" OR ")) {
             continue;
         }
         let each: Vec<Option<String>> = on_column
@@ -682,33 +810,15 @@ fn not_settled(verdict: PlanVerdict, why_not_copied: &str, what: String) -> Usab
     }
 }
 
-/// The two costs, and what the second one is worth: the cheapest plan through the index the
-/// planner could be made to show is an upper bound when whole scan types were disabled to find
-/// it (they may include the index's own cheapest path).
-fn costs(chosen: &Explain, probe: &ProbePlan, name: &str) -> String {
+/// The two costs, and what the second one is worth. A ratio is given only where the plan
+/// through the index is the planner's own best plan through it: no node disabled, no whole scan
+/// type off that the index's own cheapest path may be (index, index-only or bitmap scans), and
+/// seq scans off only where the plan reads no relation but the index's table (elsewhere a seq
+/// scan the cheapest plan through the index would use was ruled out). Otherwise its cost is an
+/// upper bound on that best plan's, given as a bound, never as a ratio.
+fn costs(chosen: &Explain, probe: &ProbePlan, name: &str, tables: &[&str]) -> String {
     let chosen_cost = chosen.root.total_cost;
     let index_cost = probe.plan.root.total_cost;
-    if !probe.dropped.is_empty() {
-        let ratio = if chosen_cost > 0.0 {
-            index_cost / chosen_cost
-        } else {
-            f64::INFINITY
-        };
-        let aside = probe.dropped.join(", ");
-        let seq = if probe.disabled.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " and {} (a seq scan was cheaper still)",
-                off(&probe.disabled)
-            )
-        };
-        return format!(
-            "the chosen plan costs {chosen_cost:.2}; with {aside} set aside{seq} in a rolled-back \
-             transaction (--replan-without-rivals), the planner's own plan through {name} costs \
-             {index_cost:.2} ({ratio:.1}×)"
-        );
-    }
     let still_disabled = probe.plan.nodes().iter().any(|n| {
         n.disabled == Some(true) || (n.children.is_empty() && n.total_cost >= DISABLED_COST)
     });
@@ -719,25 +829,102 @@ fn costs(chosen: &Explain, probe: &ProbePlan, name: &str) -> String {
             off(&probe.disabled)
         );
     }
+    let bound = upper_bound(probe, tables);
     let ratio = if chosen_cost > 0.0 {
-        index_cost / chosen_cost
+        format!("{:.1}×", index_cost / chosen_cost)
     } else {
-        f64::INFINITY
+        "the chosen plan costs nothing".into()
     };
-    if probe.disabled.len() > 1 {
-        format!(
-            "the chosen plan costs {chosen_cost:.2}; a plan using {name} costs at most \
-             {index_cost:.2} ({ratio:.1}×, an upper bound: found with {} — whole scan types \
-             disabled, which may include {name}'s own cheapest path; --explain shows that plan)",
-            off(&probe.disabled)
-        )
-    } else {
-        format!(
-            "the chosen plan costs {chosen_cost:.2}, a plan using {name} costs {index_cost:.2} \
-             ({ratio:.1}×; found with {})",
-            off(&probe.disabled)
-        )
+    if !probe.dropped.is_empty() {
+        let aside = probe.dropped.join(", ");
+        let seq = if probe.disabled.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " and {} (a seq scan was cheaper still)",
+                off(&probe.disabled)
+            )
+        };
+        return match bound {
+            None => format!(
+                "the chosen plan costs {chosen_cost:.2}; with {aside} set aside{seq} in a \
+                 rolled-back transaction (--replan-without-rivals), the planner's own plan \
+                 through {name} costs {index_cost:.2} ({ratio})"
+            ),
+            Some(why) => format!(
+                "the chosen plan costs {chosen_cost:.2}; with {aside} set aside{seq} in a \
+                 rolled-back transaction (--replan-without-rivals), a plan through {name} costs \
+                 at most {index_cost:.2} (an upper bound, so no ratio: {why})"
+            ),
+        };
     }
+    match bound {
+        Some(why) => format!(
+            "the chosen plan costs {chosen_cost:.2}; a plan using {name} costs at most \
+             {index_cost:.2} (an upper bound, so no ratio: found with {}, {why}; --explain shows \
+             that plan)",
+            off(&probe.disabled)
+        ),
+        None => format!(
+            "the chosen plan costs {chosen_cost:.2}, a plan using {name} costs {index_cost:.2} \
+             ({ratio}; found with {})",
+            off(&probe.disabled)
+        ),
+    }
+}
+
+/// Why the cost of `probe`'s plan through the index is only an upper bound on the planner's
+/// best plan through it; `None` where it is that plan's cost.
+fn upper_bound(probe: &ProbePlan, tables: &[&str]) -> Option<String> {
+    const OWN: [&str; 3] = [
+        "enable_indexscan",
+        "enable_indexonlyscan",
+        "enable_bitmapscan",
+    ];
+    let own: Vec<&str> = probe
+        .disabled
+        .iter()
+        .map(|d| d.as_str())
+        .filter(|d| OWN.contains(d))
+        .collect();
+    if !own.is_empty() {
+        return Some(format!(
+            "{} off, which may rule out the index's own cheapest path",
+            own.join(", ")
+        ));
+    }
+    let others = |d: &str| {
+        probe.disabled.iter().any(|s| s == d)
+            && probe
+                .plan
+                .scans()
+                .iter()
+                .any(|s| s.relation.is_some_and(|r| !tables.contains(&r)))
+    };
+    let whole: Vec<&str> = ["enable_seqscan", "enable_tidscan"]
+        .into_iter()
+        .filter(|d| others(d))
+        .collect();
+    if !whole.is_empty() {
+        return Some(format!(
+            "{} off on every relation the plan reads, which may rule out the way the cheapest \
+             plan through the index reads another one",
+            whole.join(", ")
+        ));
+    }
+    let unknown: Vec<&str> = probe
+        .disabled
+        .iter()
+        .map(|d| d.as_str())
+        .filter(|d| !matches!(*d, "enable_seqscan" | "enable_tidscan"))
+        .collect();
+    if !unknown.is_empty() {
+        return Some(format!(
+            "{} off, which may rule out a path of the cheapest plan through the index",
+            unknown.join(", ")
+        ));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -787,7 +974,144 @@ mod tests {
             server_version: "15.18 (Debian 15.18-0+deb12u1)".into(),
             dropped: vec!["events_account".into(), "events_pkey".into()],
             plan: plan(doc),
+            together: None,
         }
+    }
+
+    /// A Bitmap Heap Scan on events over a BitmapOr of `arms`.
+    fn bitmap_or(arms: &[&str]) -> Value {
+        let arms: Vec<Value> = arms
+            .iter()
+            .map(|a| {
+                json!({ "Node Type": "Bitmap Index Scan", "Index Name": a,
+                             "Total Cost": 4.0 })
+            })
+            .collect();
+        json!([{ "Plan": { "Node Type": "Bitmap Heap Scan", "Relation Name": "events",
+                           "Schema": "public", "Total Cost": 12.0,
+                           "Recheck Cond": "((events.read_at IS NOT NULL) OR (events.hidden_at IS NOT NULL))",
+                           "Plans": [{ "Node Type": "BitmapOr", "Total Cost": 8.0,
+                                       "Plans": arms }] } }])
+    }
+
+    fn alone_refused() -> Value {
+        let mut seq = scan(None, None);
+        seq[0]["Plan"]["Total Cost"] = json!(1.0e10 + 100.0);
+        seq
+    }
+
+    #[test]
+    fn an_index_that_serves_only_beside_its_sibling_in_a_bitmap_or_is_usable() {
+        // Regression: an index usable only as one arm of a BitmapOr (a partial index per arm
+        // of `read_at IS NOT NULL OR hidden_at IS NOT NULL`) was called not-usable, and the fix
+        // line sent the developer to rewrite SQL that is fine.
+        let mut c = copy(alone_refused());
+        c.together = Some(TogetherPlans {
+            tried: vec!["events_account".into(), "events_hidden".into()],
+            disabled: vec!["enable_seqscan".into(), "enable_indexscan".into()],
+            found: Some((
+                "events_hidden".into(),
+                plan(bitmap_or(&["events_live", "events_hidden"])),
+            )),
+        });
+        let u = judge(
+            &index(Some("(read_at IS NOT NULL)")),
+            &[],
+            Scratch::Planned(&c),
+        );
+        assert_eq!(
+            u.verdict.verdict,
+            Verdict::NotChosen,
+            "{}",
+            u.verdict.message
+        );
+        assert_eq!(u.usable, Some(true));
+        assert_eq!(u.settled_by, Some(Settled::Scratch));
+        assert_eq!(u.shown, Some(Shown::Together));
+        let m = &u.verdict.message;
+        assert!(
+            m.contains(
+                "usable together with events_hidden in a BitmapOr (events_live, events_hidden)"
+            ),
+            "{m}"
+        );
+        assert!(
+            m.contains("Seq Scan on events (disabled, chosen anyway)"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn an_index_that_serves_beside_no_sibling_is_still_not_usable_and_says_which_were_tried() {
+        let mut c = copy(alone_refused());
+        c.together = Some(TogetherPlans {
+            tried: vec!["events_account".into(), "events_pkey".into()],
+            disabled: vec!["enable_seqscan".into(), "enable_indexscan".into()],
+            found: None,
+        });
+        let u = judge(
+            &index(Some("(kind <> 'x'::text)")),
+            &[],
+            Scratch::Planned(&c),
+        );
+        assert_eq!(u.verdict.verdict, Verdict::NotUsable);
+        assert_eq!(u.usable, Some(false));
+        let m = &u.verdict.message;
+        assert!(
+            m.contains("kept with each in turn (events_account, events_pkey)"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn without_a_copy_an_or_in_the_conditions_never_settles_not_usable_by_rule() {
+        // Regression: the rule "an OR admits rows the predicate leaves out" called a partial
+        // index not usable, where it serves one arm of the OR beside its sibling (BitmapOr).
+        let chosen = plan(
+            json!([{ "Plan": { "Node Type": "Seq Scan", "Relation Name": "events",
+            "Schema": "public", "Total Cost": 100.0,
+            "Filter": "((events.read_at IS NOT NULL) OR (events.hidden_at IS NOT NULL))" } }]),
+        );
+        let probes = [ProbePlan {
+            disabled: vec!["enable_seqscan".into()],
+            dropped: vec![],
+            plan: chosen.clone(),
+        }];
+        let u = judge(
+            &index(Some("(read_at IS NOT NULL)")),
+            &probes,
+            Scratch::NotMade("no local PostgreSQL 17"),
+        );
+        assert_ne!(
+            u.verdict.verdict,
+            Verdict::NotUsable,
+            "{}",
+            u.verdict.message
+        );
+        assert_eq!(u.usable, None, "{}", u.verdict.message);
+        assert!(
+            u.verdict.message.contains("BitmapOr"),
+            "{}",
+            u.verdict.message
+        );
+    }
+
+    #[test]
+    fn a_together_plan_that_does_not_read_the_index_proves_nothing() {
+        // A re-plan recorded as found whose plan does not read the index (a saved measurement
+        // edited by hand, a leaf renamed): not a usable.
+        let mut c = copy(alone_refused());
+        c.together = Some(TogetherPlans {
+            tried: vec!["events_hidden".into()],
+            disabled: vec!["enable_seqscan".into()],
+            found: Some(("events_hidden".into(), plan(bitmap_or(&["events_hidden"])))),
+        });
+        let u = judge(
+            &index(Some("(read_at IS NOT NULL)")),
+            &[],
+            Scratch::Planned(&c),
+        );
+        assert_ne!(u.usable, Some(true), "{}", u.verdict.message);
     }
 
     fn probe(doc: Value) -> ProbePlan {
@@ -899,6 +1223,88 @@ mod tests {
             "{}",
             u.verdict.message
         );
+    }
+
+    /// The chosen plan (events_account) costs 8.00; a re-plan reads events_live at 20.00.
+    fn costs_with(disabled: &[&str], dropped: &[&str], doc: Value) -> String {
+        let probes = [ProbePlan {
+            disabled: disabled.iter().map(|d| d.to_string()).collect(),
+            dropped: dropped.iter().map(|d| d.to_string()).collect(),
+            plan: plan(doc),
+        }];
+        let u = judge(&index(None), &probes, Scratch::Absent);
+        assert_eq!(u.usable, Some(true), "{}", u.verdict.message);
+        u.verdict.message
+    }
+
+    fn through_live(cost: f64) -> Value {
+        let mut doc = scan(Some("events_live"), Some("(events.account_id = 42)"));
+        doc[0]["Plan"]["Total Cost"] = json!(cost);
+        doc
+    }
+
+    /// events_live's scan joined to a seq scan of accounts, nothing disabled in the plan.
+    fn joined(cost: f64) -> Value {
+        let live = scan(Some("events_live"), Some("(events.account_id = 42)"));
+        json!([{ "Plan": { "Node Type": "Nested Loop", "Total Cost": cost,
+            "Plans": [live[0]["Plan"].clone(),
+                      { "Node Type": "Index Scan", "Index Name": "accounts_pkey",
+                        "Relation Name": "accounts", "Schema": "public", "Total Cost": 4.0 }] } }])
+    }
+
+    #[test]
+    fn a_ratio_is_given_only_from_the_planner_s_own_best_plan_through_the_index() {
+        // Seq scans off, one relation: the index's own paths were all open; its cost is the
+        // planner's best plan through it, and the ratio is stated.
+        let m = costs_with(&["enable_seqscan"], &[], through_live(20.0));
+        assert!(m.contains("costs 20.00 (2.5×; found with"), "{m}");
+        // The winner set aside, one relation: the planner's own plan through the index.
+        let m = costs_with(&[], &["events_account"], through_live(20.0));
+        assert!(
+            m.contains("the planner's own plan through events_live costs 20.00 (2.5×)"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn a_cost_that_is_only_an_upper_bound_is_never_given_as_a_ratio() {
+        // Regression: "a plan using X costs at most 10,863 (230.9×)" where PostgreSQL's plan
+        // through X, the winner dropped, cost 1.25× the chosen one.
+        let cases: [(&[&str], &[&str], Value, &str); 4] = [
+            (
+                &["enable_seqscan", "enable_bitmapscan"],
+                &[],
+                through_live(20.0),
+                "enable_bitmapscan off, which may rule out the index's own cheapest path",
+            ),
+            (
+                &["enable_seqscan"],
+                &[],
+                joined(20.0),
+                "enable_seqscan off on every relation the plan reads",
+            ),
+            (
+                &["enable_seqscan"],
+                &["events_account"],
+                joined(20.0),
+                "enable_seqscan off on every relation the plan reads",
+            ),
+            (
+                &["enable_hashjoin"],
+                &[],
+                through_live(20.0),
+                "enable_hashjoin off, which may rule out a path",
+            ),
+        ];
+        for (disabled, dropped, doc, why) in cases {
+            let m = costs_with(disabled, dropped, doc);
+            assert!(!m.contains('×'), "a ratio from an upper bound: {m}");
+            assert!(
+                m.contains("costs at most 20.00 (an upper bound, so no ratio"),
+                "{m}"
+            );
+            assert!(m.contains(why), "{m}");
+        }
     }
 
     #[test]

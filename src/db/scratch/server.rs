@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use tokio_postgres::Client;
 
 use super::{Ask, Definitions, NotMade, Request, Step, Trouble, Unit, Untaken};
-use crate::measure::{PlanKind, SameStatement, ScratchOutcome, ScratchPlan, ScratchReplan};
+use crate::measure::{
+    PlanKind, SameStatement, ScratchOutcome, ScratchPlan, ScratchReplan, Together, TogetherPlan,
+};
 use crate::server::{SUPERUSER, Server, cache};
 use crate::stop::Stop;
 
@@ -599,7 +601,11 @@ impl Copy {
         c.batch_execute("RESET ROLE")
             .await
             .map_err(|e| Trouble::of(Step::Session, &e))?;
-        let dropped = drop_rivals(c, ask).await?;
+        let (others, own) = siblings(c, ask).await?;
+        c.batch_execute("SAVEPOINT plancheck_rivals")
+            .await
+            .map_err(|e| Trouble::of(Step::Rivals, &e))?;
+        let dropped = drop_rivals(c, ask, None).await?;
         c.batch_execute(&format!(
             "SET LOCAL ROLE {probe}; SET LOCAL enable_seqscan = off; \
              SET LOCAL enable_tidscan = off; SET LOCAL enable_indexscan = on; \
@@ -608,6 +614,12 @@ impl Copy {
         .await
         .map_err(|e| Trouble::of(Step::Session, &e))?;
         let document = self.explain(request, Step::Explain).await?;
+        let own: Vec<&str> = own.iter().map(String::as_str).collect();
+        let together = if document.plan().reads_any(&own) {
+            None
+        } else {
+            Some(self.together(request, ask, probe, &others, &own).await?)
+        };
         Ok(ScratchPlan {
             server_version: self.version.clone(),
             dropped,
@@ -617,6 +629,63 @@ impl Copy {
                 measured: ask.measured.clone(),
                 copy: copy_conditions,
             }),
+            together,
+        })
+    }
+
+    /// Where no plan read the index alone: the index kept beside each other index of its table
+    /// in turn (every other dropped, in a savepoint taken back after each), with seq scans and
+    /// plain index scans off, so that only a bitmap scan, which can combine the two in a
+    /// BitmapOr or BitmapAnd, reads the table without a disabled path; until a plan reads it.
+    async fn together(
+        &self,
+        request: &Request,
+        ask: &Ask,
+        probe: &str,
+        others: &[String],
+        own: &[&str],
+    ) -> Result<Together, Trouble> {
+        const OFF: [&str; 4] = [
+            "enable_seqscan",
+            "enable_tidscan",
+            "enable_indexscan",
+            "enable_indexonlyscan",
+        ];
+        let c = &self.owner;
+        let rivals = |e: tokio_postgres::Error| Trouble::of(Step::Rivals, &e);
+        let mut tried = Vec::new();
+        let mut found = None;
+        for other in others {
+            c.batch_execute("ROLLBACK TO SAVEPOINT plancheck_rivals; SAVEPOINT plancheck_rivals")
+                .await
+                .map_err(rivals)?;
+            drop_rivals(c, ask, Some(other)).await?;
+            let off: String = OFF
+                .iter()
+                .map(|g| format!("SET LOCAL {g} = off; "))
+                .collect();
+            c.batch_execute(&format!(
+                "SET LOCAL ROLE {probe}; {off}SET LOCAL enable_bitmapscan = on"
+            ))
+            .await
+            .map_err(|e| Trouble::of(Step::Session, &e))?;
+            let document = self.explain(request, Step::Explain).await?;
+            tried.push(other.clone());
+            if document.plan().reads_any(own) {
+                found = Some(TogetherPlan {
+                    with: other.clone(),
+                    document,
+                });
+                break;
+            }
+        }
+        c.batch_execute("ROLLBACK TO SAVEPOINT plancheck_rivals")
+            .await
+            .map_err(rivals)?;
+        Ok(Together {
+            tried,
+            disabled: OFF.iter().map(|g| g.to_string()).collect(),
+            found,
         })
     }
 
@@ -793,8 +862,9 @@ fn read_failures(data: &Path) -> Option<BTreeMap<String, Untaken>> {
 
 /// Drops every index of the asked index's table (and of its partitions) but the asked index,
 /// its leaves and the partitioned indexes it is a leaf of; a constraint's index by dropping the
-/// constraint. Returns the names dropped.
-async fn drop_rivals(c: &Client, ask: &Ask) -> Result<Vec<String>, Trouble> {
+/// constraint; with `keep`, that other index of the table (and its leaves) stays too. Returns
+/// the names dropped.
+async fn drop_rivals(c: &Client, ask: &Ask, keep: Option<&str>) -> Result<Vec<String>, Trouble> {
     let failed = |e: tokio_postgres::Error| Trouble::of(Step::Rivals, &e);
     let rows = c
         .query(
@@ -807,7 +877,14 @@ async fn drop_rivals(c: &Client, ask: &Ask) -> Result<Vec<String>, Trouble> {
                   keep AS (SELECT t.relid FROM pg_catalog.pg_partition_tree((SELECT oid FROM asked)) t \
                            UNION SELECT a.relid \
                              FROM pg_catalog.pg_partition_ancestors((SELECT oid FROM asked)) a \
-                           UNION SELECT oid FROM asked), \
+                           UNION SELECT oid FROM asked \
+                           UNION SELECT t.relid FROM pg_catalog.pg_partition_tree(\
+                               pg_catalog.to_regclass(pg_catalog.format('%I.%I', $1::text, \
+                                                                        $3::text))) t \
+                             WHERE $3::text IS NOT NULL \
+                           UNION SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', \
+                                                                    $1::text, $3::text)) \
+                             WHERE $3::text IS NOT NULL), \
                   rivals AS (SELECT c.oid, c.relname::text AS name, \
                                     COALESCE(pg_catalog.pg_partition_root(c.oid), c.oid) AS root \
                              FROM pg_catalog.pg_index i \
@@ -835,7 +912,7 @@ async fn drop_rivals(c: &Client, ask: &Ask) -> Result<Vec<String>, Trouble> {
                           AND con.conrelid OPERATOR(pg_catalog.=) t.oid \
                           AND con.contype IN ('p', 'u', 'x')), \
                     (SELECT oid FROM asked) IS NOT NULL",
-            &[&ask.schema, &ask.index],
+            &[&ask.schema, &ask.index, &keep],
         )
         .await
         .map_err(failed)?;
@@ -849,6 +926,36 @@ async fn drop_rivals(c: &Client, ask: &Ask) -> Result<Vec<String>, Trouble> {
         c.execute(s.as_str(), &[]).await.map_err(failed)?;
     }
     Ok(names)
+}
+
+/// The other indexes of the asked index's table (not of its partitions: a partitioned
+/// table's own indexes stand for theirs), by name; and every name a plan may read the asked
+/// index by (a partitioned index's leaves too).
+async fn siblings(c: &Client, ask: &Ask) -> Result<(Vec<String>, Vec<String>), Trouble> {
+    let rows = c
+        .query(
+            "WITH asked AS (SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', $1::text, \
+                                                                             $2::text)) AS oid) \
+             SELECT (SELECT pg_catalog.array_agg(c.relname::text ORDER BY c.relname) \
+                     FROM pg_catalog.pg_index i, pg_catalog.pg_index a, asked, pg_catalog.pg_class c \
+                     WHERE a.indexrelid OPERATOR(pg_catalog.=) asked.oid \
+                       AND i.indrelid OPERATOR(pg_catalog.=) a.indrelid \
+                       AND i.indexrelid OPERATOR(pg_catalog.<>) asked.oid \
+                       AND c.oid OPERATOR(pg_catalog.=) i.indexrelid), \
+                    (SELECT pg_catalog.array_agg(c.relname::text) \
+                     FROM pg_catalog.pg_partition_tree((SELECT oid FROM asked)) t \
+                     JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid)",
+            &[&ask.schema, &ask.index],
+        )
+        .await
+        .map_err(|e| Trouble::of(Step::Rivals, &e))?;
+    let row = rows.first().ok_or(Trouble::NoRivalAnswer)?;
+    let others: Vec<String> = row.get::<_, Option<Vec<String>>>(0).unwrap_or_default();
+    let mut own: Vec<String> = row.get::<_, Option<Vec<String>>>(1).unwrap_or_default();
+    if !own.contains(&ask.index) {
+        own.push(ask.index.clone());
+    }
+    Ok((others, own))
 }
 
 /// The server's name for the statement just prepared from `text` at the protocol level.
