@@ -6,17 +6,14 @@ use super::target;
 use crate::cli::AcceptArgs;
 use crate::db::check::Session;
 use crate::measure::Outcome;
-use crate::project::{self, Filter};
+use crate::project;
 use crate::report::stderr;
 use crate::term::say;
 use crate::verdict::{self, Judging, baseline};
 use crate::{exit_codes, stop};
 
 pub(super) async fn accept(args: AcceptArgs, mut stop: stop::Stop) -> crate::error::Result<i32> {
-    let filter = Filter {
-        only: args.select.only.clone(),
-        scopes: args.select.scope.clone(),
-    };
+    let filter = crate::cli::settings::select(&args.select);
     let project = super::load_project(&args.project.dir, &filter)?;
     let target = target(&args.connect)?;
     let (client, settings) = planning_session(&target, &args.bounds).await?;

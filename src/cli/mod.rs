@@ -150,6 +150,11 @@ pub struct SelectOpts {
         add = clap_complete::ArgValueCandidates::new(|| names(Names::Scopes))
     )]
     pub scope: Vec<String>,
+    /// This runner's share of a suite split across N runners: K/N or slice:K/N (dealt in name
+    /// order), hash:K/N (placed by a hash of read path and scope); join the runners'
+    /// --save-plans folders with `plancheck judge DIR...`
+    #[arg(help_heading = "Selection", long, value_name = "K/N")]
+    pub partition: Option<crate::project::Partition>,
 }
 
 /// Which names a shell completes.
@@ -270,9 +275,10 @@ pub enum LogFormatArg {
 
 #[derive(Debug, Args)]
 pub struct JudgeArgs {
-    /// A folder written by `check --save-plans`
-    #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
+    /// A folder written by `check --save-plans`; several (one per --partition runner) are
+    /// joined into one report with one exit status
+    #[arg(value_name = "DIR", required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
     #[command(flatten)]
     pub verdict: VerdictArgs,
 }

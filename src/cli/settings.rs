@@ -65,6 +65,7 @@ pub fn select(select: &crate::cli::SelectOpts) -> Filter {
     Filter {
         only: select.only.clone(),
         scopes: select.scope.clone(),
+        partition: select.partition,
     }
 }
 

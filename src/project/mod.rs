@@ -237,7 +237,11 @@ pub struct RenderedSql {
 pub struct Filter {
     pub only: Vec<String>,
     pub scopes: Vec<String>,
+    /// `--partition`: this runner's share of the checks.
+    pub partition: Option<Partition>,
 }
+
+pub use filter::Partition;
 
 /// Loads a project of one read path, `path`, from text in memory: the expectation
 /// (`expectations/path.toml`), its plan (`plans/path.sql`, absent when `None`) and
