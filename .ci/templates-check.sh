@@ -203,7 +203,7 @@ run_action() {
     mkdir -p "$home"
     out=$(cd "$work" && "$work/tools/bin/python" action.py "$repo/action.yml" "$project" \
         "$home" "package=$wheel" "database-url=$db" "args=$args" "$@")
-    grep -E "^(not run here|step |status=|[0-9]+ checks on)" <<<"$out"
+    grep -E "^(not run here|step |status=|[0-9]+ checks on|plancheck: built)" <<<"$out"
     grep -qx "status=$status" <<<"$out"
 }
 
@@ -228,6 +228,23 @@ PY
 echo "-- the GitHub Action: the same read paths fail the job under --require chosen"
 run_action home-fail "--require chosen --quiet" 1
 junit_of "$work/repo/plancheck-out/plancheck.xml" fails
+
+echo "-- the GitHub Action's default install: plancheck built from the action's own source"
+# No version, no package: no registry is asked for anything. The home is the action's own, so
+# cargo and rustup are found where they are; the build reuses this checkout's target folder.
+export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+export CARGO_TARGET_DIR="$repo/target"
+run_action home-source "--require usable --quiet" 0 package= | tee "$work/source.out"
+grep -q "^plancheck: built from the action's source in " "$work/source.out"
+[ -x "$work/home-source/.plancheck-action/bin/plancheck" ]
+grep -qE '^source-[0-9a-f]{32}$' <(cat "$work/home-source/.plancheck-action/source-key"; echo)
+# Kept (as the cache keeps it): the next run builds nothing.
+run_action home-source "--require usable --quiet" 0 package= | tee "$work/source2.out"
+if grep -q "^plancheck: built" "$work/source2.out"; then
+    echo "the second run built plancheck again" >&2
+    exit 1
+fi
+unset CARGO_TARGET_DIR
 
 echo "-- the GitLab CI template's script, under sh, with its variables"
 rm -rf "$work/repo/plancheck-out"
