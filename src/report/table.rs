@@ -632,7 +632,9 @@ fn why_section(report: &Report, layout: Layout, style: Style) -> String {
             );
             lines.push(wrap::hanging(&shape, 4, 6, style.width));
             for d in &c.plan_diff {
-                lines.push(wrap::hanging(d, 6, 8, style.width));
+                // A plan line: under its own indentation when it must wrap.
+                let depth = d.len() - d.trim_start_matches([' ', '-', '+']).len();
+                lines.push(wrap::hanging(d, 6, 6 + depth + 2, style.width));
             }
         }
         if let Some(fix) = &brief.fix {

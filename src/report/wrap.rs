@@ -10,8 +10,22 @@
 use unicode_width::UnicodeWidthChar;
 
 /// `text` (its label first, e.g. `fix: add the index`) in lines of at most `width` columns, the
-/// first starting at `first` spaces, the others at `rest`. Ends without a newline.
+/// first starting at `first` spaces, the others at `rest`. Ends without a newline. What follows
+/// a line break in `text` is kept as it is: it is laid out already (an error's source snippet,
+/// whose caret must stay under its column).
 pub(super) fn hanging(text: &str, first: usize, rest: usize, width: usize) -> String {
+    match text.split_once('\n') {
+        Some((head, tail)) => format!("{}\n{tail}", paragraph(head, first, rest, width)),
+        None => paragraph(text, first, rest, width),
+    }
+}
+
+/// [`hanging`] for a text of one line: as it is when it fits (its runs of spaces kept, as a
+/// plan line's indentation), else wrapped at spaces.
+fn paragraph(text: &str, first: usize, rest: usize, width: usize) -> String {
+    if first + shown_width(text) <= width {
+        return format!("{}{text}", " ".repeat(first));
+    }
     let mut lines: Vec<String> = Vec::new();
     let mut line = " ".repeat(first);
     // Columns taken on the current line, and whether it holds a word yet.
@@ -188,6 +202,22 @@ mod tests {
         assert_eq!(shown_width(red), "not-chosen:".len());
         let wrapped = hanging(&format!("page [member] {red} a b"), 2, 4, 31);
         assert_eq!(wrapped, format!("  page [member] {red} a b"));
+    }
+
+    #[test]
+    fn what_follows_a_line_break_is_kept_as_laid_out() {
+        let text = "page [member] error: plans/page.sql:4:10: column p.create_at does not exist\n  \
+                    |\n4 | ORDER BY p.create_at, p.id\n  |          ^";
+        assert_eq!(
+            hanging(text, 2, 4, 60),
+            "  page [member] error: plans/page.sql:4:10: column\n    \
+             p.create_at does not exist\n  |\n4 | ORDER BY p.create_at, p.id\n  |          ^"
+        );
+    }
+
+    #[test]
+    fn a_line_that_fits_keeps_its_runs_of_spaces() {
+        assert_eq!(hanging("-   Index Scan", 6, 8, 40), "      -   Index Scan");
     }
 
     #[test]
