@@ -89,7 +89,7 @@ pub(super) fn lines(block: &str, width: usize) -> String {
     let mut out: Vec<String> = Vec::new();
     for l in block.lines() {
         let indent = l.len() - l.trim_start_matches(' ').len();
-        out.push(hanging(l, indent, indent + 2, width));
+        out.push(hanging(&l[indent..], indent, indent + 2, width));
     }
     let mut text = out.join("\n");
     if block.ends_with('\n') {
