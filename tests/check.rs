@@ -1355,3 +1355,51 @@ fn a_seq_scan_of_a_relation_small_by_the_catalog_is_a_warning_under_require_usab
     assert_eq!(c["at_guesses"], "seq-scan", "{c:#}");
     assert_eq!(status, 5, "{report:#}");
 }
+
+#[test]
+fn at_columns_80_no_line_of_a_failing_run_is_wider_than_80() {
+    // Regression: `why:`/`fix:` lines and the summary line went past the terminal's width.
+    let db = fresh_board("columns80");
+    sql(
+        &db,
+        "DROP INDEX posts_thread_visible_idx; DROP INDEX threads_forum_listing_all_idx",
+    );
+    let out = run_command(
+        plancheck(&[
+            "check",
+            "--database-url",
+            &db,
+            "--project",
+            reference_project().to_str().unwrap(),
+            "--warmup",
+            "0",
+            "--iterations",
+            "1",
+        ])
+        .env("COLUMNS", "80"),
+    );
+    assert_eq!(out.code(), 1, "{}", out.shown());
+    // Every check ran and the four that lost their index failed, each explained under `why:`.
+    assert!(
+        out.stdout
+            .contains(&format!("{REFERENCE_CHECKS} checks on PostgreSQL")),
+        "{}",
+        out.shown()
+    );
+    let why = out.stdout.split("\nwhy:\n").nth(1).unwrap_or_default();
+    assert_eq!(
+        why.matches(" missing-index: ").count(),
+        4,
+        "{}",
+        out.shown()
+    );
+    assert!(why.contains("\n    fix: "), "{}", out.shown());
+    for line in out.stdout.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line:?}\n{}",
+            line.chars().count(),
+            out.shown()
+        );
+    }
+}

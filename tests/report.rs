@@ -994,6 +994,11 @@ fn table_lines(text: &str) -> Vec<&str> {
         .collect()
 }
 
+/// `text` with every run of spaces and line breaks one space: wrapped text as one line.
+fn unwrapped(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 fn widest(lines: &[&str]) -> usize {
     lines.iter().map(|l| l.chars().count()).max().unwrap_or(0)
 }
@@ -1061,6 +1066,8 @@ fn a_failing_table_keeps_every_identifier_whole_and_says_everything_at_any_width
     for width in (40..=240).step_by(20) {
         let text = table_at(&r, width);
         let lines = table_lines(&text);
+        // The sentences under the table are wrapped at spaces to the width: read them unwrapped.
+        let said = unwrapped(&text);
         for c in &r.checks {
             for name in [&c.read_path, &c.scope, &c.required_index] {
                 assert!(
@@ -1074,7 +1081,7 @@ fn a_failing_table_keeps_every_identifier_whole_and_says_everything_at_any_width
             // What was used instead, as the plan names it: in its column or under `why:`.
             for instead in &c.instead {
                 assert!(
-                    text.contains(instead.as_str()),
+                    said.contains(&unwrapped(instead)),
                     "{width}: no {instead:?}\n{text}"
                 );
             }
@@ -1082,17 +1089,20 @@ fn a_failing_table_keeps_every_identifier_whole_and_says_everything_at_any_width
             if !c.verdict.is_pass() {
                 let brief = plancheck::report::brief::of(c, r.require);
                 assert!(
-                    text.contains(&brief.why),
+                    said.contains(&unwrapped(&brief.why)),
                     "{width}: no why of {c:?}\n{text}"
                 );
                 if let Some(fix) = &brief.fix {
-                    assert!(text.contains(fix), "{width}: no fix of {c:?}\n{text}");
+                    assert!(
+                        said.contains(&unwrapped(fix)),
+                        "{width}: no fix of {c:?}\n{text}"
+                    );
                 }
                 let mut explained = r.clone();
                 explained.explain = true;
                 let text = table_at(&explained, width);
                 assert!(
-                    text.contains(&c.message),
+                    unwrapped(&text).contains(&unwrapped(&c.message)),
                     "{width}: no message of {c:?} under --explain\n{text}"
                 );
             }
@@ -1126,7 +1136,7 @@ fn a_failing_table_keeps_every_identifier_whole_and_says_everything_at_any_width
     assert!(
         text.contains(
             "\n  member-profile [member] not-chosen: posts_author_visible_idx can serve this \
-             SQL, but at these statistics the planner chose Bitmap Index Scan using \
+             SQL, but at these statistics the\n    planner chose Bitmap Index Scan using \
              posts_author_idx on posts\n    fix: "
         ),
         "{text}"
@@ -1602,4 +1612,81 @@ fn no_statistics_is_neither_a_pass_nor_a_failure_in_every_format() {
 
     r.checks.push(failing_checks().remove(0));
     assert_eq!(plancheck::status(&r), 1);
+}
+
+// ----------------------------------------------------------------------------------------------
+// 80 columns.
+
+/// Every failing verdict with a note each, and the lint findings: every section under the table.
+fn failing_with_every_section() -> Report {
+    let mut checks = failing_checks();
+    for c in &mut checks {
+        c.notes = vec![format!(
+            "{} has never been analysed: the planner guesses its size from the pages on disk",
+            c.required_index
+        )];
+    }
+    let mut r = report(checks);
+    r.lint = findings();
+    r.server_version = "15.18 (Debian 15.18-0+deb12u1)".into();
+    r
+}
+
+/// `text` as a terminal shows it: ANSI colour sequences taken out.
+fn shown(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for e in chars.by_ref() {
+                if e.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn at_80_columns_no_line_of_a_failing_report_is_wider_and_no_word_is_split() {
+    // Regression: `why:` and `fix:` lines went on past the width and the terminal cut names.
+    let r = failing_with_every_section();
+    assert_eq!(r.checks.len(), 9);
+    for color in [false, true] {
+        let text = shown(&render(&r, Format::Table, Style { width: 80, color }));
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= 80,
+                "{} columns: {line:?}\n{text}",
+                line.chars().count()
+            );
+        }
+        let words: std::collections::HashSet<&str> = text.split_whitespace().collect();
+        let said = unwrapped(&text);
+        let mut messages =
+            vec!["15.18 (Debian 15.18-0+deb12u1): 0 passed, 8 failed, 1 error".to_string()];
+        for c in &r.checks {
+            let brief = plancheck::report::brief::of(c, r.require);
+            messages.push(brief.why);
+            messages.extend(brief.fix);
+            messages.extend(c.notes.iter().cloned());
+            messages.extend(c.instead.iter().cloned());
+        }
+        messages.extend(r.lint.iter().map(|f| f.problem.clone()));
+        for m in &messages {
+            for word in m.split_whitespace() {
+                assert!(words.contains(word), "{word:?} split:\n{text}");
+            }
+            assert!(said.contains(&unwrapped(m)), "no {m:?} in\n{text}");
+        }
+        // The sections did wrap: the first check's fix is longer than one line.
+        assert!(text.contains("\n    fix: "), "{text}");
+        assert!(
+            text.contains("\n         "),
+            "no continuation under fix:\n{text}"
+        );
+    }
 }

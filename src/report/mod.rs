@@ -34,6 +34,7 @@ pub mod sqlstate;
 pub mod stderr;
 mod table;
 mod tree;
+mod wrap;
 
 use std::collections::BTreeMap;
 

@@ -17,7 +17,7 @@ use unicode_width::UnicodeWidthStr;
 
 use super::{
     Outcome, Report, Style, budget_used, buffers, check_name, failing_plan, ms, outcome,
-    probe_plan, summary_line,
+    probe_plan, summary_line, wrap,
 };
 use crate::verdict::{CheckResult, Verdict};
 
@@ -456,7 +456,7 @@ fn sections(report: &Report, layout: Layout, style: Style) -> String {
         .flat_map(|c| {
             c.notes
                 .iter()
-                .map(move |n| format!("  {}: {n}", check_name(c)))
+                .map(move |n| wrap::hanging(&format!("{}: {n}", check_name(c)), 2, 4, style.width))
         })
         .collect();
     if !notes.is_empty() {
@@ -467,7 +467,10 @@ fn sections(report: &Report, layout: Layout, style: Style) -> String {
     let past: Vec<String> = report
         .checks
         .iter()
-        .filter_map(|c| Some(format!("  {}: {}", check_name(c), super::past_policies(c)?)))
+        .filter_map(|c| {
+            let text = format!("{}: {}", check_name(c), super::past_policies(c)?);
+            Some(wrap::hanging(&text, 2, 4, style.width))
+        })
         .collect();
     if !past.is_empty() {
         out.push_str("\nrow-level security:\n");
@@ -476,17 +479,27 @@ fn sections(report: &Report, layout: Layout, style: Style) -> String {
     }
     if !report.lint.is_empty() {
         out.push_str("\nindexes:\n");
-        out.push_str(&super::lint_findings(&report.lint));
+        out.push_str(&wrap::lines(
+            &super::lint_findings(&report.lint),
+            style.width,
+        ));
     }
     out.push_str(&why_section(report, layout, style));
     if report.explain {
         out.push_str(&plans(report));
     }
-    out.push_str(&declared_settings(report));
+    out.push_str(&declared_settings(report, style));
     if let Some(hold) = &report.migration_hold {
-        out.push_str(&format!("\nmigration: {}\n", super::migration::hold(hold)));
+        let hold = super::migration::hold(hold);
+        out.push_str(&format!(
+            "\n{}\n",
+            wrap::labelled("migration:", &hold, 0, style.width)
+        ));
     }
-    out.push_str(&format!("\n{}\n", summary_line(report)));
+    out.push_str(&format!(
+        "\n{}\n",
+        wrap::hanging(&summary_line(report), 0, 2, style.width)
+    ));
     out
 }
 
@@ -559,29 +572,21 @@ fn time_budget_basis(report: &Report) -> String {
 }
 
 /// `  name:   text` lines, the texts one under the other, each wrapped at spaces to the width
-/// (never inside a word) with its continuation under its first word.
+/// (never inside a word) with its continuation under its first word; where that leaves the
+/// texts too little room, each text follows its name and continues four columns in.
 fn aligned(rows: &[(String, String)], width: usize) -> String {
     let names = rows.iter().map(|(n, _)| n.width()).max().unwrap_or(0);
     let indent = 2 + names + 2;
-    // Too narrow to wrap usefully: one line each.
-    let room = width.saturating_sub(indent).max(30);
     let mut out = String::new();
     for (name, text) in rows {
-        out.push_str("  ");
-        out.push_str(name);
-        out.push_str(&" ".repeat(indent - 2 - name.width()));
-        let mut line = 0;
-        for (i, word) in text.split(' ').enumerate() {
-            if i > 0 && line + 1 + word.width() > room {
-                out.push('\n');
-                out.push_str(&" ".repeat(indent));
-                line = 0;
-            } else if i > 0 {
-                out.push(' ');
-                line += 1;
-            }
-            out.push_str(word);
-            line += word.width();
+        if width >= indent + 30 {
+            let wrapped = wrap::hanging(text, indent, indent, width);
+            out.push_str("  ");
+            out.push_str(name);
+            out.push_str(&" ".repeat(indent - 2 - name.width()));
+            out.push_str(&wrapped[indent..]);
+        } else {
+            out.push_str(&wrap::hanging(&format!("{name} {text}"), 2, 4, width));
         }
         out.push('\n');
     }
@@ -603,7 +608,12 @@ fn why_section(report: &Report, layout: Layout, style: Style) -> String {
             shortened |= brief.why != c.message;
             &brief.why
         };
-        lines.push(format!("  {} {verdict}: {why}", check_name(c)));
+        lines.push(wrap::hanging(
+            &format!("{} {verdict}: {why}", check_name(c)),
+            2,
+            4,
+            style.width,
+        ));
         let full = c.instead.join("; ");
         if !layout.full_instead
             && c.verdict != Verdict::Error
@@ -611,30 +621,36 @@ fn why_section(report: &Report, layout: Layout, style: Style) -> String {
             && compact_instead(c) != full
             && !why.contains(&full)
         {
-            lines.push(format!("    used instead: {full}"));
+            lines.push(wrap::labelled("used instead:", &full, 4, style.width));
         }
 
         // The plan against its baseline, as a reviewer reads a diff.
         if c.plan_changed {
-            lines.push(format!(
-                "    plan shape, {} against now:",
+            let shape = format!(
+                "plan shape, {} against now:",
                 crate::model::baseline_path(&c.read_path, &c.scope)
-            ));
+            );
+            lines.push(wrap::hanging(&shape, 4, 6, style.width));
             for d in &c.plan_diff {
-                lines.push(format!("      {d}"));
+                // A plan line: under its own indentation when it must wrap.
+                let depth = d.len() - d.trim_start_matches([' ', '-', '+']).len();
+                lines.push(wrap::hanging(d, 6, 6 + depth + 2, style.width));
             }
         }
         if let Some(fix) = &brief.fix {
-            lines.push(format!("    fix: {fix}"));
+            lines.push(wrap::labelled("fix:", fix, 4, style.width));
         }
     }
     if lines.is_empty() {
         return String::new();
     }
     if shortened {
-        lines.push(
-            "  (--explain: the whole reasoning, with costs and proofs, and the plans)".into(),
-        );
+        lines.push(wrap::hanging(
+            "(--explain: the whole reasoning, with costs and proofs, and the plans)",
+            2,
+            3,
+            style.width,
+        ));
     }
     format!("\nwhy:\n{}\n", lines.join("\n"))
 }
@@ -665,14 +681,17 @@ fn plans(report: &Report) -> String {
 
 /// What the checks' scopes applied (declared settings, and what their setup changed), a line
 /// per scope that applied any: a reader must see what the plans were made under.
-fn declared_settings(report: &Report) -> String {
+fn declared_settings(report: &Report, style: Style) -> String {
     let lines = super::applied_lines(report);
     if lines.is_empty() {
         return String::new();
     }
     format!(
         "\nsettings applied (settings = {{…}}, and what setup changed):\n{}",
-        lines.iter().map(|l| format!("  {l}\n")).collect::<String>()
+        lines
+            .iter()
+            .map(|l| format!("{}\n", wrap::hanging(l, 2, 4, style.width)))
+            .collect::<String>()
     )
 }
 
