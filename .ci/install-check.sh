@@ -1,42 +1,58 @@
 #!/usr/bin/env bash
-# Installing without building in place: the Python wheel (maturin, `bindings = "bin"`) into a
-# clean virtualenv, `cargo install --locked` into a root of its own, and the npm packages (the
-# launcher and the platform's binary) into a clean folder; each installed binary is run from
-# where it was installed: its version, `list` on the reference project, and the
-# demo (a throwaway PostgreSQL, every check passing).
+# Installing without building in place: the release's artifacts for this machine, as
+# .ci/release-build.sh writes them (or from DIST, a folder it wrote), each installed into a clean
+# place and run from there: the Python wheel into a clean virtualenv, the .tar.gz unpacked, the npm
+# packages (the launcher and the platform's binary) into a clean folder; and `cargo install
+# --locked` into a root of its own. Each is run: its version, `list` on the reference project, and
+# the demo (a throwaway PostgreSQL, every check passing).
+#
+#   .ci/install-check.sh [DIST]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# One target folder: the wheel's release build is the one cargo install finds.
-export CARGO_TARGET_DIR="$work/target"
+version=$(sed -n '/^\[package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
+target=$(rustc -vV | sed -n 's/^host: //p')
+
+if [ $# -ge 1 ]; then
+    dist=$(cd "$1" && pwd)
+else
+    echo "-- the release's artifacts (.ci/release-build.sh)"
+    dist="$work/dist"
+    bash .ci/release-build.sh "$dist" >"$work/release-build.log" 2>&1 \
+        || { cat "$work/release-build.log" >&2; exit 1; }
+fi
+echo "-- their checksums"
+( cd "$dist" && sha256sum -c SHA256SUMS )
 
 echo "-- the wheel"
 python3 -m venv "$work/build"
-"$work/build/bin/pip" install --quiet 'maturin>=1.5,<2'
-"$work/build/bin/maturin" build --release --locked --quiet -o "$work/dist"
 python3 -m venv "$work/clean"
-"$work/clean/bin/pip" install --quiet "$work"/dist/plancheck-*.whl
+"$work/clean/bin/pip" install --quiet --no-index "$dist"/plancheck-"$version"-*.whl
 installed=("$work/clean/bin/plancheck")
 
+echo "-- the .tar.gz"
+mkdir "$work/tar"
+tar -C "$work/tar" -xzf "$dist/plancheck-$version-$target.tar.gz"
+installed+=("$work/tar/plancheck-$version-$target/plancheck")
+
+echo "-- the npm packages"
+mkdir -p "$work/node"
+( cd "$work/node" && npm init -y >/dev/null \
+    && npm install --silent --no-audit --no-fund --offline \
+        "$dist"/plancheck-linux-x64-"$version".tgz "$dist/plancheck-$version.tgz" )
+installed+=("$work/node/node_modules/.bin/plancheck")
+
 echo "-- cargo install --locked"
+# The repository's own target folder: the GitHub Action's default install (.ci/templates-check.sh)
+# then finds this build.
 cargo install --locked --quiet --path . --root "$work/cargo"
 installed+=("$work/cargo/bin/plancheck")
 
-echo "-- the npm packages"
-cp -r npm "$work/npm"
-mkdir -p "$work/npm/linux-x64/bin"
-cp "$CARGO_TARGET_DIR/release/plancheck" "$work/npm/linux-x64/bin/plancheck"
-( cd "$work/npm/linux-x64" && npm pack --silent --pack-destination "$work" >/dev/null )
-( cd "$work/npm/plancheck" && npm pack --silent --pack-destination "$work" >/dev/null )
-mkdir -p "$work/node"
-( cd "$work/node" && npm init -y >/dev/null \
-    && npm install --silent --no-audit --no-fund "$work"/plancheck-linux-x64-*.tgz \
-        "$work"/plancheck-0*.tgz )
-installed+=("$work/node/node_modules/.bin/plancheck")
-
 for bin in "${installed[@]}"; do
-    "$bin" --version
+    said=$("$bin" --version)
+    echo "$said"
+    [ "$said" = "plancheck $version" ] || { echo "$bin says '$said', not plancheck $version" >&2; exit 1; }
     "$bin" list --project . | tail -1
     ( cd "$work" && "$bin" demo --fresh --quiet | tail -1 )
 done
@@ -58,4 +74,4 @@ print(f"junitparser: {len(list(xml))} suites, {len(cases)} testcases, every one 
 PY
 
 echo "-- the GitHub Action and the GitLab CI template, installing this wheel"
-bash .ci/templates-check.sh "$work"/dist/plancheck-*.whl
+bash .ci/templates-check.sh "$dist"/plancheck-"$version"-*.whl

@@ -312,6 +312,7 @@ fn start_server(pki: &Pki, ssl: bool) -> Result<u16, String> {
             .stderr(log_file)
             .process_group(0);
         // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+        #[cfg(target_os = "linux")]
         unsafe {
             cmd.pre_exec(|| {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGQUIT);

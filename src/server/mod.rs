@@ -54,6 +54,9 @@ pub struct Server {
     owner: Option<(u32, u32)>,
     /// Server settings given beyond the throwaway board's own (`-c name=value`).
     extra: Vec<String>,
+    /// Where the kernel cannot stop the server with plancheck (not Linux): the process that
+    /// does (`outlive_guard`).
+    guard: Option<Child>,
 }
 
 /// The bootstrap superuser of every throwaway server.
@@ -177,6 +180,7 @@ impl Server {
             bin,
             owner,
             extra: Vec::new(),
+            guard: None,
         };
         if let Some((uid, gid)) = owner {
             std::os::unix::fs::chown(&dir, Some(uid), Some(gid))
@@ -318,10 +322,11 @@ impl Server {
             // Its own process group: a Ctrl-C at the terminal reaches plancheck, which stops the
             // server in order, instead of reaching the server directly.
             .process_group(0);
+        // If plancheck dies without dropping the Server (SIGKILL), the server goes too.
+        #[cfg(target_os = "linux")]
         // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
         unsafe {
             cmd.pre_exec(|| {
-                // If plancheck dies without dropping the Server (SIGKILL), the server goes too.
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGQUIT);
                 Ok(())
             });
@@ -329,6 +334,10 @@ impl Server {
         let child = cmd
             .spawn()
             .map_err(|e| DatabaseFailure(words::cannot_start(&self.bin.join("postgres"), &e)))?;
+        #[cfg(not(target_os = "linux"))]
+        {
+            self.guard = outlive_guard(child.id());
+        }
         self.child = Some(child);
         Ok(())
     }
@@ -440,6 +449,7 @@ impl Server {
     /// every backend is told to quit now, then the postmaster is killed if it lingers), and
     /// removes its folder: for a server that stopped answering on plancheck's clock.
     pub fn abandon(&mut self) {
+        self.end_guard();
         if let Some(mut child) = self.child.take() {
             // SAFETY: signalling our own child process.
             unsafe {
@@ -472,6 +482,7 @@ impl Server {
     /// Asks the postmaster for a fast shutdown and waits for it to exit, killing it after
     /// `patience`. Its exit status, when it exited by itself.
     fn halt(&mut self, patience: Duration) -> Option<std::process::ExitStatus> {
+        self.end_guard();
         let mut child = self.child.take()?;
         let pid = child.id() as libc::pid_t;
         // SAFETY: signalling our own child process.
@@ -492,6 +503,39 @@ impl Server {
             }
         }
     }
+}
+
+impl Server {
+    /// Stops the guard process, if any: plancheck stops its server itself from here on.
+    fn end_guard(&mut self) {
+        if let Some(mut guard) = self.guard.take() {
+            let _ = guard.kill();
+            let _ = guard.wait();
+        }
+    }
+}
+
+/// Where the kernel has no parent-death signal (macOS): a small shell that checks every second
+/// that plancheck is alive and sends the server SIGQUIT once it is not, so that a plancheck
+/// killed with SIGKILL does not leave a server running. Its own process group, as the server's.
+/// `None` (said nowhere: the server is still stopped on every other way out) if it cannot start.
+#[cfg(not(target_os = "linux"))]
+fn outlive_guard(server: u32) -> Option<Child> {
+    Command::new("/bin/sh")
+        .args([
+            "-c",
+            r#"while kill -0 "$0" 2>/dev/null; do sleep 1; done; kill -QUIT "$1" 2>/dev/null"#,
+        ])
+        .arg(std::process::id().to_string())
+        .arg(server.to_string())
+        .env_clear()
+        .envs(SERVER_ENVIRONMENT)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .ok()
 }
 
 impl Drop for Server {
@@ -522,11 +566,13 @@ fn run_as(program: &Path, owner: Option<(u32, u32)>) -> Command {
 /// Makes plancheck's own process unreadable to other processes of its user: a server started
 /// as that same user (plancheck not run as root) could otherwise read plancheck's environment
 /// and memory through `/proc/<pid>/` (a process that is not dumpable has those owned by root).
-/// Once, before the first server of the run starts.
+/// Once, before the first server of the run starts. Linux only: macOS has no such flag, and a
+/// process of the same user can read another's environment there (the install page says so).
 fn keep_to_ourselves() {
     static DONE: std::sync::Once = std::sync::Once::new();
     DONE.call_once(|| {
         // SAFETY: prctl(PR_SET_DUMPABLE, 0) changes only this process's dumpable flag.
+        #[cfg(target_os = "linux")]
         unsafe {
             libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
         }

@@ -6,7 +6,12 @@
 const { spawn } = require("child_process");
 const os = require("os");
 
-const packages = { "linux x64": "@plancheck/linux-x64" };
+const packages = {
+  "linux x64": "@plancheck/linux-x64",
+  "linux arm64": "@plancheck/linux-arm64",
+  "darwin x64": "@plancheck/darwin-x64",
+  "darwin arm64": "@plancheck/darwin-arm64",
+};
 const platform = `${process.platform} ${process.arch}`;
 const name = packages[platform];
 if (!name) {
