@@ -567,7 +567,8 @@ fn run_as(program: &Path, owner: Option<(u32, u32)>) -> Command {
 /// as that same user (plancheck not run as root) could otherwise read plancheck's environment
 /// and memory through `/proc/<pid>/` (a process that is not dumpable has those owned by root).
 /// Once, before the first server of the run starts. Linux only: macOS has no such flag, and a
-/// process of the same user can read another's environment there (the install page says so).
+/// process of the same user can read another's environment there (the install page says so,
+/// under Platforms).
 fn keep_to_ourselves() {
     static DONE: std::sync::Once = std::sync::Once::new();
     DONE.call_once(|| {
