@@ -15,6 +15,8 @@
 #   SHA256SUMS                                 the sha256 of each file above, as sha256sum -c reads
 # and refuses to finish when the binary needs a newer glibc than 2.17 or an npm package would be
 # packed without its binary. The tools come from PyPI at pinned versions with their hashes.
+# PLANCHECK_REPOSITORY_URL (https://…, as the release workflow sets it) is written into the npm
+# packages' `repository`, which npm checks a provenance statement against.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -98,6 +100,18 @@ tar -C "$work" -czf "$out/$name.tar.gz" "$name"
 
 echo "== the npm packages"
 cp -R npm "$work/npm"
+if [ -n "${PLANCHECK_REPOSITORY_URL:-}" ]; then
+    case "$PLANCHECK_REPOSITORY_URL" in
+        https://*) ;;
+        *) echo "release-build: PLANCHECK_REPOSITORY_URL is not an https:// address" >&2; exit 2 ;;
+    esac
+    for manifest in "$work"/npm/*/package.json; do
+        node -e 'const fs = require("fs"), [file, url] = process.argv.slice(1);
+            const m = JSON.parse(fs.readFileSync(file, "utf8"));
+            m.repository = { type: "git", url: "git+" + url + ".git" };
+            fs.writeFileSync(file, JSON.stringify(m, null, 2) + "\n");' "$manifest" "$PLANCHECK_REPOSITORY_URL"
+    done
+fi
 mkdir -p "$work/npm/$npm_platform/bin"
 cp "$binary" "$work/npm/$npm_platform/bin/plancheck"
 packs=("$work/npm/$npm_platform")
