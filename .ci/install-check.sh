@@ -2,10 +2,11 @@
 # Installing without building in place: the release's artifacts for this machine, as
 # .ci/release-build.sh writes them (or from DIST, a folder it wrote), each installed into a clean
 # place and run from there: the Python wheel into a clean virtualenv, the .tar.gz unpacked, the npm
-# packages (the launcher and the platform's binary) into a clean folder; and `cargo install
-# --locked` into a root of its own. Each is run: its version, `list` on the reference project, and
-# the demo (a throwaway PostgreSQL, every check passing). Then the GitHub Action and the GitLab
-# template, with this folder's artifacts (.ci/templates-check.sh DIST).
+# packages (the launcher and the platform's binary) into a clean folder, run with `npx` from there
+# as a user runs them; and `cargo install --locked` into a root of its own. Each is run: its
+# version, `list` on the reference project, and the demo (a throwaway PostgreSQL, every check
+# passing). Then the GitHub Action and the GitLab template, with this folder's artifacts
+# (.ci/templates-check.sh DIST).
 #
 #   .ci/install-check.sh [DIST]
 set -euo pipefail
@@ -42,7 +43,14 @@ mkdir -p "$work/node"
 ( cd "$work/node" && npm init -y >/dev/null \
     && npm install --silent --no-audit --no-fund --offline \
         "$dist"/plancheck-linux-x64-"$version".tgz "$dist/plancheck-$version.tgz" )
-installed+=("$work/node/node_modules/.bin/plancheck")
+# Run as a user runs it: `npx plancheck` in the folder it was installed into, never looking it
+# up in the registry (--no-install), through the launcher to the platform package's binary.
+cat > "$work/npx-plancheck" <<SH
+#!/bin/sh
+cd '$work/node' && exec npx --no-install plancheck "\$@"
+SH
+chmod 755 "$work/npx-plancheck"
+installed+=("$work/npx-plancheck")
 
 echo "-- cargo install --locked"
 # The repository's own target folder: the GitHub Action's default install (.ci/templates-check.sh)
@@ -54,7 +62,7 @@ for bin in "${installed[@]}"; do
     said=$("$bin" --version)
     echo "$said"
     [ "$said" = "plancheck $version" ] || { echo "$bin says '$said', not plancheck $version" >&2; exit 1; }
-    "$bin" list --project . | tail -1
+    "$bin" list --project "$PWD" | tail -1
     ( cd "$work" && "$bin" demo --fresh --quiet | tail -1 )
 done
 
