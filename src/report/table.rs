@@ -415,10 +415,11 @@ fn paint(report: &Report, c: &CheckResult, text: &str, on: bool) -> String {
     format!("{s}{text}{s:#}")
 }
 
-/// What was used instead, as the plan names it; for an error, the error.
+/// What was used instead, as the plan names it. Nothing for an error: it ran no plan, and its
+/// message (with the source snippet) is under `why:`, where it is laid out whole.
 fn full_instead(c: &CheckResult) -> String {
     match c.verdict {
-        Verdict::Error => c.message.clone(),
+        Verdict::Error => String::new(),
         _ => c.instead.join("; "),
     }
 }
