@@ -751,7 +751,7 @@ fn lint_findings_fail_a_run_whose_checks_all_pass() {
 }
 
 #[test]
-fn role_warnings_are_in_the_json() {
+fn role_warnings_are_in_every_report() {
     let mut r = report(vec![pass(
         "thread-page-first",
         "member",
@@ -769,6 +769,30 @@ fn role_warnings_are_in_the_json() {
             "right": "superuser",
             "what": "a superuser's SQL can write files and start programs on the server"
         }])
+    );
+    // What stderr says once (and -q silences) every report keeps, each right with what it
+    // lets SQL do.
+    let what = "a superuser's SQL can write files and start programs on the server";
+    let markdown = render(&r, Format::Markdown, Style::PLAIN);
+    assert!(
+        markdown_shown(&markdown).contains(&format!("superuser: {what}")),
+        "{markdown}"
+    );
+    let github = render(&r, Format::Github, Style::PLAIN);
+    assert!(
+        github.contains(&format!(
+            "::warning title=plancheck%3A the role has superuser::{what}\n"
+        )),
+        "{github}"
+    );
+    let xml = render(&r, Format::Junit, Style::PLAIN);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    assert!(
+        doc.descendants()
+            .filter(|n| n.has_tag_name("system-out"))
+            .any(|n| n.text().unwrap_or_default()
+                == format!("warning: the role has superuser: {what}")),
+        "{xml}"
     );
 }
 

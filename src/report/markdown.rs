@@ -56,6 +56,15 @@ pub(super) fn markdown(report: &Report) -> String {
             out.push_str(&format!("- {}: {}\n", text(&f.read_path), text(&f.problem)));
         }
     }
+    if !report.role_warnings.is_empty() {
+        out.push_str(
+            "\n**The role's rights**: the project's SQL ran with rights that reach outside the \
+             rolled-back transaction; connect as a least-privilege role\n\n",
+        );
+        for r in &report.role_warnings {
+            out.push_str(&format!("- {}: {}\n", text(&r.right), text(&r.what)));
+        }
+    }
     out
 }
 
