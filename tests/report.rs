@@ -833,7 +833,13 @@ fn a_migration_shows_each_check_before_and_after() {
         let text = table_at(&r, width);
         assert!(
             text.contains("┆ before → after migration ┆")
-                || text.contains("\nbefore → after migration │ pass → invalid-index\n"),
+                || text.contains("┆ before → after migration │\n")
+                || (cells(text.lines().next().unwrap())[..2]
+                    == ["read path [scope]", "before → after migration"]
+                    && text
+                        .lines()
+                        .any(|l| cells(l)
+                            == ["forum-page-first [moderator]", "pass → invalid-index"])),
             "{text}"
         );
     }
@@ -1015,13 +1021,25 @@ fn reference_like() -> Report {
     r
 }
 
-/// The lines of the table itself (its borders and rows), without what follows it.
-/// The lines of the table, or of its expanded form (a record per check, `column │ value`).
+/// The lines of the table, or of the list a narrower width gets (a line per check), without what
+/// follows it.
 fn table_lines(text: &str) -> Vec<&str> {
-    text.lines()
-        .take_while(|l| !l.is_empty())
-        .filter(|l| l.starts_with(['┌', '│', '╞', '└', '─']) || l.contains(" │ "))
+    text.lines().take_while(|l| !l.is_empty()).collect()
+}
+
+/// The cells of a line of the list, apart by two spaces or more.
+fn cells(line: &str) -> Vec<&str> {
+    line.split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
         .collect()
+}
+
+/// Whether `name` is a word of `line` whole: between spaces, cell borders, or the brackets and
+/// colon around a scope and a verdict.
+fn whole_in(line: &str, name: &str) -> bool {
+    line.split(|c: char| c.is_whitespace() || "│┆[]:".contains(c))
+        .any(|w| w == name)
 }
 
 /// `text` with every run of spaces and line breaks one space: wrapped text as one line.
@@ -1098,13 +1116,16 @@ fn a_failing_table_keeps_every_identifier_whole_and_says_everything_at_any_width
         let lines = table_lines(&text);
         // The sentences under the table are wrapped at spaces to the width: read them unwrapped.
         let said = unwrapped(&text);
+        // A list narrower than its one-line form names no pass's index (passes are compact).
+        let passes_indexed = text.starts_with('┌') || lines[0].contains("  required index");
         for c in &r.checks {
-            for name in [&c.read_path, &c.scope, &c.required_index] {
+            let index = (passes_indexed || !c.verdict.is_pass()).then_some(&c.required_index);
+            for name in [Some(&c.read_path), Some(&c.scope), index]
+                .into_iter()
+                .flatten()
+            {
                 assert!(
-                    lines
-                        .iter()
-                        .any(|l| l.contains(&format!(" {name} "))
-                            || l.ends_with(&format!("│ {name}"))),
+                    lines.iter().any(|l| whole_in(l, name)),
                     "{width}: {name} broken:\n{text}"
                 );
             }
@@ -1137,9 +1158,8 @@ fn a_failing_table_keeps_every_identifier_whole_and_says_everything_at_any_width
                 );
             }
         }
-        // Where no table fits, the records fit: every line within the width once it is wider
-        // than the longest name and its label.
-        if text.starts_with("─[") && width >= 60 {
+        // Where no table fits, the list fits: every line within the width.
+        if !text.starts_with('┌') {
             assert!(widest(&lines) <= width, "{width}:\n{text}");
         }
         // The table is as wide as the width allows, or as narrow as unbroken names allow.
@@ -1150,15 +1170,34 @@ fn a_failing_table_keeps_every_identifier_whole_and_says_everything_at_any_width
             widest(&lines)
         );
     }
-    // At 100 columns no table of these names fits (104 at the narrowest): a record per check.
+    // At 100 columns no table of these names with a `used instead` column fits (104 at the
+    // narrowest): the column goes, and what each failing check used instead is under `why:`.
     let text = table_at(&r, 100);
-    assert!(text.starts_with("─[ 1 ]"), "{text}");
+    assert!(text.starts_with('┌'), "{text}");
+    assert!(!table_lines(&text)[1].contains("used instead"), "{text}");
+    assert!(widest(&table_lines(&text)) <= 100, "{text}");
+    let why = unwrapped(text.split("\nwhy:\n").nth(1).unwrap());
+    for c in r.checks.iter().filter(|c| !c.instead.is_empty()) {
+        assert!(
+            why.contains(&unwrapped(&c.instead.join("; "))),
+            "no {:?} under why:\n{text}",
+            c.instead
+        );
+    }
+    // At 80 not even that fits (81 at the narrowest): a line per check, the failures first,
+    // under a heading.
+    let text = table_at(&r, 80);
+    let lines = table_lines(&text);
     assert_eq!(
-        text.matches("\nread path ").count(),
-        r.checks.len(),
+        lines[0], "read path [scope]              result         required index",
         "{text}"
     );
-    assert!(widest(&table_lines(&text)) <= 100, "{text}");
+    assert_eq!(lines.len(), 1 + r.checks.len(), "{text}");
+    assert_eq!(
+        lines[1], "member-profile [member]        not-chosen     posts_author_visible_idx",
+        "{text}"
+    );
+    assert!(widest(&lines) <= 80, "{text}");
     let text = table_at(&r, 110);
     // The index used instead, compactly, in its column; the plan line under `why:`.
     let not_chosen = row(&text, "member-profile", "member");
@@ -1176,6 +1215,168 @@ fn a_failing_table_keeps_every_identifier_whole_and_says_everything_at_any_width
     assert_eq!(missing[3], "missing-index");
     assert_eq!(missing.last().unwrap(), "Seq Scan on posts", "{text}");
     insta::assert_snapshot!("failing_table_110", text);
+}
+
+/// Every check the table shows, in its order, as (read path, scope, result cell), from a table
+/// (its rows, a wrapped cell joined again) or from the list a narrower width gets
+/// (`read-path [scope]  result  index`).
+fn shown_checks(text: &str) -> Vec<(String, String, String)> {
+    let lines = table_lines(text);
+    if text.starts_with('┌') {
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        let body = lines.iter().skip_while(|l| !l.starts_with('╞')).skip(1);
+        for line in body.filter(|l| l.starts_with('│')) {
+            let cells: Vec<String> = line
+                .trim_matches('│')
+                .split('┆')
+                .map(|c| c.trim().to_string())
+                .collect();
+            match rows.last_mut() {
+                Some(last) if cells[0].is_empty() => {
+                    for (into, more) in last.iter_mut().zip(cells) {
+                        if !more.is_empty() {
+                            into.push(' ');
+                            into.push_str(&more);
+                        }
+                    }
+                }
+                _ => rows.push(cells),
+            }
+        }
+        return rows
+            .into_iter()
+            .map(|r| (r[0].clone(), r[1].clone(), r[3].clone()))
+            .collect();
+    }
+    // The list: a line per check (`read-path [scope]  result  index`), its index perhaps on
+    // the next line, four columns in, or the line wrapped at spaces; the result is the verdict
+    // words after the scope.
+    const RESULT_WORDS: &[&str] = &[
+        "pass",
+        "not-usable",
+        "not-chosen",
+        "generic-plan",
+        "seq-scan",
+        "key-unused",
+        "over-budget",
+        "plan-changed",
+        "missing-index",
+        "invalid-index",
+        "no-statistics",
+        "error",
+        "(warning)",
+    ];
+    let mut entries: Vec<String> = Vec::new();
+    for line in lines {
+        match entries.last_mut() {
+            // A line wrapped at spaces, or an index on the line under its check.
+            Some(last) if line.starts_with(' ') => {
+                last.push(' ');
+                last.push_str(line.trim());
+            }
+            _ => entries.push(line.to_string()),
+        }
+    }
+    entries
+        .iter()
+        .skip(1)
+        .map(|l| {
+            let (read_path, rest) = l.split_once(" [").expect("read-path [scope]");
+            let (scope, rest) = rest.split_once(']').expect("[scope]");
+            let result: Vec<&str> = rest
+                .split_whitespace()
+                .take_while(|w| RESULT_WORDS.contains(w))
+                .collect();
+            (read_path.to_string(), scope.to_string(), result.join(" "))
+        })
+        .collect()
+}
+
+#[test]
+fn the_table_shows_each_check_once_with_its_verdict_failures_first_then_warnings_then_passes() {
+    // Reordering and compacting may never lose a check, nor show a verdict against the wrong
+    // read path or scope: a false pass.
+    let mut with_no_statistics = everything();
+    with_no_statistics.checks.insert(3, no_statistics());
+    let mut reference_failing = reference_like();
+    reference_failing.checks[4] = failing_checks()[1].clone();
+    reference_failing.checks[9] = failing_checks()[8].clone();
+    for r in [
+        everything(),
+        with_no_statistics,
+        failing_with_every_section(),
+        reference_failing,
+        reference_like(),
+    ] {
+        let rank = |c: &CheckResult| {
+            if c.verdict.is_pass() {
+                2
+            } else if c.is_warning(r.require) || c.verdict == Verdict::NoStatistics {
+                1
+            } else {
+                0
+            }
+        };
+        // The report's checks, each with the result cell it must show, stably in groups.
+        let mut expected: Vec<(usize, (String, String, String))> = r
+            .checks
+            .iter()
+            .map(|c| {
+                let result = if c.is_warning(r.require) {
+                    format!("{} (warning)", c.verdict)
+                } else {
+                    c.verdict.to_string()
+                };
+                (rank(c), (c.read_path.clone(), c.scope.clone(), result))
+            })
+            .collect();
+        expected.sort_by_key(|(rank, _)| *rank);
+        let expected: Vec<_> = expected.into_iter().map(|(_, c)| c).collect();
+        let mut forms = std::collections::BTreeSet::new();
+        for width in [40, 60, 80, 100, 120, 240] {
+            let text = table_at(&r, width);
+            forms.insert(text.starts_with('┌'));
+            assert_eq!(shown_checks(&text), expected, "{width}:\n{text}");
+            // `why:` follows the same order, and names every check that did not pass.
+            if let Some(why) = text.split("\nwhy:\n").nth(1) {
+                let named: Vec<(String, String)> = why
+                    .lines()
+                    .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+                    .filter_map(|l| {
+                        let (rp, rest) = l.trim().split_once(" [")?;
+                        Some((rp.to_string(), rest.split_once(']')?.0.to_string()))
+                    })
+                    .collect();
+                let failing: Vec<(String, String)> = expected
+                    .iter()
+                    .filter(|(_, _, v)| v != "pass")
+                    .map(|(rp, s, _)| (rp.clone(), s.clone()))
+                    .collect();
+                assert_eq!(named, failing, "{width}:\n{text}");
+            }
+        }
+        // Both forms were read: a table at some width, the list at another.
+        assert_eq!(forms.len(), 2, "{:?}", r.checks.len());
+        // The machines' formats keep the report's order.
+        let json = json_of(&r);
+        let order: Vec<(String, String)> = json["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["read_path"].as_str().unwrap().to_string(),
+                    c["scope"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let report_order: Vec<(String, String)> = r
+            .checks
+            .iter()
+            .map(|c| (c.read_path.clone(), c.scope.clone()))
+            .collect();
+        assert_eq!(order, report_order);
+    }
 }
 
 #[test]
