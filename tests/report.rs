@@ -1646,6 +1646,31 @@ fn github_annotations_point_at_the_scope_of_each_failing_expectation() {
     );
     insta::assert_snapshot!("github", text);
 
+    // Regression: "used instead" twice, the message's own (with the rows a filter removed) and
+    // an appended line of the same access paths.
+    let mut c = failing_checks()[0].clone();
+    c.instead = vec![
+        "Parallel Seq Scan on posts".into(),
+        "Index Scan using members_pkey on members".into(),
+    ];
+    c.message = "posts_thread_visible_idx cannot serve this SQL: … posts_thread_visible_idx is \
+                 not in the plan; used instead: Parallel Seq Scan on posts (116,454 rows \
+                 removed by filter); Index Scan using members_pkey on members"
+        .into();
+    let once = render(&report(vec![c.clone()]), Format::Github, Style::PLAIN);
+    assert_eq!(once.matches("used instead").count(), 1, "{once}");
+    // A message that names only some of them gets the line.
+    c.message = "posts_thread_visible_idx cannot serve this SQL: … used instead: Parallel Seq \
+                 Scan on posts"
+        .into();
+    let both = render(&report(vec![c]), Format::Github, Style::PLAIN);
+    assert!(
+        both.contains(
+            "%0Aused instead: Parallel Seq Scan on posts; Index Scan using members_pkey on members"
+        ),
+        "{both}"
+    );
+
     // Without a location (`judge`, the built-in project), the annotation has no file.
     r.locations.clear();
     let text = render(&r, Format::Github, Style::PLAIN);
