@@ -993,6 +993,38 @@ fn a_twin_whose_key_order_drifted_is_reported_by_lint_and_fails_check() {
         "{stdout}"
     );
     assert!(stdout.contains("CREATE INDEX posts_thread_all_idx ON public.posts USING btree (created_at, thread_id, id)"), "{stdout}");
+    // Regression: said once per read path that requires the pair; now once, naming both.
+    assert_eq!(stdout.matches(" drifted: ").count(), 1, "{stdout}");
+    assert!(
+        stdout.starts_with(
+            "thread-page-deep, thread-page-first: posts_thread_visible_idx and its twin \
+             posts_thread_all_idx drifted: "
+        ),
+        "{stdout}"
+    );
+    let out = run(&[
+        "lint",
+        "--database-url",
+        &db,
+        "--project",
+        reference_project().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{doc:#}");
+    assert_eq!(findings[0]["read_path"], "thread-page-deep", "{doc:#}");
+    assert_eq!(
+        findings[0]["read_paths"],
+        serde_json::json!(["thread-page-deep", "thread-page-first"]),
+        "{doc:#}"
+    );
+    // check sees it once too, with every read path.
+    let (status, report) = check_json(&db, &reference_project(), &[]);
+    assert_eq!(status, 1, "{report:#}");
+    assert_eq!(report["lint"].as_array().unwrap().len(), 1, "{report:#}");
+    assert_eq!(report["summary"]["index_problems"], 1, "{report:#}");
 
     // check runs the same lint and fails on it.
     let (status, report) = check_json(&db, &reference_project(), &["--only", "thread-page-first"]);

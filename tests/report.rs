@@ -686,7 +686,8 @@ fn findings() -> Vec<Finding> {
     vec![
         Finding {
             kind: Kind::TwinDrift,
-            read_path: "thread-page-first".into(),
+            read_path: "thread-page-deep".into(),
+            read_paths: vec!["thread-page-deep".into(), "thread-page-first".into()],
             index: "posts_thread_visible_idx".into(),
             twin: Some("posts_thread_all_idx".into()),
             problem: "posts_thread_visible_idx and its twin posts_thread_all_idx drifted: key \
@@ -705,6 +706,7 @@ fn findings() -> Vec<Finding> {
         Finding {
             kind: Kind::Invalid,
             read_path: "forum-page-first".into(),
+            read_paths: vec!["forum-page-first".into()],
             index: "threads_forum_listing_all_idx".into(),
             twin: None,
             problem: "threads_forum_listing_all_idx is not valid".into(),
@@ -732,7 +734,10 @@ fn lint_findings_fail_a_run_whose_checks_all_pass() {
     assert_eq!(plancheck::status(&r), plancheck::exit_codes::CHECK_FAILED);
     let text = table(&r);
     assert!(
-        text.contains("\nindexes:\nthread-page-first: posts_thread_visible_idx and its twin"),
+        text.contains(
+            "\nindexes:\nthread-page-deep, thread-page-first: posts_thread_visible_idx and its \
+             twin"
+        ),
         "{text}"
     );
     assert!(

@@ -67,7 +67,7 @@ fn every_annotation(report: &Report) -> Vec<(&'static str, String)> {
         }
         props.push((
             "title",
-            format!("plancheck: {} index {}", f.read_path, f.index),
+            format!("plancheck: {} index {}", f.read_paths().join(", "), f.index),
         ));
         let mut message = f.problem.clone();
         for d in &f.definitions {

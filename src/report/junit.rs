@@ -79,7 +79,7 @@ pub(super) fn junit(report: &Report) -> String {
             .unwrap_or_else(|| "lint".into());
         let s = if f.fails() {
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-            s.set_message(format!("{}: {}", f.read_path, f.problem))
+            s.set_message(format!("{}: {}", f.read_paths().join(", "), f.problem))
                 .set_type(kind);
             if !f.definitions.is_empty() {
                 s.set_description(f.definitions.join("\n"));
@@ -90,7 +90,7 @@ pub(super) fn junit(report: &Report) -> String {
         };
         let mut case = TestCase::new(format!("index {}", f.index), s);
         if !f.fails() {
-            case.set_system_out(format!("{}: {}", f.read_path, f.problem));
+            case.set_system_out(format!("{}: {}", f.read_paths().join(", "), f.problem));
         }
         case.set_classname(&f.read_path);
         if let Some(path) = report.file_of(&f.read_path) {

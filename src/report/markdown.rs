@@ -58,7 +58,8 @@ pub(super) fn markdown(report: &Report) -> String {
     if !report.lint.is_empty() {
         out.push_str("\n**Index problems**\n\n");
         for f in &report.lint {
-            out.push_str(&format!("- {}: {}\n", text(&f.read_path), text(&f.problem)));
+            let read_paths = f.read_paths().join(", ");
+            out.push_str(&format!("- {}: {}\n", text(&read_paths), text(&f.problem)));
         }
     }
     if !report.role_warnings.is_empty() {
