@@ -1548,9 +1548,11 @@ fn the_junit_file_is_well_formed_and_counts_what_the_json_summary_counts() {
         );
         assert_eq!(cases.len(), r.checks.len() + lint);
         // A failure per failed check and per index problem; an error per error; a warning is
-        // neither.
+        // neither: it is skipped, as a verdict without statistics is.
         assert_eq!(count("failure"), n("failed") + lint, "{xml}");
         assert_eq!(count("error"), n("errors"), "{xml}");
+        let no_statistics = summary["no_statistics"].as_u64().unwrap_or(0) as usize;
+        assert_eq!(count("skipped"), n("warnings") + no_statistics, "{xml}");
         let total = |attribute: &str| -> usize {
             suites
                 .iter()
@@ -1559,6 +1561,7 @@ fn the_junit_file_is_well_formed_and_counts_what_the_json_summary_counts() {
         };
         assert_eq!(total("tests"), cases.len());
         assert_eq!(total("failures"), n("failed") + lint);
+        assert_eq!(total("skipped"), count("skipped"), "{xml}");
         assert_eq!(total("errors"), n("errors"));
         let all = doc.root_element();
         assert_eq!(
@@ -1590,6 +1593,65 @@ fn the_junit_file_is_well_formed_and_counts_what_the_json_summary_counts() {
         expected.sort();
         assert_eq!(named, expected);
     }
+    // A warning is a skipped testcase saying it is a warning (a CI test view shows it apart
+    // from the passes), the whole reason in its system-out.
+    let xml = render(&everything(), Format::Junit, Style::PLAIN);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let warning = doc
+        .descendants()
+        .find(|n| {
+            n.has_tag_name("testcase") && n.attribute("name") == Some("member-profile [guest]")
+        })
+        .unwrap_or_else(|| panic!("{xml}"));
+    let skipped = warning
+        .children()
+        .find(|n| n.has_tag_name("skipped"))
+        .unwrap_or_else(|| panic!("a warning not skipped:\n{xml}"));
+    assert!(
+        skipped
+            .attribute("message")
+            .unwrap()
+            .starts_with("warning: member-profile [guest] not-chosen: "),
+        "{xml}"
+    );
+    assert_eq!(skipped.attribute("type"), Some("not-chosen"));
+    let out = warning
+        .children()
+        .find(|n| n.has_tag_name("system-out"))
+        .and_then(|n| n.text())
+        .unwrap_or_default();
+    assert!(out.contains("warning (does not fail the run): "), "{xml}");
+    // An index finding that fails nothing (a key direction no plan settled) is a warning too.
+    let mut r = report(vec![pass(
+        "thread-page-first",
+        "member",
+        "posts_thread_visible_idx",
+    )]);
+    r.lint = vec![Finding {
+        kind: Kind::KeyDirection,
+        problem: "posts_thread_visible_idx and its twin posts_thread_all_idx differ in key \
+                  direction only: …; not settled from the catalog"
+            .into(),
+        ..findings().remove(0)
+    }];
+    assert_eq!(plancheck::status(&r), 0);
+    let xml = render(&r, Format::Junit, Style::PLAIN);
+    assert!(
+        xml.contains(
+            "<skipped message=\"warning: thread-page-deep, thread-page-first: \
+             posts_thread_visible_idx and its twin posts_thread_all_idx differ in key direction \
+             only"
+        ),
+        "{xml}"
+    );
+    assert!(!xml.contains("<failure"), "{xml}");
+    // Passes stay plain passes (the demo's report, read by junitparser in CI, is all passes).
+    let xml = render(&reference_like(), Format::Junit, Style::PLAIN);
+    assert!(
+        !xml.contains("<skipped") && !xml.contains("<failure"),
+        "{xml}"
+    );
+
     // A failure's message is the why: line, its body the plan the verdict is about.
     let xml = render(&everything(), Format::Junit, Style::PLAIN);
     let doc = roxmltree::Document::parse(&xml).unwrap();
