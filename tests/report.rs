@@ -2011,6 +2011,23 @@ fn failing_with_every_section() -> Report {
             c.required_index
         )];
     }
+    // The error located in a line of SQL wider than the terminal, as the server's error and
+    // `error::located` give it.
+    let error = checks.last_mut().unwrap();
+    assert_eq!(error.verdict, Verdict::Error);
+    let line = format!(
+        "SELECT p.id FROM posts p WHERE {} AND p.thred_id = $1",
+        (0..10)
+            .map(|i| format!("p.c{i} = {i}"))
+            .collect::<Vec<_>>()
+            .join(" AND ")
+    );
+    let column = line.find("p.thred_id").unwrap() + 1;
+    error.message = format!(
+        "plans/thread-page-deep.sql:3:{column}: column p.thred_id does not exist\n  |\n3 | \
+         {line}\n  | {}^",
+        " ".repeat(column - 1)
+    );
     let mut r = report(checks);
     r.lint = findings();
     r.server_version = "15.18 (Debian 15.18-0+deb12u1)".into();
@@ -2055,7 +2072,9 @@ fn at_80_columns_no_line_of_a_failing_report_is_wider_and_no_word_is_split() {
             vec!["15.18 (Debian 15.18-0+deb12u1): 0 passed, 8 failed, 1 error".to_string()];
         for c in &r.checks {
             let brief = plancheck::report::brief::of(c, r.require);
-            messages.push(brief.why);
+            // An error's source line is cut to the width: its first line is said whole, its
+            // snippet below.
+            messages.push(brief.why.lines().next().unwrap().to_string());
             messages.extend(brief.fix);
             messages.extend(c.notes.iter().cloned());
             messages.extend(c.instead.iter().cloned());
@@ -2067,6 +2086,24 @@ fn at_80_columns_no_line_of_a_failing_report_is_wider_and_no_word_is_split() {
             }
             assert!(said.contains(&unwrapped(m)), "no {m:?} in\n{text}");
         }
+        // The error's source line, wider than 80, is a window around the caret, which stays
+        // under the column it names.
+        let lines: Vec<&str> = text.lines().collect();
+        let caret = lines
+            .iter()
+            .position(|l| l.trim_start().starts_with("| ") && l.ends_with('^'))
+            .unwrap_or_else(|| panic!("no caret:\n{text}"));
+        assert!(lines[caret - 1].starts_with("    3 | …"), "{text}");
+        let at = lines[caret].chars().count() - 1;
+        assert_eq!(
+            lines[caret - 1]
+                .chars()
+                .skip(at)
+                .take(10)
+                .collect::<String>(),
+            "p.thred_id",
+            "{text}"
+        );
         // The sections did wrap: the first check's fix is longer than one line.
         assert!(text.contains("\n    fix: "), "{text}");
         assert!(
