@@ -35,7 +35,13 @@ pub enum Kind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     pub kind: Kind,
+    /// The first read path the finding is about (of [`Finding::read_paths`]).
     pub read_path: String,
+    /// Every read path the finding is about, in the project's order: a pair that drifted, or an
+    /// invalid index, is one finding however many read paths require it ([`merged`]). Empty in
+    /// a run saved before it was kept: then `read_path` alone.
+    #[serde(default)]
+    pub read_paths: Vec<String>,
     /// The partial index, or the index the finding is about.
     pub index: String,
     /// Its twin, when the finding is about a pair.
@@ -46,6 +52,15 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// Every read path the finding is about.
+    pub fn read_paths(&self) -> Vec<&str> {
+        if self.read_paths.is_empty() {
+            vec![self.read_path.as_str()]
+        } else {
+            self.read_paths.iter().map(String::as_str).collect()
+        }
+    }
+
     /// Whether the finding fails a run: every kind but a key-direction difference no plan has
     /// settled.
     pub fn fails(&self) -> bool {
@@ -62,6 +77,7 @@ pub fn lint(read_paths: &[ReadPathIndexes]) -> Vec<Finding> {
             out.push(Finding {
                 kind: Kind::Unchecked,
                 read_path: rp.read_path.clone(),
+                read_paths: vec![rp.read_path.clone()],
                 index: rp
                     .required
                     .first()
@@ -76,7 +92,50 @@ pub fn lint(read_paths: &[ReadPathIndexes]) -> Vec<Finding> {
         health(rp, &mut out);
         Pairs::new(rp).lint(&mut out);
     }
+    merged(out)
+}
+
+/// The findings with those that say the same of the same indexes (every field but the read
+/// path) made one, listing each read path it is about: two read paths that require the same
+/// pair of twins see one drift, not two. In the order each was first found.
+pub fn merged(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
+    for f in findings {
+        let same = |o: &&mut Finding| {
+            (o.kind, &o.index, &o.twin, &o.problem, &o.definitions)
+                == (f.kind, &f.index, &f.twin, &f.problem, &f.definitions)
+        };
+        match out.iter_mut().find(|o| same(o)) {
+            Some(o) => {
+                let mut paths: Vec<String> = o.read_paths().into_iter().map(String::from).collect();
+                for rp in f.read_paths() {
+                    if !paths.iter().any(|p| p == rp) {
+                        paths.push(rp.to_string());
+                    }
+                }
+                o.read_paths = paths;
+            }
+            None => {
+                let mut f = f;
+                f.read_paths = f.read_paths().into_iter().map(String::from).collect();
+                out.push(f);
+            }
+        }
+    }
     out
+}
+
+/// A finding about several read paths as one finding per read path, for what is settled read
+/// path by read path ([`settle_directions`]).
+fn per_read_path(f: Finding) -> Vec<Finding> {
+    f.read_paths()
+        .into_iter()
+        .map(|rp| Finding {
+            read_path: rp.to_string(),
+            read_paths: vec![rp.to_string()],
+            ..f.clone()
+        })
+        .collect()
 }
 
 /// Missing and invalid indexes, each once however many scopes require it.
@@ -91,6 +150,7 @@ fn health(rp: &ReadPathIndexes, out: &mut Vec<Finding>) {
             None => out.push(Finding {
                 kind: Kind::Missing,
                 read_path: rp.read_path.clone(),
+                read_paths: vec![rp.read_path.clone()],
                 index: wanted.clone(),
                 twin: None,
                 problem: format!("index {wanted} (required in scope `{scope}`) does not exist"),
@@ -121,6 +181,7 @@ fn invalid(rp: &ReadPathIndexes, i: &IndexInfo, out: &mut Vec<Finding>) {
     out.push(Finding {
         kind: Kind::Invalid,
         read_path: rp.read_path.clone(),
+        read_paths: vec![rp.read_path.clone()],
         index: i.name.clone(),
         twin: None,
         problem: format!(
@@ -374,6 +435,7 @@ impl<'a> Pairs<'a> {
         Finding {
             kind: Kind::TwinDrift,
             read_path: self.rp.read_path.clone(),
+            read_paths: vec![self.rp.read_path.clone()],
             index,
             twin: Some(twin),
             problem,
@@ -492,7 +554,8 @@ pub fn plan_facts(checks: &[crate::verdict::CheckResult]) -> Vec<PlanFacts<'_>> 
 /// evidence. A finding whose indexes no check read stays what it was: not settled.
 pub fn settle_directions(findings: Vec<Finding>, plans: &[PlanFacts<'_>]) -> Vec<Finding> {
     let mut out = Vec::new();
-    for mut f in findings {
+    // Each read path's plans settle its own finding; those that then say the same are one again.
+    for mut f in findings.into_iter().flat_map(per_read_path) {
         if f.kind != Kind::KeyDirection {
             out.push(f);
             continue;
@@ -534,7 +597,7 @@ pub fn settle_directions(findings: Vec<Finding>, plans: &[PlanFacts<'_>]) -> Vec
         );
         out.push(f);
     }
-    out
+    merged(out)
 }
 
 /// How the twin's keys drifted from the partial index's, if they did. Direction and NULLS
@@ -964,6 +1027,117 @@ mod tests {
         }
     }
 
+    /// The thread pages of the reference board: two read paths, each with both twins.
+    fn two_read_paths(partial: IndexInfo, twin: IndexInfo) -> Vec<ReadPathIndexes> {
+        ["thread-page-deep", "thread-page-first"]
+            .into_iter()
+            .map(|name| ReadPathIndexes {
+                read_path: name.into(),
+                ..read_path(vec![
+                    ("member", partial.clone()),
+                    ("moderator", twin.clone()),
+                ])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_drift_two_read_paths_require_is_one_finding_naming_both() {
+        // Regression: one drift was reported once per read path that requires the pair.
+        let f = lint(&two_read_paths(
+            visible("posts_visible", &["thread_id", "created_at"]),
+            index("posts_all", &["created_at", "thread_id"], None),
+        ));
+        assert_eq!(f.len(), 1, "{}", render(&f));
+        assert_eq!(f[0].read_path, "thread-page-deep");
+        assert_eq!(f[0].read_paths, ["thread-page-deep", "thread-page-first"]);
+        assert!(
+            render(&f).starts_with(
+                "thread-page-deep, thread-page-first: posts_visible and its twin posts_all \
+                 drifted: key columns in a different order"
+            ),
+            "{}",
+            render(&f)
+        );
+        // An invalid index both require: one finding too.
+        let mut broken = visible("posts_visible", &["thread_id", "created_at"]);
+        broken.valid = false;
+        let f = lint(&two_read_paths(
+            broken,
+            index("posts_all", &["thread_id", "created_at"], None),
+        ));
+        assert_eq!(f.len(), 1, "{}", render(&f));
+        assert_eq!(
+            (f[0].kind, f[0].read_paths.len()),
+            (Kind::Invalid, 2),
+            "{}",
+            render(&f)
+        );
+        // Different pairs stay apart.
+        let mut rps = two_read_paths(
+            visible("posts_visible", &["thread_id", "created_at"]),
+            index("posts_all", &["created_at", "thread_id"], None),
+        );
+        rps[1] = ReadPathIndexes {
+            read_path: "thread-page-first".into(),
+            ..read_path(vec![
+                ("member", visible("posts_visible_2", &["thread_id", "id"])),
+                (
+                    "moderator",
+                    index("posts_all_2", &["id", "thread_id"], None),
+                ),
+            ])
+        };
+        assert_eq!(lint(&rps).len(), 2, "{}", render(&lint(&rps)));
+    }
+
+    #[test]
+    fn a_key_direction_is_settled_by_each_read_path_s_own_plans() {
+        // One key-direction finding for two read paths; only one has plans through both
+        // indexes, and they sort on one side: drift there, not settled in the other.
+        let f = lint(&two_read_paths(
+            visible("posts_visible", &["updated_at", "id"]),
+            with_orders(
+                index("posts_all", &["updated_at", "id"], None),
+                &["", "DESC"],
+            ),
+        ));
+        assert_eq!(f.len(), 1, "{}", render(&f));
+        assert_eq!(f[0].kind, Kind::KeyDirection);
+        let sorted = vec!["p.updated_at".to_string()];
+        let none: Vec<String> = vec![];
+        let plans = [
+            PlanFacts {
+                read_path: "thread-page-first",
+                ..facts("member", Some("posts_visible"), &none)
+            },
+            PlanFacts {
+                read_path: "thread-page-first",
+                ..facts("moderator", Some("posts_all"), &sorted)
+            },
+        ];
+        let settled = settle_directions(f, &plans);
+        assert_eq!(settled.len(), 2, "{}", render(&settled));
+        assert_eq!(
+            (settled[0].kind, settled[0].read_paths.as_slice()),
+            (
+                Kind::KeyDirection,
+                ["thread-page-deep".to_string()].as_slice()
+            ),
+            "{}",
+            render(&settled)
+        );
+        assert_eq!(
+            (settled[1].kind, settled[1].read_paths.as_slice()),
+            (
+                Kind::TwinDrift,
+                ["thread-page-first".to_string()].as_slice()
+            ),
+            "{}",
+            render(&settled)
+        );
+    }
+
     #[test]
     fn key_directions_both_plans_serve_are_no_drift() {
         // Regression: `(a, b)` and `(a, b DESC)` were called drift although, with `a` compared by
@@ -1224,6 +1398,7 @@ mod tests {
                 "kind",
                 "problem",
                 "read_path",
+                "read_paths",
                 "twin"
             ]
         );

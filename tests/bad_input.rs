@@ -89,23 +89,10 @@ fn cases() -> Vec<(String, PathBuf, Expect)> {
     out
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// The case's project in a temporary folder, with its generated files.
 fn prepare(dir: &Path, expect: &Expect) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
-    copy_dir(dir, tmp.path());
+    common::copy_dir(dir, tmp.path());
     fs::remove_file(tmp.path().join("expect.toml")).unwrap();
     for w in &expect.write {
         let mut text = String::with_capacity(w.prefix.len() + w.repeat.len() * w.times);

@@ -993,6 +993,38 @@ fn a_twin_whose_key_order_drifted_is_reported_by_lint_and_fails_check() {
         "{stdout}"
     );
     assert!(stdout.contains("CREATE INDEX posts_thread_all_idx ON public.posts USING btree (created_at, thread_id, id)"), "{stdout}");
+    // Regression: said once per read path that requires the pair; now once, naming both.
+    assert_eq!(stdout.matches(" drifted: ").count(), 1, "{stdout}");
+    assert!(
+        stdout.starts_with(
+            "thread-page-deep, thread-page-first: posts_thread_visible_idx and its twin \
+             posts_thread_all_idx drifted: "
+        ),
+        "{stdout}"
+    );
+    let out = run(&[
+        "lint",
+        "--database-url",
+        &db,
+        "--project",
+        reference_project().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{doc:#}");
+    assert_eq!(findings[0]["read_path"], "thread-page-deep", "{doc:#}");
+    assert_eq!(
+        findings[0]["read_paths"],
+        serde_json::json!(["thread-page-deep", "thread-page-first"]),
+        "{doc:#}"
+    );
+    // check sees it once too, with every read path.
+    let (status, report) = check_json(&db, &reference_project(), &[]);
+    assert_eq!(status, 1, "{report:#}");
+    assert_eq!(report["lint"].as_array().unwrap().len(), 1, "{report:#}");
+    assert_eq!(report["summary"]["index_problems"], 1, "{report:#}");
 
     // check runs the same lint and fails on it.
     let (status, report) = check_json(&db, &reference_project(), &["--only", "thread-page-first"]);
@@ -1358,19 +1390,34 @@ fn a_seq_scan_of_a_relation_small_by_the_catalog_is_a_warning_under_require_usab
 
 #[test]
 fn at_columns_80_no_line_of_a_failing_run_is_wider_than_80() {
-    // Regression: `why:`/`fix:` lines and the summary line went past the terminal's width.
+    // Regression: `why:`/`fix:` lines and the summary line went past the terminal's width; an
+    // error's message filled a table cell, and its snippet's SQL line went past it under `why:`;
+    // the role's rights were two long lines on stderr.
     let db = fresh_board("columns80");
     sql(
         &db,
         "DROP INDEX posts_thread_visible_idx; DROP INDEX threads_forum_listing_all_idx",
     );
+    // The member's profile with a type error on a line of 150 columns.
+    let dir = copy_of_reference();
+    let long_line = format!(
+        "  FROM members m WHERE m.id = $1 AND m.name IS NOT NULL AND m.joined_at IS NOT NULL \
+         AND {} AND 'x'::no_such_type IS NOT NULL",
+        "m.id > 0 AND m.id < 1000000000"
+    );
+    assert!(long_line.len() > 140, "{}", long_line.len());
+    fs::write(
+        dir.path().join("plans/member-profile.sql"),
+        format!("SELECT m.id, m.name\n{long_line}\n"),
+    )
+    .unwrap();
     let out = run_command(
         plancheck(&[
             "check",
             "--database-url",
             &db,
             "--project",
-            reference_project().to_str().unwrap(),
+            dir.path().to_str().unwrap(),
             "--warmup",
             "0",
             "--iterations",
@@ -1379,7 +1426,8 @@ fn at_columns_80_no_line_of_a_failing_run_is_wider_than_80() {
         .env("COLUMNS", "80"),
     );
     assert_eq!(out.code(), 1, "{}", out.shown());
-    // Every check ran and the four that lost their index failed, each explained under `why:`.
+    // Every check ran and the four that lost their index failed, each explained under `why:`,
+    // with the error.
     assert!(
         out.stdout
             .contains(&format!("{REFERENCE_CHECKS} checks on PostgreSQL")),
@@ -1394,12 +1442,76 @@ fn at_columns_80_no_line_of_a_failing_run_is_wider_than_80() {
         out.shown()
     );
     assert!(why.contains("\n    fix: "), "{}", out.shown());
-    for line in out.stdout.lines() {
-        assert!(
-            line.chars().count() <= 80,
-            "{} columns: {line:?}\n{}",
-            line.chars().count(),
-            out.shown()
-        );
+    // The error under `why:` with its source line cut to a window around the caret, which
+    // stays under the unknown type's name; not in the table.
+    assert!(
+        why.contains(&format!(
+            "  member-profile [member] error: {}/plans/member-profile.sql:2:",
+            dir.path().display()
+        )),
+        "{}",
+        out.shown()
+    );
+    let lines: Vec<&str> = why.lines().collect();
+    let caret = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("| ") && l.ends_with('^'))
+        .unwrap_or_else(|| panic!("no caret under why:\n{}", out.shown()));
+    let source = lines[caret - 1];
+    assert!(source.starts_with("    2 | …"), "{}", out.shown());
+    let column = lines[caret].chars().count() - 1;
+    assert_eq!(
+        source.chars().skip(column).take(12).collect::<String>(),
+        "no_such_type",
+        "{}",
+        out.shown()
+    );
+    // The checks (a list: `missing-index` beside threads_forum_listing_all_idx is wider than a
+    // table at 80 allows), a line each, what failed first; the error's text is not among them.
+    let list = out.stdout.split("\n\n").next().unwrap();
+    assert!(!list.contains("no_such_type"), "{}", out.shown());
+    let results: Vec<&str> = list
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with(' '))
+        .map(|l| {
+            l.split("  ")
+                .filter(|c| !c.is_empty())
+                .nth(1)
+                .unwrap_or_default()
+                .trim()
+        })
+        .collect();
+    assert_eq!(results.len(), REFERENCE_CHECKS, "{}", out.shown());
+    // The failures and the error by name (the forum pages, the profile, the thread pages),
+    // then the passes.
+    assert_eq!(
+        results,
+        [
+            ["missing-index"; 2].as_slice(),
+            &["error"],
+            &["missing-index"; 2],
+            &["pass"; 10]
+        ]
+        .concat(),
+        "{}",
+        out.shown()
+    );
+    // The role's rights (the test's server is connected to as a superuser): one warning.
+    assert_eq!(
+        out.stderr.matches("warning: role ").count(),
+        1,
+        "{}",
+        out.shown()
+    );
+    for (stream, text) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= 80,
+                "{stream}: {} columns: {line:?}\n{}",
+                line.chars().count(),
+                out.shown()
+            );
+        }
     }
 }

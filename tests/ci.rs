@@ -131,7 +131,7 @@ fn a_ci_run_writes_junit_and_annotates_the_failing_scope_of_the_expectation() {
     // The job summary: the evidence table.
     let md = fs::read_to_string(&summary).unwrap();
     assert!(
-        md.contains("| thread-page [member] | `posts_thread_visible_idx` | yes |"),
+        md.contains("| thread-page [member] | `posts_thread_visible_idx` | pass |"),
         "{md}"
     );
     assert!(

@@ -490,15 +490,21 @@ fn used_instead_shows_the_other_indexes_or_everything_when_the_index_is_missing(
     let over = row(&text, "forum-page-deep", "member");
     assert_eq!(over[6], "");
     assert_eq!(over[7], "4% of 50 ms, 3.4× of 2× forum-page-first");
-    // error: the message instead, and no figures.
+    // error: no figures, and nothing in the cell meant for a plan's access paths (regression:
+    // the whole message and its source snippet were there, and widened the table); the
+    // message is under `why:`.
     let error = row(&text, "thread-page-deep", "moderator");
     assert_eq!(error[3], "error");
     assert_eq!(error[4..6], ["-", "-"]);
-    assert_eq!(
-        error[6],
-        "plans/thread-page-deep.sql:3:7: column p.thred_id does not exist"
-    );
+    assert_eq!(error[6], "");
     assert_eq!(error[7], "");
+    assert!(
+        text.contains(
+            "\n  thread-page-deep [moderator] error: plans/thread-page-deep.sql:3:7: column \
+             p.thred_id does not exist\n"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
@@ -680,7 +686,8 @@ fn findings() -> Vec<Finding> {
     vec![
         Finding {
             kind: Kind::TwinDrift,
-            read_path: "thread-page-first".into(),
+            read_path: "thread-page-deep".into(),
+            read_paths: vec!["thread-page-deep".into(), "thread-page-first".into()],
             index: "posts_thread_visible_idx".into(),
             twin: Some("posts_thread_all_idx".into()),
             problem: "posts_thread_visible_idx and its twin posts_thread_all_idx drifted: key \
@@ -699,6 +706,7 @@ fn findings() -> Vec<Finding> {
         Finding {
             kind: Kind::Invalid,
             read_path: "forum-page-first".into(),
+            read_paths: vec!["forum-page-first".into()],
             index: "threads_forum_listing_all_idx".into(),
             twin: None,
             problem: "threads_forum_listing_all_idx is not valid".into(),
@@ -726,7 +734,10 @@ fn lint_findings_fail_a_run_whose_checks_all_pass() {
     assert_eq!(plancheck::status(&r), plancheck::exit_codes::CHECK_FAILED);
     let text = table(&r);
     assert!(
-        text.contains("\nindexes:\nthread-page-first: posts_thread_visible_idx and its twin"),
+        text.contains(
+            "\nindexes:\nthread-page-deep, thread-page-first: posts_thread_visible_idx and its \
+             twin"
+        ),
         "{text}"
     );
     assert!(
@@ -745,7 +756,7 @@ fn lint_findings_fail_a_run_whose_checks_all_pass() {
 }
 
 #[test]
-fn role_warnings_are_in_the_json() {
+fn role_warnings_are_in_every_report() {
     let mut r = report(vec![pass(
         "thread-page-first",
         "member",
@@ -763,6 +774,30 @@ fn role_warnings_are_in_the_json() {
             "right": "superuser",
             "what": "a superuser's SQL can write files and start programs on the server"
         }])
+    );
+    // What stderr says once (and -q silences) every report keeps, each right with what it
+    // lets SQL do.
+    let what = "a superuser's SQL can write files and start programs on the server";
+    let markdown = render(&r, Format::Markdown, Style::PLAIN);
+    assert!(
+        markdown_shown(&markdown).contains(&format!("superuser: {what}")),
+        "{markdown}"
+    );
+    let github = render(&r, Format::Github, Style::PLAIN);
+    assert!(
+        github.contains(&format!(
+            "::warning title=plancheck%3A the role has superuser::{what}\n"
+        )),
+        "{github}"
+    );
+    let xml = render(&r, Format::Junit, Style::PLAIN);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    assert!(
+        doc.descendants()
+            .filter(|n| n.has_tag_name("system-out"))
+            .any(|n| n.text().unwrap_or_default()
+                == format!("warning: the role has superuser: {what}")),
+        "{xml}"
     );
 }
 
@@ -803,7 +838,13 @@ fn a_migration_shows_each_check_before_and_after() {
         let text = table_at(&r, width);
         assert!(
             text.contains("┆ before → after migration ┆")
-                || text.contains("\nbefore → after migration │ pass → invalid-index\n"),
+                || text.contains("┆ before → after migration │\n")
+                || (cells(text.lines().next().unwrap())[..2]
+                    == ["read path [scope]", "before → after migration"]
+                    && text
+                        .lines()
+                        .any(|l| cells(l)
+                            == ["forum-page-first [moderator]", "pass → invalid-index"])),
             "{text}"
         );
     }
@@ -985,13 +1026,25 @@ fn reference_like() -> Report {
     r
 }
 
-/// The lines of the table itself (its borders and rows), without what follows it.
-/// The lines of the table, or of its expanded form (a record per check, `column │ value`).
+/// The lines of the table, or of the list a narrower width gets (a line per check), without what
+/// follows it.
 fn table_lines(text: &str) -> Vec<&str> {
-    text.lines()
-        .take_while(|l| !l.is_empty())
-        .filter(|l| l.starts_with(['┌', '│', '╞', '└', '─']) || l.contains(" │ "))
+    text.lines().take_while(|l| !l.is_empty()).collect()
+}
+
+/// The cells of a line of the list, apart by two spaces or more.
+fn cells(line: &str) -> Vec<&str> {
+    line.split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
         .collect()
+}
+
+/// Whether `name` is a word of `line` whole: between spaces, cell borders, or the brackets and
+/// colon around a scope and a verdict.
+fn whole_in(line: &str, name: &str) -> bool {
+    line.split(|c: char| c.is_whitespace() || "│┆[]:".contains(c))
+        .any(|w| w == name)
 }
 
 /// `text` with every run of spaces and line breaks one space: wrapped text as one line.
@@ -1068,13 +1121,16 @@ fn a_failing_table_keeps_every_identifier_whole_and_says_everything_at_any_width
         let lines = table_lines(&text);
         // The sentences under the table are wrapped at spaces to the width: read them unwrapped.
         let said = unwrapped(&text);
+        // A list narrower than its one-line form names no pass's index (passes are compact).
+        let passes_indexed = text.starts_with('┌') || lines[0].contains("  required index");
         for c in &r.checks {
-            for name in [&c.read_path, &c.scope, &c.required_index] {
+            let index = (passes_indexed || !c.verdict.is_pass()).then_some(&c.required_index);
+            for name in [Some(&c.read_path), Some(&c.scope), index]
+                .into_iter()
+                .flatten()
+            {
                 assert!(
-                    lines
-                        .iter()
-                        .any(|l| l.contains(&format!(" {name} "))
-                            || l.ends_with(&format!("│ {name}"))),
+                    lines.iter().any(|l| whole_in(l, name)),
                     "{width}: {name} broken:\n{text}"
                 );
             }
@@ -1107,9 +1163,8 @@ fn a_failing_table_keeps_every_identifier_whole_and_says_everything_at_any_width
                 );
             }
         }
-        // Where no table fits, the records fit: every line within the width once it is wider
-        // than the longest name and its label.
-        if text.starts_with("─[") && width >= 60 {
+        // Where no table fits, the list fits: every line within the width.
+        if !text.starts_with('┌') {
             assert!(widest(&lines) <= width, "{width}:\n{text}");
         }
         // The table is as wide as the width allows, or as narrow as unbroken names allow.
@@ -1120,15 +1175,34 @@ fn a_failing_table_keeps_every_identifier_whole_and_says_everything_at_any_width
             widest(&lines)
         );
     }
-    // At 100 columns no table of these names fits (104 at the narrowest): a record per check.
+    // At 100 columns no table of these names with a `used instead` column fits (104 at the
+    // narrowest): the column goes, and what each failing check used instead is under `why:`.
     let text = table_at(&r, 100);
-    assert!(text.starts_with("─[ 1 ]"), "{text}");
+    assert!(text.starts_with('┌'), "{text}");
+    assert!(!table_lines(&text)[1].contains("used instead"), "{text}");
+    assert!(widest(&table_lines(&text)) <= 100, "{text}");
+    let why = unwrapped(text.split("\nwhy:\n").nth(1).unwrap());
+    for c in r.checks.iter().filter(|c| !c.instead.is_empty()) {
+        assert!(
+            why.contains(&unwrapped(&c.instead.join("; "))),
+            "no {:?} under why:\n{text}",
+            c.instead
+        );
+    }
+    // At 80 not even that fits (81 at the narrowest): a line per check, the failures first,
+    // under a heading.
+    let text = table_at(&r, 80);
+    let lines = table_lines(&text);
     assert_eq!(
-        text.matches("\nread path ").count(),
-        r.checks.len(),
+        lines[0], "read path [scope]              result         required index",
         "{text}"
     );
-    assert!(widest(&table_lines(&text)) <= 100, "{text}");
+    assert_eq!(lines.len(), 1 + r.checks.len(), "{text}");
+    assert_eq!(
+        lines[1], "member-profile [member]        not-chosen     posts_author_visible_idx",
+        "{text}"
+    );
+    assert!(widest(&lines) <= 80, "{text}");
     let text = table_at(&r, 110);
     // The index used instead, compactly, in its column; the plan line under `why:`.
     let not_chosen = row(&text, "member-profile", "member");
@@ -1146,6 +1220,168 @@ fn a_failing_table_keeps_every_identifier_whole_and_says_everything_at_any_width
     assert_eq!(missing[3], "missing-index");
     assert_eq!(missing.last().unwrap(), "Seq Scan on posts", "{text}");
     insta::assert_snapshot!("failing_table_110", text);
+}
+
+/// Every check the table shows, in its order, as (read path, scope, result cell), from a table
+/// (its rows, a wrapped cell joined again) or from the list a narrower width gets
+/// (`read-path [scope]  result  index`).
+fn shown_checks(text: &str) -> Vec<(String, String, String)> {
+    let lines = table_lines(text);
+    if text.starts_with('┌') {
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        let body = lines.iter().skip_while(|l| !l.starts_with('╞')).skip(1);
+        for line in body.filter(|l| l.starts_with('│')) {
+            let cells: Vec<String> = line
+                .trim_matches('│')
+                .split('┆')
+                .map(|c| c.trim().to_string())
+                .collect();
+            match rows.last_mut() {
+                Some(last) if cells[0].is_empty() => {
+                    for (into, more) in last.iter_mut().zip(cells) {
+                        if !more.is_empty() {
+                            into.push(' ');
+                            into.push_str(&more);
+                        }
+                    }
+                }
+                _ => rows.push(cells),
+            }
+        }
+        return rows
+            .into_iter()
+            .map(|r| (r[0].clone(), r[1].clone(), r[3].clone()))
+            .collect();
+    }
+    // The list: a line per check (`read-path [scope]  result  index`), its index perhaps on
+    // the next line, four columns in, or the line wrapped at spaces; the result is the verdict
+    // words after the scope.
+    const RESULT_WORDS: &[&str] = &[
+        "pass",
+        "not-usable",
+        "not-chosen",
+        "generic-plan",
+        "seq-scan",
+        "key-unused",
+        "over-budget",
+        "plan-changed",
+        "missing-index",
+        "invalid-index",
+        "no-statistics",
+        "error",
+        "(warning)",
+    ];
+    let mut entries: Vec<String> = Vec::new();
+    for line in lines {
+        match entries.last_mut() {
+            // A line wrapped at spaces, or an index on the line under its check.
+            Some(last) if line.starts_with(' ') => {
+                last.push(' ');
+                last.push_str(line.trim());
+            }
+            _ => entries.push(line.to_string()),
+        }
+    }
+    entries
+        .iter()
+        .skip(1)
+        .map(|l| {
+            let (read_path, rest) = l.split_once(" [").expect("read-path [scope]");
+            let (scope, rest) = rest.split_once(']').expect("[scope]");
+            let result: Vec<&str> = rest
+                .split_whitespace()
+                .take_while(|w| RESULT_WORDS.contains(w))
+                .collect();
+            (read_path.to_string(), scope.to_string(), result.join(" "))
+        })
+        .collect()
+}
+
+#[test]
+fn the_table_shows_each_check_once_with_its_verdict_failures_first_then_warnings_then_passes() {
+    // Reordering and compacting may never lose a check, nor show a verdict against the wrong
+    // read path or scope: a false pass.
+    let mut with_no_statistics = everything();
+    with_no_statistics.checks.insert(3, no_statistics());
+    let mut reference_failing = reference_like();
+    reference_failing.checks[4] = failing_checks()[1].clone();
+    reference_failing.checks[9] = failing_checks()[8].clone();
+    for r in [
+        everything(),
+        with_no_statistics,
+        failing_with_every_section(),
+        reference_failing,
+        reference_like(),
+    ] {
+        let rank = |c: &CheckResult| {
+            if c.verdict.is_pass() {
+                2
+            } else if c.is_warning(r.require) || c.verdict == Verdict::NoStatistics {
+                1
+            } else {
+                0
+            }
+        };
+        // The report's checks, each with the result cell it must show, stably in groups.
+        let mut expected: Vec<(usize, (String, String, String))> = r
+            .checks
+            .iter()
+            .map(|c| {
+                let result = if c.is_warning(r.require) {
+                    format!("{} (warning)", c.verdict)
+                } else {
+                    c.verdict.to_string()
+                };
+                (rank(c), (c.read_path.clone(), c.scope.clone(), result))
+            })
+            .collect();
+        expected.sort_by_key(|(rank, _)| *rank);
+        let expected: Vec<_> = expected.into_iter().map(|(_, c)| c).collect();
+        let mut forms = std::collections::BTreeSet::new();
+        for width in [40, 60, 80, 100, 120, 240] {
+            let text = table_at(&r, width);
+            forms.insert(text.starts_with('┌'));
+            assert_eq!(shown_checks(&text), expected, "{width}:\n{text}");
+            // `why:` follows the same order, and names every check that did not pass.
+            if let Some(why) = text.split("\nwhy:\n").nth(1) {
+                let named: Vec<(String, String)> = why
+                    .lines()
+                    .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+                    .filter_map(|l| {
+                        let (rp, rest) = l.trim().split_once(" [")?;
+                        Some((rp.to_string(), rest.split_once(']')?.0.to_string()))
+                    })
+                    .collect();
+                let failing: Vec<(String, String)> = expected
+                    .iter()
+                    .filter(|(_, _, v)| v != "pass")
+                    .map(|(rp, s, _)| (rp.clone(), s.clone()))
+                    .collect();
+                assert_eq!(named, failing, "{width}:\n{text}");
+            }
+        }
+        // Both forms were read: a table at some width, the list at another.
+        assert_eq!(forms.len(), 2, "{:?}", r.checks.len());
+        // The machines' formats keep the report's order.
+        let json = json_of(&r);
+        let order: Vec<(String, String)> = json["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["read_path"].as_str().unwrap().to_string(),
+                    c["scope"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let report_order: Vec<(String, String)> = r
+            .checks
+            .iter()
+            .map(|c| (c.read_path.clone(), c.scope.clone()))
+            .collect();
+        assert_eq!(order, report_order);
+    }
 }
 
 #[test]
@@ -1312,9 +1548,11 @@ fn the_junit_file_is_well_formed_and_counts_what_the_json_summary_counts() {
         );
         assert_eq!(cases.len(), r.checks.len() + lint);
         // A failure per failed check and per index problem; an error per error; a warning is
-        // neither.
+        // neither: it is skipped, as a verdict without statistics is.
         assert_eq!(count("failure"), n("failed") + lint, "{xml}");
         assert_eq!(count("error"), n("errors"), "{xml}");
+        let no_statistics = summary["no_statistics"].as_u64().unwrap_or(0) as usize;
+        assert_eq!(count("skipped"), n("warnings") + no_statistics, "{xml}");
         let total = |attribute: &str| -> usize {
             suites
                 .iter()
@@ -1323,6 +1561,7 @@ fn the_junit_file_is_well_formed_and_counts_what_the_json_summary_counts() {
         };
         assert_eq!(total("tests"), cases.len());
         assert_eq!(total("failures"), n("failed") + lint);
+        assert_eq!(total("skipped"), count("skipped"), "{xml}");
         assert_eq!(total("errors"), n("errors"));
         let all = doc.root_element();
         assert_eq!(
@@ -1354,6 +1593,65 @@ fn the_junit_file_is_well_formed_and_counts_what_the_json_summary_counts() {
         expected.sort();
         assert_eq!(named, expected);
     }
+    // A warning is a skipped testcase saying it is a warning (a CI test view shows it apart
+    // from the passes), the whole reason in its system-out.
+    let xml = render(&everything(), Format::Junit, Style::PLAIN);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let warning = doc
+        .descendants()
+        .find(|n| {
+            n.has_tag_name("testcase") && n.attribute("name") == Some("member-profile [guest]")
+        })
+        .unwrap_or_else(|| panic!("{xml}"));
+    let skipped = warning
+        .children()
+        .find(|n| n.has_tag_name("skipped"))
+        .unwrap_or_else(|| panic!("a warning not skipped:\n{xml}"));
+    assert!(
+        skipped
+            .attribute("message")
+            .unwrap()
+            .starts_with("warning: member-profile [guest] not-chosen: "),
+        "{xml}"
+    );
+    assert_eq!(skipped.attribute("type"), Some("not-chosen"));
+    let out = warning
+        .children()
+        .find(|n| n.has_tag_name("system-out"))
+        .and_then(|n| n.text())
+        .unwrap_or_default();
+    assert!(out.contains("warning (does not fail the run): "), "{xml}");
+    // An index finding that fails nothing (a key direction no plan settled) is a warning too.
+    let mut r = report(vec![pass(
+        "thread-page-first",
+        "member",
+        "posts_thread_visible_idx",
+    )]);
+    r.lint = vec![Finding {
+        kind: Kind::KeyDirection,
+        problem: "posts_thread_visible_idx and its twin posts_thread_all_idx differ in key \
+                  direction only: …; not settled from the catalog"
+            .into(),
+        ..findings().remove(0)
+    }];
+    assert_eq!(plancheck::status(&r), 0);
+    let xml = render(&r, Format::Junit, Style::PLAIN);
+    assert!(
+        xml.contains(
+            "<skipped message=\"warning: thread-page-deep, thread-page-first: \
+             posts_thread_visible_idx and its twin posts_thread_all_idx differ in key direction \
+             only"
+        ),
+        "{xml}"
+    );
+    assert!(!xml.contains("<failure"), "{xml}");
+    // Passes stay plain passes (the demo's report, read by junitparser in CI, is all passes).
+    let xml = render(&reference_like(), Format::Junit, Style::PLAIN);
+    assert!(
+        !xml.contains("<skipped") && !xml.contains("<failure"),
+        "{xml}"
+    );
+
     // A failure's message is the why: line, its body the plan the verdict is about.
     let xml = render(&everything(), Format::Junit, Style::PLAIN);
     let doc = roxmltree::Document::parse(&xml).unwrap();
@@ -1415,6 +1713,31 @@ fn github_annotations_point_at_the_scope_of_each_failing_expectation() {
     );
     insta::assert_snapshot!("github", text);
 
+    // Regression: "used instead" twice, the message's own (with the rows a filter removed) and
+    // an appended line of the same access paths.
+    let mut c = failing_checks()[0].clone();
+    c.instead = vec![
+        "Parallel Seq Scan on posts".into(),
+        "Index Scan using members_pkey on members".into(),
+    ];
+    c.message = "posts_thread_visible_idx cannot serve this SQL: … posts_thread_visible_idx is \
+                 not in the plan; used instead: Parallel Seq Scan on posts (116,454 rows \
+                 removed by filter); Index Scan using members_pkey on members"
+        .into();
+    let once = render(&report(vec![c.clone()]), Format::Github, Style::PLAIN);
+    assert_eq!(once.matches("used instead").count(), 1, "{once}");
+    // A message that names only some of them gets the line.
+    c.message = "posts_thread_visible_idx cannot serve this SQL: … used instead: Parallel Seq \
+                 Scan on posts"
+        .into();
+    let both = render(&report(vec![c]), Format::Github, Style::PLAIN);
+    assert!(
+        both.contains(
+            "%0Aused instead: Parallel Seq Scan on posts; Index Scan using members_pkey on members"
+        ),
+        "{both}"
+    );
+
     // Without a location (`judge`, the built-in project), the annotation has no file.
     r.locations.clear();
     let text = render(&r, Format::Github, Style::PLAIN);
@@ -1432,29 +1755,48 @@ fn markdown_is_the_evidence_table_and_the_budgets_table() {
     let text = render(&reference_like(), Format::Markdown, Style::PLAIN);
     assert!(
         text.contains(
-            "\n| Page | Index | Used | Warm |\n|---|---|---|---|\n| discovery-latest [member] | \
-             `threads_latest_idx` | yes | 0.02 ms |\n"
+            "\n| Read path [scope] | Required index | Verdict (used instead) | Warm p50 |\n\
+             |---|---|---|---|\n| discovery-latest [member] | `threads_latest_idx` | pass | 0.02 \
+             ms |\n"
         ),
         "{text}"
     );
     assert!(
         text.contains(
-            "\n| Page | Budget | Measured p50 | Fastest | Slowest | p95 | p99 | Runs | Used | | \
-             Round trip p50 |\n|---|---|---|---|---|---|---|---|---|---|---|\n| \
-             discovery-latest [member] | 150 ms | 0.02 ms | 0.02 ms | 0.02 ms | - | - | 5 | 0% | \
-             target | - |\n"
+            "\n| Read path [scope] | Time budget | Warm p50 | Fastest | Slowest | p95 | p99 | Runs \
+             | Budget used | p50 against the budget | Round trip p50 |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|\n| discovery-latest [member] | 150 ms \
+             | 0.02 ms | 0.02 ms | 0.02 ms | - | - | 5 | 0% | within | - |\n"
+        ),
+        "{text}"
+    );
+    // Under the time budgets, what their figures measure.
+    assert!(
+        text.contains(
+            "\nWarm p50, Fastest, Slowest, p95, p99: the server's execution time (EXPLAIN \
+             ANALYZE)"
         ),
         "{text}"
     );
     assert!(
         text.contains(
-            "\n| Page | Budget | Measured | Used |\n|---|---|---|---|\n| discovery-latest [member] \
-             | 400 buf | 7 buf | 2% |\n"
+            "Round trip p50: the plain statement (not EXPLAIN) as the client saw it, as many \
+             runs, from the request sent to its last row"
         ),
         "{text}"
     );
     assert!(
-        text.contains("| forum-page-deep [member] | 2× forum-page-first | 1.0× | 50% |\n"),
+        text.contains(
+            "\n| Read path [scope] | Buffer budget | Measured | Budget used |\n|---|---|---|---|\n\
+             | discovery-latest [member] | 400 buf | 7 buf | 2% |\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "| forum-page-deep [member] | 2× forum-page-first's buffers | 1.0× forum-page-first's \
+             | 50% |\n"
+        ),
         "{text}"
     );
     insta::assert_snapshot!("markdown_reference", text);
@@ -1463,11 +1805,16 @@ fn markdown_is_the_evidence_table_and_the_budgets_table() {
     let text = render(&everything(), Format::Markdown, Style::PLAIN);
     assert!(
         text.contains(
-            "\n| Page | Budget | Measured p50 | Fastest | Slowest | p95 | p99 | Runs | Used | | \
-             Round trip p50 |\n|---|---|---|---|---|---|---|---|---|---|---|\n| forum-page-deep \
-             [member] | 50 ms | 0.42 ms | 0.40 ms | 0.50 ms | - | - | 5 | 4% | target | - |\n\n\
-             | Page | Budget | Measured | Used |\n|---|---|---|---|\n| forum-page-deep [member] | \
-             2× forum-page-first | 3.4× | 170% |\n\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|\n| forum-page-deep [member] | 50 ms | \
+             0.42 ms | 0.40 ms | 0.50 ms | - | - | 5 | 4% | within | - |\n\nWarm p50, Fastest"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\n| Read path [scope] | Buffer budget | Measured | Budget used |\n|---|---|---|---|\n\
+             | forum-page-deep [member] | 2× forum-page-first's buffers | 3.4× forum-page-first's \
+             | 170% |\n\n"
         ),
         "{text}"
     );
@@ -1479,6 +1826,44 @@ fn markdown_is_the_evidence_table_and_the_budgets_table() {
         "{text}"
     );
     insta::assert_snapshot!("markdown_failing", text);
+
+    // As a Markdown reader renders it: every table has a header for each of its columns.
+    for r in [reference_like(), everything()] {
+        let text = render(&r, Format::Markdown, Style::PLAIN);
+        let mut headers: Vec<Vec<String>> = Vec::new();
+        let mut in_head = false;
+        let mut cell: Option<String> = None;
+        use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+        for e in Parser::new_ext(&text, Options::ENABLE_TABLES) {
+            match e {
+                Event::Start(Tag::TableHead) => {
+                    in_head = true;
+                    headers.push(Vec::new());
+                }
+                Event::End(TagEnd::TableHead) => in_head = false,
+                Event::Start(Tag::TableCell) if in_head => cell = Some(String::new()),
+                Event::Text(t) | Event::Code(t) if in_head => {
+                    if let Some(c) = cell.as_mut() {
+                        c.push_str(&t);
+                    }
+                }
+                Event::End(TagEnd::TableCell) if in_head => headers
+                    .last_mut()
+                    .unwrap()
+                    .push(cell.take().unwrap_or_default()),
+                _ => {}
+            }
+        }
+        assert!(headers.len() >= 3, "{headers:?}\n{text}");
+        for h in &headers {
+            assert!(
+                h.iter().all(|c| !c.trim().is_empty()),
+                "an untitled column: {h:?}"
+            );
+            assert!(!h.contains(&"Page".to_string()), "{h:?}");
+            assert_eq!(h[0], "Read path [scope]", "{h:?}");
+        }
+    }
 }
 
 #[test]
@@ -1626,6 +2011,23 @@ fn failing_with_every_section() -> Report {
             c.required_index
         )];
     }
+    // The error located in a line of SQL wider than the terminal, as the server's error and
+    // `error::located` give it.
+    let error = checks.last_mut().unwrap();
+    assert_eq!(error.verdict, Verdict::Error);
+    let line = format!(
+        "SELECT p.id FROM posts p WHERE {} AND p.thred_id = $1",
+        (0..10)
+            .map(|i| format!("p.c{i} = {i}"))
+            .collect::<Vec<_>>()
+            .join(" AND ")
+    );
+    let column = line.find("p.thred_id").unwrap() + 1;
+    error.message = format!(
+        "plans/thread-page-deep.sql:3:{column}: column p.thred_id does not exist\n  |\n3 | \
+         {line}\n  | {}^",
+        " ".repeat(column - 1)
+    );
     let mut r = report(checks);
     r.lint = findings();
     r.server_version = "15.18 (Debian 15.18-0+deb12u1)".into();
@@ -1670,7 +2072,9 @@ fn at_80_columns_no_line_of_a_failing_report_is_wider_and_no_word_is_split() {
             vec!["15.18 (Debian 15.18-0+deb12u1): 0 passed, 8 failed, 1 error".to_string()];
         for c in &r.checks {
             let brief = plancheck::report::brief::of(c, r.require);
-            messages.push(brief.why);
+            // An error's source line is cut to the width: its first line is said whole, its
+            // snippet below.
+            messages.push(brief.why.lines().next().unwrap().to_string());
             messages.extend(brief.fix);
             messages.extend(c.notes.iter().cloned());
             messages.extend(c.instead.iter().cloned());
@@ -1682,6 +2086,24 @@ fn at_80_columns_no_line_of_a_failing_report_is_wider_and_no_word_is_split() {
             }
             assert!(said.contains(&unwrapped(m)), "no {m:?} in\n{text}");
         }
+        // The error's source line, wider than 80, is a window around the caret, which stays
+        // under the column it names.
+        let lines: Vec<&str> = text.lines().collect();
+        let caret = lines
+            .iter()
+            .position(|l| l.trim_start().starts_with("| ") && l.ends_with('^'))
+            .unwrap_or_else(|| panic!("no caret:\n{text}"));
+        assert!(lines[caret - 1].starts_with("    3 | …"), "{text}");
+        let at = lines[caret].chars().count() - 1;
+        assert_eq!(
+            lines[caret - 1]
+                .chars()
+                .skip(at)
+                .take(10)
+                .collect::<String>(),
+            "p.thred_id",
+            "{text}"
+        );
         // The sections did wrap: the first check's fix is longer than one line.
         assert!(text.contains("\n    fix: "), "{text}");
         assert!(

@@ -50,6 +50,41 @@ fn the_superuser_is_reported_as_superuser() {
 }
 
 #[test]
+fn a_superuser_is_warned_about_once_on_stderr_and_q_leaves_it_to_the_reports() {
+    // Regression: two long warning lines on every run as a superuser, which -q did not silence.
+    let db = fresh_board("role_quiet");
+    let one = ["--only", "thread-page-first", "--scope", "member"];
+    let run = check(&db, &reference_project(), &one);
+    assert_eq!(run.status, Some(0), "{}", run.shown());
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: "))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", run.shown());
+    assert!(
+        warnings[0].starts_with(&format!("warning: role {} has superuser: ", user_of(&db))),
+        "{}",
+        run.shown()
+    );
+    // With -q: nothing on stderr, and the report still names the right and what it allows.
+    let run = check(&db, &reference_project(), &[&one[..], &["-q"]].concat());
+    assert_eq!(run.status, Some(0), "{}", run.shown());
+    assert!(!run.stderr.contains("superuser"), "{}", run.shown());
+    let report = run.report();
+    assert_eq!(
+        report["role_warnings"][0]["right"], "superuser",
+        "{report:#}"
+    );
+    assert!(
+        report["role_warnings"][0]["what"]
+            .as_str()
+            .is_some_and(|w| w.contains("outside any transaction")),
+        "{report:#}"
+    );
+}
+
+#[test]
 fn the_least_privilege_roles_have_no_risky_right() {
     let roles = least_privilege("role_plain");
     assert_eq!(

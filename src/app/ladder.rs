@@ -245,7 +245,8 @@ async fn before_rungs(
     within(
         limit,
         asking::ROLE_RIGHTS,
-        super::run::role_warnings(&client, &options),
+        // No ladder report carries the role's rights: said even with -q.
+        super::run::role_warnings(&client, &options, false),
     )
     .await?;
     let server_version = within(limit, asking::SERVER_VERSION, async {

@@ -34,10 +34,12 @@ pub struct RunOptions<'a> {
 }
 
 /// The rights of the connecting role that let a project's SQL act outside the rolled-back
-/// transaction, said on stderr; with `--strict-role` they stop the run (bad input, exit 2).
+/// transaction, said once on stderr unless `quiet` (every report carries them); with
+/// `--strict-role` they stop the run (bad input, exit 2).
 pub(super) async fn role_warnings(
     client: &tokio_postgres::Client,
     options: &RunOptions<'_>,
+    quiet: bool,
 ) -> crate::error::Result<Vec<db::role::RoleRisk>> {
     if options.own_server {
         return Ok(Vec::new());
@@ -49,8 +51,9 @@ pub(super) async fn role_warnings(
     if options.strict_role {
         return Err(BadInput(stderr::strict_role_refusal(&role, &risks)).into());
     }
-    for line in stderr::role_rights(&role, &risks) {
-        say!("{line}");
+    if !quiet {
+        let width = crate::cli::settings::stderr_width();
+        say!("{}", stderr::role_rights(&role, &risks, width));
     }
     Ok(risks)
 }
@@ -196,7 +199,7 @@ async fn before_checks(
     let major = within(limit, what, async { Ok(db::server_major(&client).await?) }).await?;
     settings.scratch = scratch_mode(run.no_scratch, major);
     let what = asking::ROLE_RIGHTS;
-    let role_warnings = within(limit, what, role_warnings(&client, options)).await?;
+    let role_warnings = within(limit, what, role_warnings(&client, options, run.quiet)).await?;
     let what = asking::ALLOWED_SEQ_SCANS;
     within(limit, what, warn_unknown_allowed(&client, project)).await?;
     if options.replan_without_rivals {
@@ -574,7 +577,8 @@ pub(super) async fn planning_session(
     within(
         limit,
         asking::ROLE_RIGHTS,
-        role_warnings(&client, &RunOptions::default()),
+        // No report of `accept` or `capture` carries the role's rights: said even with -q.
+        role_warnings(&client, &RunOptions::default(), false),
     )
     .await?;
     settings.watched = within(limit, asking::SERVER_SETTINGS, async {

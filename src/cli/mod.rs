@@ -633,7 +633,8 @@ pub struct DemoArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub select: SelectOpts,
-    /// No progress on stderr (warnings and errors are still said)
+    /// No progress on stderr, nor the warning about the role's rights (the JSON, JUnit, GitHub and
+    /// Markdown reports carry it); other warnings and errors are still said
     #[arg(help_heading = "Output", short, long)]
     pub quiet: bool,
     /// Checks run side by side, each in a session of its own while it runs [default: the CPUs,

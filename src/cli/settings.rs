@@ -8,7 +8,8 @@
 //!    the job summary), libpq's `PG*` variables and password file (read where the connection
 //!    string is resolved, [`crate::db::conninfo`]), `PLANCHECK_PG_BIN` and friends (where the
 //!    throwaway servers find their binaries, [`crate::server`]);
-//! 3. what the machine says: whether stdout is a terminal, and its width;
+//! 3. what the machine says: whether stdout is a terminal, and its width (stderr's, for what is
+//!    said there);
 //! 4. the defaults written on the flags.
 //!
 //! `plancheck.toml` holds the project's scopes and fragments, never a run setting, so it takes
@@ -156,6 +157,22 @@ pub fn plain_style_of_process() -> Style {
             .unwrap_or(DEFAULT_WIDTH),
         color: false,
     }
+}
+
+/// The columns a warning on stderr is wrapped to: `COLUMNS`, else the width of the terminal
+/// stderr is, else the default (a CI log).
+pub fn stderr_width() -> usize {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0);
+    columns
+        .or_else(|| {
+            let (terminal_size::Width(columns), _) =
+                terminal_size::terminal_size_of(std::io::stderr())?;
+            (columns > 0).then_some(usize::from(columns))
+        })
+        .unwrap_or(DEFAULT_WIDTH)
 }
 
 /// The width of the terminal stdout is, as the kernel knows it.

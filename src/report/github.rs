@@ -6,6 +6,7 @@
 //! Printed alone by `--format github`, and after the table when `GITHUB_ACTIONS=true`.
 
 use super::{Outcome, Report, check_name, outcome};
+use crate::verdict::CheckResult;
 
 /// `--format github`: the annotations, then the summary line (a plain log line).
 pub(super) fn github(report: &Report) -> String {
@@ -54,43 +55,11 @@ pub fn annotations(report: &Report) -> String {
 
 /// Every annotation, with its kind, in the report's order.
 fn every_annotation(report: &Report) -> Vec<(&'static str, String)> {
-    let mut out = Vec::new();
-    for c in &report.checks {
-        let kind = match outcome(report, c) {
-            Outcome::Pass => continue,
-            Outcome::Warning | Outcome::NoStatistics => "warning",
-            Outcome::Failure | Outcome::Error => "error",
-        };
-        let mut props = Vec::new();
-        // An error the server located in a plan or expectation is shown at that line; every
-        // other verdict at the scope's table in its expectation.
-        if let Some(at) = &c.at {
-            props.push(("file", at.path.clone()));
-            props.push(("line", at.line.to_string()));
-            props.push(("col", at.column.to_string()));
-        } else if let Some(at) = report.location_of(c) {
-            props.push(("file", at.path.clone()));
-            if let Some(line) = at.line {
-                props.push(("line", line.to_string()));
-            }
-        }
-        props.push((
-            "title",
-            format!("plancheck: {} {}", check_name(c), c.verdict),
-        ));
-        let mut message = c.message.clone();
-        let instead = c.instead.join("; ");
-        if !instead.is_empty() && !message.contains(&instead) {
-            message.push_str(&format!("\nused instead: {instead}"));
-        }
-        // The fix the table gives, unless the message ends with its own (a seq scan's).
-        if let Some(fix) = super::brief::of(c, report.require).fix
-            && !c.message.contains("Fix: ")
-        {
-            message.push_str(&format!("\nfix: {fix}"));
-        }
-        out.push((kind, command(kind, &props, &message)));
-    }
+    let mut out: Vec<(&'static str, String)> = report
+        .checks
+        .iter()
+        .filter_map(|c| check_annotation(report, c))
+        .collect();
     for f in &report.lint {
         let mut props = Vec::new();
         if let Some(path) = report.file_of(&f.read_path) {
@@ -98,7 +67,7 @@ fn every_annotation(report: &Report) -> Vec<(&'static str, String)> {
         }
         props.push((
             "title",
-            format!("plancheck: {} index {}", f.read_path, f.index),
+            format!("plancheck: {} index {}", f.read_paths().join(", "), f.index),
         ));
         let mut message = f.problem.clone();
         for d in &f.definitions {
@@ -143,6 +112,47 @@ fn every_annotation(report: &Report) -> Vec<(&'static str, String)> {
         ));
     }
     out
+}
+
+/// A check's annotation, with its kind: none for a pass, a warning for what does not fail the
+/// run, an error for what does. Its message is the verdict's whole message, then what was used
+/// instead unless the message says it already, then the fix the table gives.
+fn check_annotation(report: &Report, c: &CheckResult) -> Option<(&'static str, String)> {
+    let kind = match outcome(report, c) {
+        Outcome::Pass => return None,
+        Outcome::Warning | Outcome::NoStatistics => "warning",
+        Outcome::Failure | Outcome::Error => "error",
+    };
+    let mut props = Vec::new();
+    // An error the server located in a plan or expectation is shown at that line; every
+    // other verdict at the scope's table in its expectation.
+    if let Some(at) = &c.at {
+        props.push(("file", at.path.clone()));
+        props.push(("line", at.line.to_string()));
+        props.push(("col", at.column.to_string()));
+    } else if let Some(at) = report.location_of(c) {
+        props.push(("file", at.path.clone()));
+        if let Some(line) = at.line {
+            props.push(("line", line.to_string()));
+        }
+    }
+    props.push((
+        "title",
+        format!("plancheck: {} {}", check_name(c), c.verdict),
+    ));
+    let mut message = c.message.clone();
+    // Each access path the message names already (`used instead: Seq Scan on posts (99 rows
+    // removed by filter)`) is not said twice.
+    if !c.instead.iter().all(|i| message.contains(i.as_str())) {
+        message.push_str(&format!("\nused instead: {}", c.instead.join("; ")));
+    }
+    // The fix the table gives, unless the message ends with its own (a seq scan's).
+    if let Some(fix) = super::brief::of(c, report.require).fix
+        && !c.message.contains("Fix: ")
+    {
+        message.push_str(&format!("\nfix: {fix}"));
+    }
+    Some((kind, command(kind, &props, &message)))
 }
 
 /// `::kind key=value,key=value::message`, escaped as GitHub's toolkit escapes them.

@@ -5,10 +5,20 @@
 //! the report and each suite carry the run's `timestamp` and their total `time`.
 //!
 //! A failing verdict is a `failure` whose message is the `why:` line and whose body is the plan
-//! the verdict is about, as the compact tree `--explain` prints; an `error` is an `error`; a
-//! warning (`--require usable`, a changed plan without `--strict-plans`) passes, and says so in
-//! the testcase's system-out. An index problem `lint` found fails the run, so it is a failing
-//! testcase too, named after the index, in its read path's suite.
+//! the verdict is about, as the compact tree `--explain` prints; an `error` is an `error`. An
+//! index problem `lint` found fails the run, so it is a failing testcase too, named after the
+//! index, in its first read path's suite.
+//!
+//! A warning (`--require usable`, a changed plan without `--strict-plans`, a `key-direction`
+//! finding no plan settled) and a `no-statistics` are `skipped`, the message starting with what
+//! it is (`warning: …`, the `why:` line), the plan in its body, the whole reason in system-out.
+//! Why `skipped`: JUnit has no warning status, and what CI test views show is the status alone.
+//! GitLab's merge-request test report, the GitHub test-report actions (dorny/test-reporter,
+//! mikepenz/action-junit-report) and Jenkins' JUnit plugin each show a case as passed, failed
+//! (failure or error) or skipped, and nothing else: a warning in a passed case's system-out is a
+//! green tick nobody opens. `skipped` is the one state they all show apart from passed that does
+//! not fail the job or mark the build unstable, so it is a warning's honest place; its message
+//! says it ran and was reported, not that it was left out.
 
 use std::time::Duration;
 
@@ -77,20 +87,24 @@ pub(super) fn junit(report: &Report) -> String {
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_else(|| "lint".into());
-        let s = if f.fails() {
+        let said = format!("{}: {}", f.read_paths().join(", "), f.problem);
+        // A finding that fails nothing is a warning: skipped, as a check's warning is.
+        let mut s = if f.fails() {
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-            s.set_message(format!("{}: {}", f.read_path, f.problem))
-                .set_type(kind);
-            if !f.definitions.is_empty() {
-                s.set_description(f.definitions.join("\n"));
-            }
+            s.set_message(&said);
             s
         } else {
-            TestCaseStatus::success()
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(format!("warning: {said}"));
+            s
         };
+        s.set_type(kind);
+        if !f.definitions.is_empty() {
+            s.set_description(f.definitions.join("\n"));
+        }
         let mut case = TestCase::new(format!("index {}", f.index), s);
         if !f.fails() {
-            case.set_system_out(format!("{}: {}", f.read_path, f.problem));
+            case.set_system_out(&said);
         }
         case.set_classname(&f.read_path);
         if let Some(path) = report.file_of(&f.read_path) {
@@ -130,7 +144,16 @@ pub(super) fn junit(report: &Report) -> String {
 /// One check's testcase: `read-path [scope]`, its status, time, file and line, properties.
 fn testcase(report: &Report, c: &CheckResult) -> TestCase {
     let status = match outcome(report, c) {
-        Outcome::Pass | Outcome::Warning => TestCaseStatus::success(),
+        Outcome::Pass => TestCaseStatus::success(),
+        // Reported, not failed: JUnit's skipped (the module's opening says why), its message
+        // saying it is a warning, the plan in its body.
+        Outcome::Warning => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(format!("warning: {}", why(c)))
+                .set_type(c.verdict.as_str())
+                .set_description(plan_body(c));
+            s
+        }
         // Neither passed nor failed: JUnit's skipped, with the reason.
         Outcome::NoStatistics => {
             let mut s = TestCaseStatus::skipped();

@@ -7,11 +7,12 @@ pub enum LintFormat {
     Json,
 }
 
-/// Lint findings as text: each problem, then the definitions involved one under the other.
+/// Lint findings as text: each problem once, after the read paths it is about, then the
+/// definitions involved one under the other.
 pub fn lint_findings(findings: &[crate::lint::Finding]) -> String {
     let mut out = String::new();
     for f in findings {
-        out.push_str(&format!("{}: {}\n", f.read_path, f.problem));
+        out.push_str(&format!("{}: {}\n", f.read_paths().join(", "), f.problem));
         for d in &f.definitions {
             out.push_str(&format!("    {d}\n"));
         }

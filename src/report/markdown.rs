@@ -1,8 +1,11 @@
 //! Markdown for a CI job's summary (`$GITHUB_STEP_SUMMARY`) or a pull-request comment: the
-//! summary line, the evidence table `| Page | Index | Used | Warm |` (a row per read path and
-//! scope), the time budgets in a performance page's columns `| Page | Budget | Measured p50 |
-//! Fastest | Slowest | p95 | p99 | Runs | Used | |` and the buffer budgets `| Page | Budget | Measured | Used |` when budgets are set,
-//! and why each check that did not pass failed.
+//! summary line, the evidence table `| Read path [scope] | Required index | Verdict (used
+//! instead) | Warm p50 |` (a row per read path and scope, in the table's reading order), the time
+//! budgets in a performance page's columns `| Read path [scope] | Time budget | Warm p50 |
+//! Fastest | Slowest | p95 | p99 | Runs | Budget used | p50 against the budget | Round trip p50
+//! |` with a line saying what they measure, and the buffer budgets `| Read path [scope] |
+//! Buffer budget | Measured | Budget used |` when budgets are set, and why each check that did not
+//! pass failed.
 
 use super::{BudgetPart, Report, budget_parts, buffers, ms, ms_value};
 use crate::verdict::{CheckResult, Spread, WarmStanding};
@@ -18,7 +21,9 @@ pub(super) fn markdown(report: &Report) -> String {
     }
     let budgets: Vec<String> = report.checks.iter().flat_map(buffer_rows).collect();
     if !budgets.is_empty() {
-        out.push_str("\n| Page | Budget | Measured | Used |\n|---|---|---|---|\n");
+        out.push_str(
+            "\n| Read path [scope] | Buffer budget | Measured | Budget used |\n|---|---|---|---|\n",
+        );
         out.push_str(&budgets.concat());
     }
     out.push_str(&why_list(report));
@@ -53,7 +58,17 @@ pub(super) fn markdown(report: &Report) -> String {
     if !report.lint.is_empty() {
         out.push_str("\n**Index problems**\n\n");
         for f in &report.lint {
-            out.push_str(&format!("- {}: {}\n", text(&f.read_path), text(&f.problem)));
+            let read_paths = f.read_paths().join(", ");
+            out.push_str(&format!("- {}: {}\n", text(&read_paths), text(&f.problem)));
+        }
+    }
+    if !report.role_warnings.is_empty() {
+        out.push_str(
+            "\n**The role's rights**: the project's SQL ran with rights that reach outside the \
+             rolled-back transaction; connect as a least-privilege role\n\n",
+        );
+        for r in &report.role_warnings {
+            out.push_str(&format!("- {}: {}\n", text(&r.right), text(&r.what)));
         }
     }
     out
@@ -93,13 +108,14 @@ pub(super) fn why_list(report: &Report) -> String {
     out
 }
 
-/// The `Used` cell, as Markdown: `yes` for a pass; else the verdict, `(warning)` when it does not fail the
-/// run, and what was used instead; with a migration, the verdict before it first.
-fn used(report: &Report, c: &CheckResult) -> String {
+/// The `Verdict (used instead)` cell, as Markdown: `pass`; else the verdict, `(warning)` when it
+/// does not fail the run, and what was used instead; with a migration, the verdict before it
+/// first.
+fn verdict_cell(report: &Report, c: &CheckResult) -> String {
     let mut now = if c.verdict.is_pass() && c.required_index.is_empty() {
-        "nothing read whole beyond allow_seq_scan".to_string()
+        "pass (nothing read whole beyond allow_seq_scan)".to_string()
     } else if c.verdict.is_pass() {
-        "yes".to_string()
+        "pass".to_string()
     } else {
         format!("**{}**", c.verdict)
     };
@@ -116,10 +132,13 @@ fn used(report: &Report, c: &CheckResult) -> String {
     }
 }
 
-/// The evidence table: a row per check, the index it requires, whether it was used, the warm
-/// median.
+/// The evidence table: a row per check, the index it requires, its verdict and what the plan
+/// used instead, the warm p50.
 pub(super) fn evidence(report: &Report) -> String {
-    let mut out = String::from("| Page | Index | Used | Warm |\n|---|---|---|---|\n");
+    let mut out = String::from(
+        "| Read path [scope] | Required index | Verdict (used instead) | Warm p50 |\n\
+         |---|---|---|---|\n",
+    );
     for c in &report.checks {
         out.push_str(&format!(
             "| {} | {} | {} | {} |\n",
@@ -129,7 +148,7 @@ pub(super) fn evidence(report: &Report) -> String {
             } else {
                 code(&c.required_index)
             },
-            used(report, c),
+            verdict_cell(report, c),
             ms(c.warm_ms)
         ));
     }
@@ -140,8 +159,9 @@ pub(super) fn evidence(report: &Report) -> String {
 /// the p50 of the measured runs' execution time (what the budget is judged on), the fastest run
 /// (over only when it is over too), the slowest, the p95 and p99 where the runs are enough for
 /// them (`-` otherwise: of fewer than 20 runs a p95 is the slowest run), the runs, the share of
-/// the budget the p50 used, `target`, `within noise` or `OVER`; then the p50 of the plain
-/// statement's round trip as the client saw it. Empty when no check has a time budget.
+/// the budget the p50 used, how the p50 stands against the budget (`within`, `within noise` or
+/// `OVER`); then the p50 of the plain statement's round trip as the client saw it. Under the
+/// table, a line saying what each figure measures. Empty when no check has a time budget.
 pub(super) fn time_budgets(report: &Report) -> String {
     let mut rows = String::new();
     for c in &report.checks {
@@ -182,7 +202,7 @@ pub(super) fn time_budgets(report: &Report) -> String {
                 match standing {
                     WarmStanding::Over => "**OVER**",
                     WarmStanding::WithinNoise => "within noise",
-                    WarmStanding::Under => "target",
+                    WarmStanding::Under => "within",
                 }
             ));
         }
@@ -191,8 +211,27 @@ pub(super) fn time_budgets(report: &Report) -> String {
         return rows;
     }
     format!(
-        "| Page | Budget | Measured p50 | Fastest | Slowest | p95 | p99 | Runs | Used | | Round \
-         trip p50 |\n|---|---|---|---|---|---|---|---|---|---|---|\n{rows}"
+        "| Read path [scope] | Time budget | Warm p50 | Fastest | Slowest | p95 | p99 | Runs | \
+         Budget used | p50 against the budget | Round trip p50 |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n{rows}\n{}\n",
+        time_key()
+    )
+}
+
+/// What the time budgets' figures measure, as a paragraph under their table.
+fn time_key() -> String {
+    format!(
+        "Warm p50, Fastest, Slowest, p95, p99: the server's execution time (EXPLAIN ANALYZE) of \
+         each check's measured runs, after the discarded ones; a p95 only of {} runs or more and \
+         a p99 of {} or more (of fewer, the nearest rank is the slowest run). Budget used: the \
+         warm p50's share of the budget. A budget is judged on the p50, and is over only when the \
+         p50 is over it by more than {} ms and the fastest run is over it too (a busy machine \
+         adds time to some runs; `within noise` otherwise). Round trip p50: the plain statement \
+         (not EXPLAIN) as the client saw it, as many runs, from the request sent to its last \
+         row: the network, the protocol and the rows sent back.",
+        Spread::P95_RUNS,
+        Spread::P99_RUNS,
+        crate::verdict::WARM_NOISE_MS
     )
 }
 
@@ -208,9 +247,11 @@ fn buffer_rows(c: &CheckResult) -> Vec<String> {
                     format!("{} buf", buffers(c)),
                     share,
                 ),
-                BudgetPart::Relative { ratio, max, to } => {
-                    (format!("{max}× {to}"), format!("{ratio:.1}×"), ratio / max)
-                }
+                BudgetPart::Relative { ratio, max, to } => (
+                    format!("{max}× {to}'s buffers"),
+                    format!("{ratio:.1}× {to}'s"),
+                    ratio / max,
+                ),
             };
             Some(format!(
                 "| {} | {} | {} | {:.0}% |\n",

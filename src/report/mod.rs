@@ -108,6 +108,25 @@ impl Report {
     }
 }
 
+/// The order people read checks in (the table, the Markdown report): what failed the run
+/// first (failures and errors), then what was reported without failing it (warnings, verdicts
+/// without statistics), then the passes, each group in the report's own order. Machines get
+/// the report's order (JSON, JUnit, the annotations), which a consumer may rely on.
+fn reading_order(report: &Report) -> Report {
+    let rank = |c: &CheckResult| match outcome(report, c) {
+        Outcome::Failure | Outcome::Error => 0,
+        Outcome::Warning | Outcome::NoStatistics => 1,
+        Outcome::Pass => 2,
+    };
+    let mut checks = report.checks.clone();
+    // Stable: within a group, the report's order.
+    checks.sort_by_key(rank);
+    Report {
+        checks,
+        ..report.clone()
+    }
+}
+
 /// Counts for the summary line and the JSON summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Summary {
@@ -219,11 +238,11 @@ impl Default for Style {
 /// Renders the report in the chosen format.
 pub fn render(report: &Report, format: Format, style: Style) -> String {
     match format {
-        Format::Table => table::table(report, style),
+        Format::Table => table::table(&reading_order(report), style),
         Format::Json => json::json(report),
         Format::Junit => junit::junit(report),
         Format::Github => github::github(report),
-        Format::Markdown => markdown::markdown(report),
+        Format::Markdown => markdown::markdown(&reading_order(report)),
     }
 }
 
@@ -278,6 +297,14 @@ enum BudgetPart<'a> {
 }
 
 impl BudgetPart<'_> {
+    /// The share of the budget used: 1.0 is all of it.
+    fn share(&self) -> f64 {
+        match self {
+            BudgetPart::WarmMs { share, .. } | BudgetPart::Buffers { share, .. } => *share,
+            BudgetPart::Relative { ratio, max, .. } => ratio / max,
+        }
+    }
+
     fn text(&self) -> String {
         match self {
             BudgetPart::WarmMs {

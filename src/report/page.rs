@@ -106,19 +106,6 @@ pub fn markdown(setup: &PageSetup, checks: &Report, ladder: &LadderReport) -> St
     } else {
         out.push('\n');
         out.push_str(&times);
-        out.push_str(&format!(
-            "\nMeasured p50, Fastest, Slowest, p95, p99: the server's execution time (EXPLAIN \
-             ANALYZE) of each check's measured runs; a p95 only of {} runs or more and a p99 of \
-             {} or more (of fewer, the nearest rank is the slowest run). A budget is judged on \
-             the p50, and is over only when the p50 is over it by more than {} ms and the \
-             fastest run is over it too (a busy machine adds time to some runs; `within noise` \
-             otherwise). Round trip p50: the plain statement (not EXPLAIN) as the client saw it, \
-             as many runs, from the request sent to its last row: the network, the protocol and \
-             the rows sent back.\n",
-            crate::verdict::Spread::P95_RUNS,
-            crate::verdict::Spread::P99_RUNS,
-            crate::verdict::WARM_NOISE_MS
-        ));
     }
     out.push('\n');
     out.push_str(&super::ladder::markdown(ladder));

@@ -122,19 +122,26 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// The role's rights that reach outside the rolled-back transaction: a line each, then what to
-/// do about them.
-pub fn role_rights(role: &str, risks: &[RoleRisk]) -> Vec<String> {
-    let mut lines: Vec<String> = risks
-        .iter()
-        .map(|r| format!("warning: role {role} has {}: {}", r.right, r.what))
-        .collect();
-    lines.push(
-        "warning: the project's files run with these rights; connect as a least-privilege role \
-         (see \"The role is part of the threat model\" in plancheck's documentation), or --strict-role to refuse"
-            .into(),
+/// The role's rights that reach outside the rolled-back transaction, in one warning: which
+/// rights, and what to do, wrapped to `width` under its label. What each right lets SQL do is
+/// in every report (`role_warnings` in the JSON, the annotations, JUnit, Markdown).
+pub fn role_rights(role: &str, risks: &[RoleRisk], width: usize) -> String {
+    let rights: Vec<String> = risks.iter().map(|r| r.right.clone()).collect();
+    let text = format!(
+        "role {role} has {}: the project's SQL can act outside the rolled-back transaction; \
+         connect as a least-privilege role, or add --strict-role to refuse it",
+        and_list(&rights)
     );
-    lines
+    super::wrap::labelled("warning:", &text, 0, width)
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// `--strict-role`'s refusal.
@@ -421,6 +428,39 @@ pub fn password_too_short() -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::db::role::RoleRisk;
+
+    #[test]
+    fn the_role_warning_is_one_short_warning_wrapped_to_the_width() {
+        // Regression: two lines of 270 and 180 columns, whatever the terminal.
+        let risk = |right: &str| RoleRisk {
+            right: right.into(),
+            what: "what SQL could do with it, a long sentence the reports carry".into(),
+        };
+        let text = super::role_rights("postgres", &[risk("superuser")], 80);
+        assert_eq!(
+            text,
+            "warning: role postgres has superuser: the project's SQL can act outside the\n         \
+             rolled-back transaction; connect as a least-privilege role, or add\n         \
+             --strict-role to refuse it"
+        );
+        assert!(!text.contains("what SQL could do"), "{text}");
+        let text = super::role_rights(
+            "app",
+            &[
+                risk("pg_signal_backend"),
+                risk("dblink"),
+                risk("postgres_fdw"),
+            ],
+            200,
+        );
+        assert!(
+            text.starts_with("warning: role app has pg_signal_backend, dblink and postgres_fdw: "),
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), 1, "{text}");
+    }
+
     #[test]
     fn capture_reading_says_how_far_and_read_paths_only_when_known() {
         let path = std::path::Path::new("/var/log/postgresql/pg.csv");

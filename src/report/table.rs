@@ -6,9 +6,12 @@
 //! ([`LAYOUTS`]) and takes the first whose cells fit the width on one line each, headers wrapped
 //! at spaces. What a compact layout leaves out of the cells is said under the table, in full:
 //! the plan lines used instead under `why:`, the budgets and figures in a section of their own.
-//! When even the most compact layout is too wide for its longest names, each check is a record
-//! of its own, a column a line (psql's expanded form), and no line is wider than asked unless
-//! one name alone is.
+//! When even the most compact layout is too wide for its longest names, each check is a line
+//! (`read-path [scope]  result  required index`), and no line is wider than asked unless one
+//! name alone is.
+//!
+//! The checks come failures first, then warnings, then passes ([`super::reading_order`]); a run
+//! that did not pass says the passes' figures in one line, so the first `why:` comes soon.
 
 use comfy_table::{
     Cell, Color, ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
@@ -32,6 +35,9 @@ struct Layout {
     figures: Figures,
     /// Leave out the `used instead` column when no check used anything instead.
     drop_empty_instead: bool,
+    /// The `used instead` column at all; else what was used instead is said under `why:`
+    /// only, where only failures are.
+    instead_column: bool,
 }
 
 /// How the warm time and the shared buffers are shown.
@@ -46,51 +52,39 @@ enum Figures {
 }
 
 /// From the most detailed to the most compact. At 120 columns (a CI log) the reference project
-/// gets the second; in a 100-column terminal the fourth; in 80 columns the last.
-const LAYOUTS: [Layout; 7] = [
-    Layout {
-        full_instead: true,
-        budget: true,
-        figures: Figures::Columns,
-        drop_empty_instead: false,
-    },
-    Layout {
-        full_instead: true,
-        budget: false,
-        figures: Figures::Columns,
-        drop_empty_instead: false,
-    },
-    Layout {
-        full_instead: false,
-        budget: false,
-        figures: Figures::Columns,
-        drop_empty_instead: false,
-    },
-    Layout {
-        full_instead: false,
-        budget: false,
-        figures: Figures::Columns,
-        drop_empty_instead: true,
-    },
-    Layout {
-        full_instead: false,
-        budget: false,
-        figures: Figures::Merged,
-        drop_empty_instead: false,
-    },
-    Layout {
-        full_instead: false,
-        budget: false,
-        figures: Figures::Merged,
-        drop_empty_instead: true,
-    },
-    Layout {
-        full_instead: false,
-        budget: false,
-        figures: Figures::Under,
-        drop_empty_instead: true,
-    },
+/// gets the second; in a 100-column terminal the fourth; in 80 columns the seventh. Where a
+/// check used another index and its `used instead` cell does not fit beside the figures, the
+/// column goes (what was used instead is said under `why:`, where only failures are) before
+/// the figures do: the last three.
+const LAYOUTS: [Layout; 10] = [
+    layout(true, true, Figures::Columns, false, true),
+    layout(true, false, Figures::Columns, false, true),
+    layout(false, false, Figures::Columns, false, true),
+    layout(false, false, Figures::Columns, true, true),
+    layout(false, false, Figures::Merged, false, true),
+    layout(false, false, Figures::Merged, true, true),
+    layout(false, false, Figures::Under, true, true),
+    layout(false, false, Figures::Columns, true, false),
+    layout(false, false, Figures::Merged, true, false),
+    layout(false, false, Figures::Under, true, false),
 ];
+
+/// A [`Layout`], its fields in their order.
+const fn layout(
+    full_instead: bool,
+    budget: bool,
+    figures: Figures,
+    drop_empty_instead: bool,
+    instead_column: bool,
+) -> Layout {
+    Layout {
+        full_instead,
+        budget,
+        figures,
+        drop_empty_instead,
+        instead_column,
+    }
+}
 
 /// A column of the table, as text.
 struct Column {
@@ -165,7 +159,7 @@ pub(super) fn table(report: &Report, style: Style) -> String {
                 .unwrap_or(LAYOUTS[LAYOUTS.len() - 1]);
             let columns = columns(report, narrowest);
             if table_width(columns.iter().map(Column::longest_word)) > style.width {
-                return expanded(report, style);
+                return listed(report, style);
             }
             (narrowest, squeezed(&columns, report, style))
         }
@@ -185,66 +179,69 @@ pub(super) fn table(report: &Report, style: Style) -> String {
     out
 }
 
-/// psql's expanded form, for a width no table fits: a record per check, a `column │ value`
-/// line each, every value whole (the access paths used instead as the plan names them, the
-/// figures and budgets in their own lines), then the sections under it as under a table.
-fn expanded(report: &Report, style: Style) -> String {
-    let layout = LAYOUTS[0];
-    let columns = columns(report, layout);
-    let label = columns.iter().map(|c| c.header.width()).max().unwrap_or(0);
-    let mut out = String::new();
-    for (i, check) in report.checks.iter().enumerate() {
-        let head = format!("─[ {} ]", i + 1);
-        let rule = style.width.saturating_sub(head.width()).min(label + 2);
-        out.push_str(&format!("{head}{}\n", "─".repeat(rule)));
-        for (n, c) in columns.iter().enumerate() {
-            let value = &c.cells[i];
-            if value.is_empty() {
-                continue;
-            }
-            let pad = " ".repeat(label - c.header.width());
-            // Wrapped at spaces to the width; a name longer than the room stays whole.
-            let room = style.width.saturating_sub(label + 3).max(1);
-            for (k, part) in wrap_at_spaces(value, room).into_iter().enumerate() {
-                let part = if n == RESULT_COLUMN {
-                    paint(report, check, &part, style.color)
-                } else {
-                    part
-                };
-                if k == 0 {
-                    out.push_str(&format!("{}{pad} │ {part}\n", c.header));
-                } else {
-                    out.push_str(&format!("{} │ {part}\n", " ".repeat(label)));
-                }
-            }
-        }
-    }
-    // Under the records as under a compact table: the plan lines used instead in full under
-    // `why:`, where no wrapping cuts them.
-    let under = Layout {
-        full_instead: false,
-        ..layout
+/// For a width no table fits: a line per check, `read-path [scope]  result  required index`,
+/// aligned under a heading. Where a line is too wide for the width, every check that did not
+/// pass has its index on the next line, four columns in, and a pass is its name and verdict
+/// alone (narrower still, a line is wrapped at spaces: a name is never broken). Under it, the
+/// sections as under the most compact table: the figures and budgets, and what was used
+/// instead under `why:`.
+fn listed(report: &Report, style: Style) -> String {
+    let heading = [
+        "read path [scope]".to_string(),
+        if report.before.is_some() {
+            "before → after migration".to_string()
+        } else {
+            "result".to_string()
+        },
+        "required index".to_string(),
+    ];
+    let rows: Vec<[String; 3]> = report
+        .checks
+        .iter()
+        .map(|c| [check_name(c), result(report, c), required(c)])
+        .collect();
+    let width = |i: usize| {
+        rows.iter()
+            .chain([&heading])
+            .map(|r| r[i].width())
+            .max()
+            .unwrap_or(0)
     };
-    out.push_str(&sections(report, under, style));
-    out
-}
-
-/// `text` in lines of at most `room` columns, cut at spaces; a word longer than the room is a
-/// line of its own, whole.
-fn wrap_at_spaces(text: &str, room: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        if !line.is_empty() && line.width() + 1 + word.width() > room {
-            lines.push(std::mem::take(&mut line));
+    let widths = [width(0), width(1), width(2)];
+    let one_line = widths[0] + 2 + widths[1] + 2 + widths[2] <= style.width;
+    let two_columns = widths[0] + 2 + widths[1] <= style.width;
+    // `shown` is the result as printed (in its colour, which takes no columns).
+    let line = |cells: &[String; 3], shown: &str, pass: bool| {
+        let name = format!("{}{}", cells[0], " ".repeat(widths[0] - cells[0].width()));
+        if one_line {
+            let result = format!("{shown}{}", " ".repeat(widths[1] - cells[1].width()));
+            format!("{name}  {result}  {}", cells[2])
+        } else if two_columns && pass {
+            format!("{name}  {shown}")
+        } else if two_columns {
+            format!("{name}  {shown}\n    {}", cells[2])
+        } else if pass {
+            wrap::hanging(&format!("{} {shown}", cells[0]), 0, 4, style.width)
+        } else {
+            wrap::hanging(
+                &format!("{} {shown} {}", cells[0], cells[2]),
+                0,
+                4,
+                style.width,
+            )
         }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
+    };
+    let mut out = String::new();
+    // The heading says where the index is: on its line, or under a check that did not pass.
+    out.push_str(line(&heading, &heading[1], false).trim_end());
+    out.push('\n');
+    for (c, cells) in report.checks.iter().zip(&rows) {
+        let shown = paint(report, c, &cells[1], style.color);
+        out.push_str(&line(cells, &shown, c.verdict.is_pass()));
+        out.push('\n');
     }
-    lines.push(line);
-    lines
+    out.push_str(&sections(report, LAYOUTS[LAYOUTS.len() - 1], style));
+    out
 }
 
 /// The columns a layout shows; the result is the fourth.
@@ -294,7 +291,8 @@ fn columns(report: &Report, layout: Layout) -> Vec<Column> {
             }
         })
         .collect();
-    if !(layout.drop_empty_instead && instead.iter().all(String::is_empty)) {
+    if layout.instead_column && !(layout.drop_empty_instead && instead.iter().all(String::is_empty))
+    {
         cols.push(Column::plain("used instead", instead.into_iter()));
     }
     if layout.budget {
@@ -415,10 +413,11 @@ fn paint(report: &Report, c: &CheckResult, text: &str, on: bool) -> String {
     format!("{s}{text}{s:#}")
 }
 
-/// What was used instead, as the plan names it; for an error, the error.
+/// What was used instead, as the plan names it. Nothing for an error: it ran no plan, and its
+/// message (with the source snippet) is under `why:`, where it is laid out whole.
 fn full_instead(c: &CheckResult) -> String {
     match c.verdict {
-        Verdict::Error => c.message.clone(),
+        Verdict::Error => String::new(),
         _ => c.instead.join("; "),
     }
 }
@@ -504,30 +503,39 @@ fn sections(report: &Report, layout: Layout, style: Style) -> String {
 }
 
 /// The figures a compact layout left out of the cells, a line per check: the budgets (and the
-/// warm time and buffers, when they have no column either), aligned, wrapped to the width.
+/// warm time and buffers, when they have no column either), aligned, wrapped to the width. In
+/// a run where a check did not pass, the passes' lines are one line (how many passed, the range
+/// of their figures, the budget one of them came nearest), so that a reader reaches `why:`
+/// soon.
 fn under_the_table(report: &Report, layout: Layout, style: Style) -> String {
     let figures = layout.figures == Figures::Under;
     if layout.budget && !figures {
         return String::new();
     }
-    let rows: Vec<(String, String)> = report
+    let passes: Vec<&CheckResult> = report
         .checks
         .iter()
+        .filter(|c| c.verdict.is_pass())
+        .collect();
+    let condensed = passes.len() > 1 && passes.len() < report.checks.len();
+    let mut rows: Vec<(String, String)> = report
+        .checks
+        .iter()
+        .filter(|c| !(c.verdict.is_pass() && condensed))
         .filter_map(|c| {
             let budget = budget_used(c);
-            let measured = match (c.warm_ms, c.shared_buffers) {
-                (None, None) => "not measured".to_string(),
-                _ => format!("{}, {} buf", ms(c.warm_ms), buffers(c)),
-            };
             let text = match (figures, budget.is_empty()) {
                 (false, true) => return None,
                 (false, false) => budget,
-                (true, true) => measured,
-                (true, false) => format!("{measured}; {budget}"),
+                (true, true) => measured(c),
+                (true, false) => format!("{}; {budget}", measured(c)),
             };
             Some((format!("{}:", check_name(c)), text))
         })
         .collect();
+    if condensed {
+        rows.extend(passes_in_one(&passes, figures));
+    }
     if rows.is_empty() {
         return String::new();
     }
@@ -538,7 +546,71 @@ fn under_the_table(report: &Report, layout: Layout, style: Style) -> String {
         (true, false) => "warm p50, buffers:".to_string(),
         (false, _) => format!("budget used{on}:"),
     };
-    format!("\n{heading}\n{}", aligned(&rows, style.width))
+    format!(
+        "\n{}\n{}",
+        wrap::hanging(&heading, 0, 2, style.width),
+        aligned(&rows, style.width)
+    )
+}
+
+/// A check's warm p50 and shared buffers: `0.13 ms, 191 buf`.
+fn measured(c: &CheckResult) -> String {
+    match (c.warm_ms, c.shared_buffers) {
+        (None, None) => "not measured".to_string(),
+        _ => format!("{}, {} buf", ms(c.warm_ms), buffers(c)),
+    }
+}
+
+/// The passes' figures in one row: `12 passed:` with the range of their warm p50 and buffers
+/// (when `figures`), and the share of a budget the nearest to one used; none when there is
+/// nothing to say.
+fn passes_in_one(passes: &[&CheckResult], figures: bool) -> Option<(String, String)> {
+    let mut parts = Vec::new();
+    if figures {
+        // `0.03 to 22.7 ms`: the lowest and the highest, as the table shows each, one unit.
+        let range = |values: Vec<f64>, show: &dyn Fn(f64) -> String, unit: &str| {
+            let lo = show(values.iter().copied().fold(f64::INFINITY, f64::min));
+            let hi = show(values.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+            match values.len() {
+                0 => None,
+                _ if lo == hi => Some(format!("{lo} {unit}")),
+                _ => Some(format!("{lo} to {hi} {unit}")),
+            }
+        };
+        let warm = range(
+            passes
+                .iter()
+                .filter_map(|c| c.warm_ms.map(|w| w.p50))
+                .collect(),
+            &|v| super::ms_value(v).trim_end_matches(" ms").to_string(),
+            "ms",
+        );
+        let read = range(
+            passes.iter().filter_map(|c| c.shared_buffers).collect(),
+            &crate::verdict::group,
+            "buf",
+        );
+        let measured: Vec<String> = warm.into_iter().chain(read).collect();
+        if !measured.is_empty() {
+            parts.push(measured.join(", "));
+        }
+    }
+    // The budget a pass came nearest, by the share of it used.
+    let nearest = passes
+        .iter()
+        .flat_map(|c| super::budget_parts(c).into_iter().map(move |p| (c, p)))
+        .max_by(|(_, a), (_, b)| a.share().total_cmp(&b.share()));
+    if let Some((c, part)) = nearest {
+        parts.push(format!(
+            "within their budgets (the nearest: {}, {})",
+            check_name(c),
+            part.text()
+        ));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some((format!("{} passed:", passes.len()), parts.join("; ")))
 }
 
 /// What a time budget is held to, for the heading: the warm p50, and of how many runs after how
@@ -614,12 +686,13 @@ fn why_section(report: &Report, layout: Layout, style: Style) -> String {
             4,
             style.width,
         ));
+        // What was used instead, unless a cell showed it whole or the reason says it already.
         let full = c.instead.join("; ");
-        if !layout.full_instead
+        let in_cell = layout.instead_column && (layout.full_instead || compact_instead(c) == full);
+        if !in_cell
             && c.verdict != Verdict::Error
             && !full.is_empty()
-            && compact_instead(c) != full
-            && !why.contains(&full)
+            && !c.instead.iter().all(|i| why.contains(i.as_str()))
         {
             lines.push(wrap::labelled("used instead:", &full, 4, style.width));
         }

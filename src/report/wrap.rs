@@ -11,13 +11,116 @@ use unicode_width::UnicodeWidthChar;
 
 /// `text` (its label first, e.g. `fix: add the index`) in lines of at most `width` columns, the
 /// first starting at `first` spaces, the others at `rest`. Ends without a newline. What follows
-/// a line break in `text` is kept as it is: it is laid out already (an error's source snippet,
-/// whose caret must stay under its column).
+/// a line break in `text` is laid out already (an error's source snippet, whose caret must stay
+/// under its column): each of its lines is indented to `rest` as it is, only a source line too
+/// wide for the room is cut to a window around the caret ([`snippet`]).
 pub(super) fn hanging(text: &str, first: usize, rest: usize, width: usize) -> String {
     match text.split_once('\n') {
-        Some((head, tail)) => format!("{}\n{tail}", paragraph(head, first, rest, width)),
+        Some((head, tail)) => format!(
+            "{}\n{}",
+            paragraph(head, first, rest, width),
+            snippet(tail, rest, width)
+        ),
         None => paragraph(text, first, rest, width),
     }
+}
+
+/// The lines of a source snippet (`  |`, `5 | SQL`, `  |     ^`, as `error::located` draws
+/// them), each `indent` spaces in. A source line wider than the room left is shown as a window
+/// of it around the caret under it, each cut end marked `…` (as `located` marks a line it cut),
+/// so the caret stays under its character and no line is wider than `width`. Tabs are shown as
+/// four spaces, in the line and under it alike, so the columns can be counted.
+fn snippet(block: &str, indent: usize, width: usize) -> String {
+    let lines: Vec<&str> = block.split('\n').collect();
+    let pad = " ".repeat(indent);
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let caret = lines
+            .get(i + 1)
+            .and_then(|next| source_and_caret(lines[i], next));
+        match caret {
+            Some((gutter, code, at)) => {
+                let room = width.saturating_sub(indent + gutter.len() + 3).max(1);
+                let (code, column) = window(&code, at, room);
+                let blank = " ".repeat(gutter.len());
+                out.push(format!("{pad}{gutter} | {code}"));
+                out.push(format!("{pad}{blank} | {}^", " ".repeat(column)));
+                i += 2;
+            }
+            None => {
+                out.push(format!("{pad}{}", lines[i]));
+                i += 1;
+            }
+        }
+    }
+    out.join("\n")
+}
+
+/// A source line `N | code` followed by its caret line `  |   ^`: the gutter (`N`), the code
+/// with its tabs as four spaces, and the index among its characters of the one the caret is
+/// under (the code's length when the caret is past its end).
+fn source_and_caret(line: &str, next: &str) -> Option<(String, Vec<char>, usize)> {
+    let (gutter, code) = line.split_once(" | ")?;
+    let gutter = gutter.trim_start();
+    if gutter.is_empty() || !gutter.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (blank, under) = next.split_once(" | ")?;
+    let before = under.strip_suffix('^')?;
+    if !blank.trim().is_empty() || !before.chars().all(|c| c == ' ' || c == '\t') {
+        return None;
+    }
+    // The caret line holds a space (or the tab) for each character before the caret's.
+    let mut expanded = Vec::new();
+    let mut at = None;
+    for (n, c) in code.chars().enumerate() {
+        if n == before.chars().count() {
+            at = Some(expanded.len());
+        }
+        if c == '\t' {
+            expanded.extend([' '; 4]);
+        } else {
+            expanded.push(c);
+        }
+    }
+    let at = at.unwrap_or(expanded.len());
+    Some((gutter.to_string(), expanded, at))
+}
+
+/// `code` shown in at most `room` columns: whole when it fits, else a window holding the
+/// character at `at`, as centred on it as the line allows, each cut end marked `…`. Returns the
+/// text and the column the caret goes under.
+fn window(code: &[char], at: usize, room: usize) -> (String, usize) {
+    let width = |cs: &[char]| cs.iter().map(|c| c.width().unwrap_or(0)).sum::<usize>();
+    let n = code.len();
+    if width(code) <= room {
+        return (code.iter().collect(), width(&code[..at.min(n)]));
+    }
+    let fits =
+        |s: usize, e: usize| width(&code[s..e]) + usize::from(s > 0) + usize::from(e < n) <= room;
+    let (mut s, mut e) = (at.min(n), (at + 1).min(n));
+    loop {
+        let mut wider = false;
+        if e < n && fits(s, e + 1) {
+            e += 1;
+            wider = true;
+        }
+        if s > 0 && fits(s - 1, e) {
+            s -= 1;
+            wider = true;
+        }
+        if !wider {
+            break;
+        }
+    }
+    let before = if s > 0 { "…" } else { "" };
+    let after = if e < n { "…" } else { "" };
+    let shown: String = code[s..e].iter().collect();
+    (
+        format!("{before}{shown}{after}"),
+        usize::from(s > 0) + width(&code[s..at.min(n)]),
+    )
 }
 
 /// [`hanging`] for a text of one line: as it is when it fits (its runs of spaces kept, as a
@@ -205,14 +308,62 @@ mod tests {
     }
 
     #[test]
-    fn what_follows_a_line_break_is_kept_as_laid_out() {
+    fn what_follows_a_line_break_is_kept_as_laid_out_under_the_label() {
         let text = "page [member] error: plans/page.sql:4:10: column p.create_at does not exist\n  \
                     |\n4 | ORDER BY p.create_at, p.id\n  |          ^";
         assert_eq!(
             hanging(text, 2, 4, 60),
             "  page [member] error: plans/page.sql:4:10: column\n    \
-             p.create_at does not exist\n  |\n4 | ORDER BY p.create_at, p.id\n  |          ^"
+             p.create_at does not exist\n      |\n    4 | ORDER BY p.create_at, p.id\n      \
+             |          ^"
         );
+    }
+
+    /// The character the caret of a snippet's last two lines is under.
+    fn under_caret(text: &str) -> char {
+        let lines: Vec<&str> = text.lines().collect();
+        let caret = lines[lines.len() - 1].chars().count() - 1;
+        lines[lines.len() - 2]
+            .chars()
+            .nth(caret)
+            .unwrap_or_else(|| panic!("caret past its line:\n{text}"))
+    }
+
+    #[test]
+    fn a_source_line_wider_than_the_room_is_a_window_around_the_caret() {
+        // Regression: a long SQL line under `why:` went past the terminal's width.
+        let sql = format!(
+            "SELECT p.id FROM posts p WHERE {} AND p.visibility = $2::visibility",
+            (0..12)
+                .map(|i| format!("p.c{i} = {i}"))
+                .collect::<Vec<_>>()
+                .join(" AND ")
+        );
+        let column = sql.find("::visibility").unwrap() + 1;
+        let text = format!(
+            "path [member] error: plans/path.sql:12:{column}: type \"visibility\" does not \
+             exist\n   |\n12 | {sql}\n   | {}^",
+            " ".repeat(column - 1)
+        );
+        for width in [40, 60, 80, 100] {
+            let shown = hanging(&text, 2, 4, width);
+            assert!(widest(&shown) <= width, "{width}:\n{shown}");
+            assert_eq!(under_caret(&shown), ':', "{width}:\n{shown}");
+            let source = shown.lines().nth_back(1).unwrap();
+            assert!(source.starts_with("    12 | …"), "{width}:\n{shown}");
+            assert!(source.contains("visibility"), "{width}:\n{shown}");
+        }
+        // A caret near the start: the line's start is shown, its end cut.
+        let text = format!("e: x\n  |\n1 | {sql}\n  | ^");
+        let shown = hanging(&text, 2, 4, 50);
+        assert!(widest(&shown) <= 50, "{shown}");
+        assert!(shown.contains("    1 | SELECT p.id"), "{shown}");
+        assert!(shown.lines().nth_back(1).unwrap().ends_with('…'), "{shown}");
+        assert_eq!(under_caret(&shown), 'S', "{shown}");
+        // Past the end of the line, and a tab before the caret.
+        let text = "e: x\n  |\n1 | \tselect 1 +\n  | \t          ^";
+        let shown = hanging(text, 0, 0, 80);
+        assert_eq!(shown, "e: x\n  |\n1 |     select 1 +\n  |               ^");
     }
 
     #[test]

@@ -851,19 +851,27 @@ fn costs(chosen: &Explain, probe: &ProbePlan, name: &str, tables: &[&str]) -> St
                  rolled-back transaction (--replan-without-rivals), the planner's own plan \
                  through {name} costs {index_cost:.2} ({ratio})"
             ),
-            Some(why) => format!(
+            // The settings are named in the sentence already: the bound refers back to them.
+            Some(bound) => format!(
                 "the chosen plan costs {chosen_cost:.2}; with {aside} set aside{seq} in a \
                  rolled-back transaction (--replan-without-rivals), a plan through {name} costs \
-                 at most {index_cost:.2} (an upper bound, so no ratio: {why})"
+                 at most {index_cost:.2} (an upper bound, so no ratio: {} {}{})",
+                bound.referred(&probe.disabled),
+                if bound.blamed.len() == 1 {
+                    "is off"
+                } else {
+                    "are off"
+                },
+                bound.why
             ),
         };
     }
     match bound {
-        Some(why) => format!(
+        Some(bound) => format!(
             "the chosen plan costs {chosen_cost:.2}; a plan using {name} costs at most \
-             {index_cost:.2} (an upper bound, so no ratio: found with {}, {why}; --explain shows \
+             {index_cost:.2} (an upper bound, so no ratio: found with {}; --explain shows \
              that plan)",
-            off(&probe.disabled)
+            bound.found_with(&probe.disabled)
         ),
         None => format!(
             "the chosen plan costs {chosen_cost:.2}, a plan using {name} costs {index_cost:.2} \
@@ -873,25 +881,68 @@ fn costs(chosen: &Explain, probe: &ProbePlan, name: &str, tables: &[&str]) -> St
     }
 }
 
+/// Why a re-plan's cost is only an upper bound on the planner's best plan through the index:
+/// the settings it disabled that may have ruled that plan out, and how.
+#[derive(Debug, PartialEq, Eq)]
+struct Bound {
+    /// The disabled settings to blame, a subset of the re-plan's.
+    blamed: Vec<String>,
+    /// What they may have ruled out, a clause that follows their names: `, which may rule out
+    /// the index's own cheapest path`.
+    why: &'static str,
+}
+
+impl Bound {
+    /// Every setting the re-plan disabled, each named once, the blamed ones last with what they
+    /// may rule out: `enable_seqscan = off and with enable_bitmapscan = off, which may rule out
+    /// the index's own cheapest path`.
+    fn found_with(&self, disabled: &[String]) -> String {
+        let others: Vec<String> = disabled
+            .iter()
+            .filter(|d| !self.blamed.contains(d))
+            .cloned()
+            .collect();
+        let blamed = format!("{}{}", off(&self.blamed), self.why);
+        if others.is_empty() {
+            blamed
+        } else {
+            format!("{} and with {blamed}", off(&others))
+        }
+    }
+
+    /// The blamed settings, where the sentence has named `disabled` already: `that setting`,
+    /// `those settings`, or their names when only some of them are blamed.
+    fn referred(&self, disabled: &[String]) -> String {
+        match (self.blamed.len() == disabled.len(), self.blamed.as_slice()) {
+            (true, [_]) => "that setting".into(),
+            (true, _) => "those settings".into(),
+            (false, blamed) => blamed.join(", "),
+        }
+    }
+}
+
 /// Why the cost of `probe`'s plan through the index is only an upper bound on the planner's
 /// best plan through it; `None` where it is that plan's cost.
-fn upper_bound(probe: &ProbePlan, tables: &[&str]) -> Option<String> {
+fn upper_bound(probe: &ProbePlan, tables: &[&str]) -> Option<Bound> {
     const OWN: [&str; 3] = [
         "enable_indexscan",
         "enable_indexonlyscan",
         "enable_bitmapscan",
     ];
+    let blamed = |names: Vec<&str>, why: &'static str| {
+        (!names.is_empty()).then(|| Bound {
+            blamed: names.into_iter().map(str::to_string).collect(),
+            why,
+        })
+    };
     let own: Vec<&str> = probe
         .disabled
         .iter()
         .map(|d| d.as_str())
         .filter(|d| OWN.contains(d))
         .collect();
-    if !own.is_empty() {
-        return Some(format!(
-            "{} off, which may rule out the index's own cheapest path",
-            own.join(", ")
-        ));
+    if let Some(bound) = blamed(own, ", which may rule out the index's own cheapest path") {
+        return Some(bound);
     }
     let others = |d: &str| {
         probe.disabled.iter().any(|s| s == d)
@@ -905,12 +956,12 @@ fn upper_bound(probe: &ProbePlan, tables: &[&str]) -> Option<String> {
         .into_iter()
         .filter(|d| others(d))
         .collect();
-    if !whole.is_empty() {
-        return Some(format!(
-            "{} off on every relation the plan reads, which may rule out the way the cheapest \
-             plan through the index reads another one",
-            whole.join(", ")
-        ));
+    if let Some(bound) = blamed(
+        whole,
+        " on every relation the plan reads, which may rule out the way the cheapest plan \
+         through the index reads another one",
+    ) {
+        return Some(bound);
     }
     let unknown: Vec<&str> = probe
         .disabled
@@ -918,13 +969,10 @@ fn upper_bound(probe: &ProbePlan, tables: &[&str]) -> Option<String> {
         .map(|d| d.as_str())
         .filter(|d| !matches!(*d, "enable_seqscan" | "enable_tidscan"))
         .collect();
-    if !unknown.is_empty() {
-        return Some(format!(
-            "{} off, which may rule out a path of the cheapest plan through the index",
-            unknown.join(", ")
-        ));
-    }
-    None
+    blamed(
+        unknown,
+        ", which may rule out a path of the cheapest plan through the index",
+    )
 }
 
 #[cfg(test)]
@@ -1275,25 +1323,29 @@ mod tests {
                 &["enable_seqscan", "enable_bitmapscan"],
                 &[],
                 through_live(20.0),
-                "enable_bitmapscan off, which may rule out the index's own cheapest path",
+                "found with enable_seqscan = off and with enable_bitmapscan = off, which may \
+                 rule out the index's own cheapest path; --explain",
             ),
             (
                 &["enable_seqscan"],
                 &[],
                 joined(20.0),
-                "enable_seqscan off on every relation the plan reads",
+                "found with enable_seqscan = off on every relation the plan reads, which may",
             ),
             (
                 &["enable_seqscan"],
                 &["events_account"],
                 joined(20.0),
-                "enable_seqscan off on every relation the plan reads",
+                "with events_account set aside and enable_seqscan = off (a seq scan was cheaper \
+                 still) in a rolled-back transaction (--replan-without-rivals), a plan through \
+                 events_live costs at most 20.00 (an upper bound, so no ratio: that setting is \
+                 off on every relation the plan reads, which may",
             ),
             (
                 &["enable_hashjoin"],
                 &[],
                 through_live(20.0),
-                "enable_hashjoin off, which may rule out a path",
+                "found with enable_hashjoin = off, which may rule out a path",
             ),
         ];
         for (disabled, dropped, doc, why) in cases {
@@ -1305,6 +1357,51 @@ mod tests {
             );
             assert!(m.contains(why), "{m}");
         }
+    }
+
+    #[test]
+    fn the_bound_names_each_disabled_setting_once() {
+        // Regression: "an upper bound, so no ratio: found with enable_seqscan = off,
+        // enable_bitmapscan = off, enable_bitmapscan off, which may rule out …".
+        for (disabled, dropped, doc) in [
+            (
+                &["enable_seqscan", "enable_bitmapscan"][..],
+                &[][..],
+                through_live(20.0),
+            ),
+            (&["enable_bitmapscan"], &[], through_live(20.0)),
+            (
+                &["enable_seqscan", "enable_hashjoin"],
+                &[],
+                through_live(20.0),
+            ),
+            (&["enable_seqscan"], &[], joined(20.0)),
+            (&["enable_seqscan"], &["events_account"], joined(20.0)),
+        ] {
+            let m = costs_with(disabled, dropped, doc);
+            // The costs' sentence, from its first figure to its end.
+            let costs = m
+                .split_once("the chosen plan costs")
+                .map(|(_, costs)| costs)
+                .unwrap_or_else(|| panic!("no costs in {m}"));
+            let costs = costs.split(". ").next().unwrap();
+            assert!(costs.contains("an upper bound, so no ratio"), "{m}");
+            for setting in disabled {
+                assert_eq!(costs.matches(setting).count(), 1, "{setting}: {costs}");
+            }
+        }
+        let m = costs_with(
+            &["enable_seqscan", "enable_hashjoin"],
+            &[],
+            through_live(20.0),
+        );
+        assert!(
+            m.contains(
+                "found with enable_seqscan = off and with enable_hashjoin = off, which may rule \
+                 out a path of the cheapest plan through the index;"
+            ),
+            "{m}"
+        );
     }
 
     #[test]

@@ -12,6 +12,36 @@ pub fn reference_project() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
 
+/// Copies the folder `from` into `to`, its subfolders too.
+pub fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The reference project's files (`plancheck.toml`, `plans/`, `expectations/`) in a temporary
+/// folder, for a test to change.
+pub fn copy_of_reference() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let root = reference_project();
+    fs::copy(
+        root.join("plancheck.toml"),
+        dir.path().join("plancheck.toml"),
+    )
+    .unwrap();
+    for folder in ["plans", "expectations"] {
+        copy_dir(&root.join(folder), &dir.path().join(folder));
+    }
+    dir
+}
+
 /// Writes each (path under `root`, contents), making the folders on the way.
 pub fn write_files(root: &Path, files: &[(&str, &str)]) {
     for (rel, text) in files {
