@@ -146,7 +146,10 @@ fn report_files_are_written_in_the_same_run_as_stdout() {
         "{xml}"
     );
     let md = fs::read_to_string(&markdown).unwrap();
-    assert!(md.contains("| Page | Index | Used | Warm |\n"), "{md}");
+    assert!(
+        md.contains("| Read path [scope] | Required index | Verdict (used instead) | Warm p50 |\n"),
+        "{md}"
+    );
     assert!(
         md.contains(
             "| thread-page-first [moderator] | `posts_thread_visible_idx` | **not-usable**"
@@ -241,22 +244,34 @@ fn the_table_takes_the_width_columns_gives_it() {
             );
         }
     }
-    // Narrower than any table of these names: a record per check (psql's expanded form), no
-    // name broken, no line wider than asked.
+    // Narrower than any table of these names: a line per check (its name and result), the
+    // required index indented under a failure, no name broken, no line of the run wider than
+    // asked.
     let out = run(judge(dir.path(), &[]).env("COLUMNS", "60"));
-    assert!(out.stdout.starts_with("─[ 1 ]"), "{}", out.stdout);
     assert!(
-        out.stdout
-            .contains("\nused instead   │ Index Only Scan using posts_thread_all_idx\n               │ on posts\n"),
+        out.stdout.starts_with(
+            "read path [scope]              result\n    required index\n\
+             thread-page-first [moderator]  not-usable\n    posts_thread_visible_idx\n\
+             thread-page-first [member]     pass\n"
+        ),
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("\nwarm p50       │ "), "{}", out.stdout);
-    let records = out.stdout.split("\n\n").next().unwrap();
     assert!(
-        records.lines().all(|l| l.chars().count() <= 60),
+        out.stdout.contains(
+            "\n    used instead: Index Only Scan using posts_thread_all_idx\n                  on posts\n"
+        ),
         "{}",
         out.stdout
+    );
+    assert!(
+        out.stdout
+            .lines()
+            .chain(out.stderr.lines())
+            .all(|l| l.chars().count() <= 60),
+        "{}{}",
+        out.stdout,
+        out.stderr
     );
     // Not a terminal, no COLUMNS: 120.
     let out = run(judge(dir.path(), &[]));

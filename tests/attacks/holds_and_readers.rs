@@ -19,8 +19,10 @@ fn slow_page(seconds: f64) -> String {
 fn posts_locked_exclusively(db: &str) -> bool {
     query_text(
         db,
+        // This database's posts only: every test's copy of the board has the same oid.
         "SELECT count(*) FROM pg_locks l \
          WHERE l.relation = 'posts'::regclass AND l.mode = 'AccessExclusiveLock' AND l.granted \
+           AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
            AND l.pid <> pg_backend_pid()",
     ) != "0"
 }
