@@ -49,6 +49,10 @@ pub const MIGRATION: u64 = 64 << 20;
 /// large.
 pub const SAVED: u64 = 128 << 20;
 
+/// The cap on a statistics file (`stats export`): `pg_stats` of every column of a large
+/// schema, a few KiB each.
+pub const STATISTICS: u64 = 256 << 20;
+
 /// Why a file was not read or written.
 #[derive(Debug)]
 pub enum Why {

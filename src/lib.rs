@@ -38,6 +38,7 @@ pub mod saved;
 pub mod secrets;
 pub mod server;
 pub mod sql;
+pub mod stats;
 pub mod stop;
 mod term;
 pub mod verdict;

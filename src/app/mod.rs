@@ -15,11 +15,12 @@ mod list;
 mod output;
 mod run;
 mod scratch_binaries;
+mod stats;
 
 use std::io::Write;
 
 use crate::cli::settings::{check_settings as settings, filter, judging};
-use crate::cli::{Cli, Command, FixturesCommand};
+use crate::cli::{Cli, Command, FixturesCommand, StatsCommand};
 use crate::db::Target;
 use crate::error::{self, OutputFailure};
 use crate::report::Report;
@@ -120,6 +121,10 @@ async fn run(cli: Cli, mut stop: stop::Stop) -> crate::error::Result<i32> {
         Command::Fixtures(FixturesCommand::Load(args)) => {
             stop::unless_stopped(&mut stop, fixtures::load(args)).await
         }
+        Command::Stats(StatsCommand::Export(args)) => {
+            stop::unless_stopped(&mut stop, stats::export(args)).await
+        }
+        Command::Stats(StatsCommand::Show(args)) => stats::show(args),
         Command::ScratchBinaries(args) => {
             stop::unless_stopped(&mut stop, scratch_binaries::scratch_binaries(args)).await
         }

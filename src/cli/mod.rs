@@ -48,6 +48,10 @@ pub enum Command {
     /// The reference board.
     #[command(subcommand)]
     Fixtures(FixturesCommand),
+    /// Production's statistics, as a file: `stats export` reads them from a server's catalog
+    /// (read-only), `stats show` says what a file holds and how old it is
+    #[command(subcommand)]
+    Stats(StatsCommand),
     /// Print the database server's major version and the local server binaries of that major
     /// the scratch copy would be made with (`major=N`, `bin=DIR`, empty when there are none),
     /// for a CI step that installs them where none are found
@@ -687,6 +691,45 @@ pub struct RunArgs {
     /// folder, for `plancheck judge`
     #[arg(help_heading = "Output", long, value_name = "DIR")]
     pub save_plans: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StatsCommand {
+    /// Read the planner's statistics of the database's tables (sizes, pg_stats, extended
+    /// statistics, planner settings, B-tree heights, index end keys) into a JSON file, in one
+    /// read-only transaction; the file holds real values of the columns (most common values,
+    /// histogram bounds) unless --redact leaves them out
+    Export(StatsExportArgs),
+    /// Check a statistics file and say what it holds: its server, its age, its relations, the
+    /// columns whose values it reveals or leaves out
+    Show(StatsShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StatsExportArgs {
+    #[command(flatten)]
+    pub connect: ConnectOpts,
+    /// Where to write the file (`-`: standard output); an existing file is replaced whole,
+    /// never left half written
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Only this table, partitioned table or materialized view (`[SCHEMA.]NAME`, resolved by
+    /// the role's search_path); repeat for more. Default: every one outside the system schemas
+    #[arg(long = "table", value_name = "NAME")]
+    pub tables: Vec<String>,
+    /// Leave out the values of this column: `TABLE.COLUMN`, `SCHEMA.TABLE.COLUMN`, `TABLE.*`;
+    /// repeat for more. Its numbers stay (null fraction, distinct count, width, correlation)
+    #[arg(long, value_name = "TABLE.COLUMN")]
+    pub redact: Vec<String>,
+    #[command(flatten)]
+    pub bounds: PlanBounds,
+}
+
+#[derive(Debug, Args)]
+pub struct StatsShowArgs {
+    /// The statistics file
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]

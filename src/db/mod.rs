@@ -39,6 +39,7 @@ pub mod pool;
 pub mod preflight;
 pub mod role;
 pub mod scratch;
+pub mod stats;
 pub mod tls;
 pub mod wire;
 
@@ -293,6 +294,16 @@ pub enum Asked {
         index: String,
         statement: String,
     },
+    /// `stats export`'s steps.
+    BeginExport,
+    RollbackExport,
+    ExportTables,
+    ExportSizes,
+    ExportIndexes,
+    ExportColumns,
+    ExportExtended,
+    ExportHeights,
+    ExportEnds,
     /// The read path in this plan file.
     ReadPath(String),
     /// Setup statement `n` (from 1) of a scope.

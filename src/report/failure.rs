@@ -70,6 +70,15 @@ fn asked(asked: &Asked) -> String {
         Asked::SetRivalAside { index, statement } => {
             return format!("--replan-without-rivals: setting {index} aside ({statement})");
         }
+        Asked::BeginExport => "could not start the export's read-only transaction",
+        Asked::RollbackExport => "could not end the export's transaction",
+        Asked::ExportTables => "could not list the tables to export",
+        Asked::ExportSizes => "could not read the tables' sizes (pg_class, pg_relation_size)",
+        Asked::ExportIndexes => "could not read the indexes (pg_index)",
+        Asked::ExportColumns => "could not read the columns' statistics (pg_stats)",
+        Asked::ExportExtended => "could not read the extended statistics (pg_stats_ext)",
+        Asked::ExportHeights => "could not read a B-tree's height (pageinspect's bt_metap)",
+        Asked::ExportEnds => "could not read an index's lowest and highest keys",
         Asked::ReadPath(plan) => plan,
         Asked::SetupStatement { scope, n } => {
             return format!("scope `{scope}` setup statement {n}");

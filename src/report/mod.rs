@@ -31,6 +31,7 @@ pub mod page;
 pub mod scratch;
 pub mod server;
 pub mod sqlstate;
+pub mod stats;
 pub mod stderr;
 mod table;
 mod tree;
