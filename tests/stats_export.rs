@@ -120,6 +120,25 @@ fn the_file_says_what_the_catalog_says() {
             .iter()
             .any(|i| i.method == "gin" && i.btree.is_none())
     );
+    // The planner reads no end key from a partial index: none is read from it (an ORDER BY it
+    // cannot serve would read the whole table); its unfiltered twin gives them.
+    let ends_of = |name: &str| {
+        let b = posts
+            .indexes
+            .iter()
+            .find(|i| i.name == name)
+            .and_then(|i| i.btree.clone())
+            .unwrap();
+        (b.lowest, b.highest)
+    };
+    assert_eq!(ends_of("posts_thread_visible_idx"), (None, None));
+    assert_eq!(
+        ends_of("posts_thread_all_idx"),
+        (
+            Some(query_text(&db, "SELECT min(thread_id)::text FROM posts")),
+            Some(query_text(&db, "SELECT max(thread_id)::text FROM posts"))
+        )
+    );
     // The planner's settings, as the session has them.
     let random = f
         .settings
@@ -298,6 +317,19 @@ fn hostile_names_are_identifiers_never_sql() {
         other.btree.as_ref().unwrap().highest.as_deref(),
         Some("v99")
     );
+    // An index in another operator class than the type's default does not serve ORDER BY of
+    // the column: no end key is read through it.
+    sql(
+        &db,
+        "CREATE TABLE patterns (name text); \
+         INSERT INTO patterns SELECT 'n' || g FROM generate_series(1, 100) g; \
+         CREATE INDEX patterns_name_idx ON patterns (name text_pattern_ops); ANALYZE patterns",
+    );
+    let r = export(&db, &out, &["--table", "patterns"]);
+    assert_eq!(r.status, Some(0), "{}", r.shown());
+    let f = file_of(&out);
+    let b = relation(&f, "patterns").indexes[0].btree.clone().unwrap();
+    assert_eq!((b.lowest, b.highest), (None, None));
 }
 
 #[test]

@@ -170,7 +170,7 @@ async fn read_all(s: &Session<'_>, selection: &Selection) -> Result<stats::File,
     let mut relations = relations(s, &oids).await?;
     let index_oids: Vec<u32> = relations
         .values()
-        .flat_map(|(_, indexes)| indexes.iter().map(|(oid, _)| *oid))
+        .flat_map(|(_, indexes)| indexes.iter().map(|(oid, _, _)| *oid))
         .collect();
     let all: Vec<u32> = oids.iter().copied().chain(index_oids).collect();
     let mut columns = columns(s, &all, version_num).await?;
@@ -179,15 +179,27 @@ async fn read_all(s: &Session<'_>, selection: &Selection) -> Result<stats::File,
     let pageinspect = bt_metap(s).await?;
     let mut out = Vec::new();
     for oid in &oids {
+        // A column's ends, read once however many B-trees it leads.
+        let mut ends = BTreeMap::new();
         let Some((mut relation, indexes)) = relations.remove(oid) else {
             continue;
         };
         relation.columns = columns.remove(oid).unwrap_or_default();
         relation.extended = extended.remove(oid).unwrap_or_default();
-        for (index_oid, mut index) in indexes {
+        for (index_oid, probe, mut index) in indexes {
             index.columns = columns.remove(&index_oid).unwrap_or_default();
-            if index.method == "btree" {
-                index.btree = Some(btree(s, &relation, &index, index_oid, &pageinspect).await?);
+            if index.method == "btree" && probe.storage {
+                index.btree = Some(
+                    btree(
+                        s,
+                        &relation,
+                        &index,
+                        (index_oid, probe),
+                        &pageinspect,
+                        &mut ends,
+                    )
+                    .await?,
+                );
             }
             relation.indexes.push(index);
         }
@@ -252,7 +264,19 @@ async fn named_tables(s: &Session<'_>, named: &[String]) -> Result<Vec<u32>, Fai
     Ok(oids)
 }
 
-type Indexes = Vec<(u32, Index)>;
+type Indexes = Vec<(u32, Probe, Index)>;
+
+/// What may be read of an index beyond the catalog.
+#[derive(Debug, Clone, Copy)]
+struct Probe {
+    /// It has pages of its own (not a partitioned table's index): a height.
+    storage: bool,
+    /// The planner reads its leading column's end keys from it, as `get_actual_variable_range`
+    /// does: a valid B-tree, not partial, on a plain column, in its type's default operator
+    /// class and the column's collation. So `ORDER BY column LIMIT 1` is served by it, never by
+    /// reading the whole table; for any other index the ends are not read.
+    ends: bool,
+}
 
 async fn relations(
     s: &Session<'_>,
@@ -297,9 +321,14 @@ async fn relations(
                           FROM generate_series(0, i.indnkeyatts - 1) AS k \
                           LEFT JOIN pg_attribute a \
                             ON a.attrelid = i.indrelid AND a.attnum = i.indkey[k] \
-                          ORDER BY k) \
+                          ORDER BY k), \
+                    c.relkind <> 'I', \
+                    i.indisvalid AND i.indpred IS NULL AND i.indkey[0] <> 0 \
+                      AND opc.opcdefault AND i.indcollation[0] = a0.attcollation \
              FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
              JOIN pg_am am ON am.oid = c.relam \
+             JOIN pg_opclass opc ON opc.oid = i.indclass[0] \
+             LEFT JOIN pg_attribute a0 ON a0.attrelid = i.indrelid AND a0.attnum = i.indkey[0] \
              WHERE i.indrelid = ANY($1::oid[]) \
              ORDER BY i.indrelid, c.oid",
             &[&oids],
@@ -310,6 +339,10 @@ async fn relations(
         if let Some((_, indexes)) = out.get_mut(&table) {
             indexes.push((
                 r.get(1),
+                Probe {
+                    storage: r.get(9),
+                    ends: r.get::<_, Option<bool>>(10).unwrap_or(false),
+                },
                 Index {
                     name: r.get(2),
                     method: r.get(3),
@@ -588,8 +621,9 @@ async fn btree(
     s: &Session<'_>,
     relation: &Relation,
     index: &Index,
-    oid: u32,
+    (oid, probe): (u32, Probe),
     bt_metap: &Option<String>,
+    known: &mut BTreeMap<String, Ends>,
 ) -> Result<stats::BTree, Failed> {
     let mut height = None;
     if let Some(f) = bt_metap {
@@ -622,7 +656,14 @@ async fn btree(
         None => (estimated_height(relation, index), "estimate"),
     };
     let (lowest, highest) = match index.keys.first() {
-        Some(Some(column)) => ends(s, relation, column).await?,
+        Some(Some(column)) if probe.ends => match known.get(column) {
+            Some(e) => e.clone(),
+            None => {
+                let e = ends(s, relation, column).await?;
+                known.insert(column.clone(), e.clone());
+                e
+            }
+        },
         _ => (None, None),
     };
     Ok(stats::BTree {
@@ -658,13 +699,12 @@ fn estimated_height(relation: &Relation, index: &Index) -> u32 {
     height
 }
 
+/// A column's lowest and highest value, as the server prints them.
+type Ends = (Option<String>, Option<String>);
+
 /// The lowest and highest non-null value of `column`, as the server prints them, read through
 /// a B-tree that leads with it; None where the role may not read them.
-async fn ends(
-    s: &Session<'_>,
-    relation: &Relation,
-    column: &str,
-) -> Result<(Option<String>, Option<String>), Failed> {
+async fn ends(s: &Session<'_>, relation: &Relation, column: &str) -> Result<Ends, Failed> {
     let table = format!(
         "{}.{}",
         quote_ident(&relation.schema),
