@@ -210,12 +210,17 @@ PY
 junit_of() {
     "$work/tools/bin/python" - "$1" "$2" <<'PY'
 import sys
-from junitparser import JUnitXml
+from junitparser import JUnitXml, Failure, Error, Skipped
 xml = JUnitXml.fromfile(sys.argv[1])
 cases = [case for suite in xml for case in suite]
-failed = [case.name for case in cases if not case.is_passed]
-print(f"junit: {len(cases)} testcases, {len(failed)} not passed")
+failed = [c.name for c in cases if any(isinstance(r, (Failure, Error)) for r in c.result)]
+# A warning (`--require usable`) is a skipped testcase whose message says it is a warning.
+warned = [c for c in cases if any(isinstance(r, Skipped) for r in c.result)]
+print(f"junit: {len(cases)} testcases, {len(failed)} failed, {len(warned)} warnings")
 assert cases and all(case.time > 0 for case in cases)
+said = [r.message for c in warned for r in c.result
+        if isinstance(r, Skipped) and r.type != "no-statistics"]
+assert all(m.startswith("warning: ") for m in said), said
 assert bool(failed) == (sys.argv[2] == "fails"), failed
 PY
 }
