@@ -211,6 +211,26 @@ fn extended_statistics_are_named_by_their_columns() {
         "{d:?}"
     );
     assert!(e.most_common_vals.is_some());
+    // From PostgreSQL 14, statistics on expressions: their own pg_stats-shaped rows, the
+    // expression a key of its own after the columns.
+    if server_version_num(&db) >= 140000 {
+        sql(
+            &db,
+            "CREATE STATISTICS posts_vis_forum ON (lower(visibility)), forum_id FROM posts; \
+             ANALYZE posts",
+        );
+        let r = export(&db, &out, &["--table", "posts"]);
+        assert_eq!(r.status, Some(0), "{}", r.shown());
+        let f = file_of(&out);
+        let e = relation(&f, "posts")
+            .extended
+            .iter()
+            .find(|e| e.name == "posts_vis_forum")
+            .unwrap();
+        assert_eq!(e.keys, ["forum_id", "lower(visibility)"]);
+        assert_eq!(e.expressions.len(), 1);
+        assert_eq!(e.expressions[0].n_distinct, 3.0);
+    }
 }
 
 #[test]

@@ -498,11 +498,9 @@ async fn extended(
         });
     }
     if version_num >= 140000 {
-        let rows = s
-            .rows(
-                Asked::ExportExtended,
-                "SELECT x.stxrelid, e.statistics_schemaname::text, e.statistics_name::text, \
-                        e.expr, 'expression', e.inherited, \
+        let sql = format!(
+            "SELECT x.stxrelid, e.statistics_schemaname::text, e.statistics_name::text, \
+                        e.expr, 'expression', {inherited}, \
                         e.null_frac::float8, e.avg_width, e.n_distinct::float8, \
                         e.most_common_vals::text, e.most_common_freqs::float8[], \
                         e.histogram_bounds::text, e.correlation::float8, \
@@ -513,10 +511,9 @@ async fn extended(
                  JOIN pg_statistic_ext x \
                    ON x.stxnamespace = sn.oid AND x.stxname = e.statistics_name \
                  WHERE x.stxrelid = ANY($1::oid[]) \
-                 ORDER BY x.stxrelid, x.oid",
-                &[&oids],
-            )
-            .await?;
+                 ORDER BY x.stxrelid, x.oid"
+        );
+        let rows = s.rows(Asked::ExportExtended, &sql, &[&oids]).await?;
         for r in rows {
             let (table, schema, name): (u32, String, String) = (r.get(0), r.get(1), r.get(2));
             let column = column_of(&r, 3);
