@@ -372,25 +372,15 @@ async fn columns(
     oids: &[u32],
     version_num: u32,
 ) -> Result<BTreeMap<u32, Vec<Column>>, Failed> {
-    let ranges = if version_num >= 170000 {
-        "s.range_length_histogram::text, s.range_empty_frac::float8, \
-         s.range_bounds_histogram::text"
-    } else {
-        "NULL::text, NULL::float8, NULL::text"
-    };
     let sql = format!(
-        "SELECT c.oid, s.attname::text, format_type(a.atttypid, a.atttypmod), s.inherited, \
-                s.null_frac::float8, s.avg_width, s.n_distinct::float8, \
-                s.most_common_vals::text, s.most_common_freqs::float8[], \
-                s.histogram_bounds::text, s.correlation::float8, \
-                s.most_common_elems::text, s.most_common_elem_freqs::float8[], \
-                s.elem_count_histogram::float8[], {ranges} \
+        "SELECT c.oid, s.attname::text, format_type(a.atttypid, a.atttypmod), s.inherited, {} \
          FROM pg_stats s \
          JOIN pg_namespace n ON n.nspname = s.schemaname \
          JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = s.tablename \
          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = s.attname \
          WHERE c.oid = ANY($1::oid[]) \
-         ORDER BY c.oid, a.attnum, s.inherited"
+         ORDER BY c.oid, a.attnum, s.inherited",
+        statistics("s", version_num >= 170000)
     );
     let rows = s.rows(Asked::ExportColumns, &sql, &[&oids]).await?;
     let mut out: BTreeMap<u32, Vec<Column>> = BTreeMap::new();
@@ -398,6 +388,26 @@ async fn columns(
         out.entry(r.get(0)).or_default().push(column_of(&r, 1));
     }
     Ok(out)
+}
+
+/// The statistics of a `pg_stats`-shaped view aliased `alias`, in [`column_of`]'s order after
+/// the name, type and `inherited`; `ranges`: the view has PostgreSQL 17's range statistics.
+fn statistics(alias: &str, ranges: bool) -> String {
+    let ranges = if ranges {
+        format!(
+            "{alias}.range_length_histogram::text, {alias}.range_empty_frac::float8, \
+             {alias}.range_bounds_histogram::text"
+        )
+    } else {
+        "NULL::text, NULL::float8, NULL::text".to_string()
+    };
+    format!(
+        "{alias}.null_frac::float8, {alias}.avg_width, {alias}.n_distinct::float8, \
+         {alias}.most_common_vals::text, {alias}.most_common_freqs::float8[], \
+         {alias}.histogram_bounds::text, {alias}.correlation::float8, \
+         {alias}.most_common_elems::text, {alias}.most_common_elem_freqs::float8[], \
+         {alias}.elem_count_histogram::float8[], {ranges}"
+    )
 }
 
 /// A `pg_stats`-shaped row from column `at`: name, type, inherited, then the statistics.
@@ -500,18 +510,14 @@ async fn extended(
     if version_num >= 140000 {
         let sql = format!(
             "SELECT x.stxrelid, e.statistics_schemaname::text, e.statistics_name::text, \
-                        e.expr, 'expression', {inherited}, \
-                        e.null_frac::float8, e.avg_width, e.n_distinct::float8, \
-                        e.most_common_vals::text, e.most_common_freqs::float8[], \
-                        e.histogram_bounds::text, e.correlation::float8, \
-                        e.most_common_elems::text, e.most_common_elem_freqs::float8[], \
-                        e.elem_count_histogram::float8[], NULL::text, NULL::float8, NULL::text \
+                        e.expr, 'expression', {inherited}, {} \
                  FROM pg_stats_ext_exprs e \
                  JOIN pg_namespace sn ON sn.nspname = e.statistics_schemaname \
                  JOIN pg_statistic_ext x \
                    ON x.stxnamespace = sn.oid AND x.stxname = e.statistics_name \
                  WHERE x.stxrelid = ANY($1::oid[]) \
-                 ORDER BY x.stxrelid, x.oid"
+                 ORDER BY x.stxrelid, x.oid",
+            statistics("e", false)
         );
         let rows = s.rows(Asked::ExportExtended, &sql, &[&oids]).await?;
         for r in rows {
