@@ -139,7 +139,13 @@ async fn read_all(s: &Session<'_>, selection: &Selection) -> Result<stats::File,
             &[],
         )
         .await?;
-    let head = &head[0];
+    let Some(head) = head.first() else {
+        return Err(Unanswered {
+            asked: Asked::ServerVersion,
+            cause: "the server has no row for its own database in pg_database".to_string(),
+        }
+        .into());
+    };
     let version_num: i32 = head.get(0);
     let version_num = u32::try_from(version_num).unwrap_or(0);
     let server = stats::Server {
