@@ -74,22 +74,21 @@ impl Session<'_> {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, Unanswered> {
-        match tokio::time::timeout(self.limit, self.client.query(sql, params)).await {
-            Ok(Ok(rows)) => Ok(rows),
-            Ok(Err(e)) => Err(Unanswered::of(asked, &e)),
-            Err(_) => Err(Unanswered {
-                asked,
-                cause: format!(
-                    "no answer in {} s (plancheck's clock)",
-                    self.limit.as_secs()
-                ),
-            }),
-        }
+        self.bounded(asked, self.client.query(sql, params)).await
     }
 
     async fn execute(&self, asked: Asked, sql: &str) -> Result<(), Unanswered> {
-        match tokio::time::timeout(self.limit, self.client.batch_execute(sql)).await {
-            Ok(Ok(())) => Ok(()),
+        self.bounded(asked, self.client.batch_execute(sql)).await
+    }
+
+    /// `work`'s answer, or no answer within plancheck's own limit.
+    async fn bounded<T>(
+        &self,
+        asked: Asked,
+        work: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, Unanswered> {
+        match tokio::time::timeout(self.limit, work).await {
+            Ok(Ok(answer)) => Ok(answer),
             Ok(Err(e)) => Err(Unanswered::of(asked, &e)),
             Err(_) => Err(Unanswered {
                 asked,
@@ -124,6 +123,8 @@ pub async fn export(
     file
 }
 
+// Long because it is the export's one sequence of reads, in the order the snapshot and the
+// emptied search_path require; each step is a function of its own.
 async fn read_all(s: &Session<'_>, selection: &Selection) -> Result<stats::File, Failed> {
     let head = s
         .rows(
@@ -440,7 +441,8 @@ fn column_of(r: &Row, at: usize) -> Column {
 }
 
 /// Extended statistics (`pg_stats_ext`, and `pg_stats_ext_exprs` from PostgreSQL 14), by the
-/// table's OID.
+/// table's OID. Long for its two version-dependent queries and the mapping of the text forms'
+/// attnums to key positions, which belong together.
 async fn extended(
     s: &Session<'_>,
     oids: &[u32],

@@ -80,7 +80,8 @@ fn a_file_written_reads_back_the_same() {
     assert_eq!(parse(&text_of(&f)).unwrap(), f);
 }
 
-/// Each malformed file is refused with a sentence naming what is wrong.
+/// Each malformed file is refused with a sentence naming what is wrong. Long: one case per
+/// class of malformed file, each two lines.
 #[test]
 fn every_malformed_file_is_refused_saying_what() {
     let edit = |change: &dyn Fn(&mut serde_json::Value)| {
