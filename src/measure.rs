@@ -124,6 +124,10 @@ pub struct Measured {
     /// plan that the measured server's plans left unsettled, or why each could not be made.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scratch: Vec<ScratchReplan>,
+    /// With `check --stats FILE`: the read path planned on the scratch copy at production's
+    /// statistics, sizes and planner settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub production: Option<Production>,
     /// What the catalog says of every relation in any of the plans.
     #[serde(default)]
     pub relations: Vec<RelationFacts>,
@@ -294,6 +298,49 @@ pub struct ScratchReplan {
     pub plan: PlanKind,
     /// What the re-plan showed, or why there is none.
     pub outcome: ScratchOutcome,
+}
+
+/// The read path planned at production's statistics (`check --stats FILE`): on the scratch
+/// copy, every index of its tables kept, with the file's sizes, column statistics and planner
+/// settings (see `db::scratch`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Production {
+    /// When the file was exported (RFC 3339), and `server_version` of the server it was
+    /// exported from.
+    pub exported_at: String,
+    pub server_version: String,
+    /// One per plan kind: the custom plan, and the generic one for a read path with parameters.
+    pub plans: Vec<ProductionPlan>,
+    /// What the copy could not take of the file for the relations the plans read, in words:
+    /// estimates that rest on it may differ from production's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gaps: Vec<String>,
+    /// Production's `reltuples` of every relation the plans read.
+    #[serde(default)]
+    pub rows: Vec<RowsOf>,
+}
+
+/// A relation's rows by production's `reltuples`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowsOf {
+    pub schema: String,
+    pub name: String,
+    pub reltuples: f64,
+}
+
+/// One plan kind at production's statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProductionPlan {
+    pub plan: PlanKind,
+    pub outcome: ProductionOutcome,
+}
+
+/// `EXPLAIN (VERBOSE, FORMAT JSON)` on the copy at production's statistics, or why not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProductionOutcome {
+    Planned(Box<Document>),
+    NotMade { why: String },
 }
 
 /// A scratch re-plan made, or why not.
@@ -628,6 +675,7 @@ impl Measurement {
                 generic,
                 probes: vec![],
                 scratch: vec![],
+                production: None,
                 relations: vec![],
                 non_immutable: vec![],
                 replan_skipped: None,

@@ -63,6 +63,8 @@ fn check(read_path: &str, scope: &str, index: &str, verdict: Verdict) -> CheckRe
         plan_changed: false,
         plan_diff: vec![],
         strict_plans: false,
+        production: None,
+        here: None,
         sort_keys: vec![],
         elapsed_ms: None,
         plans: vec![],

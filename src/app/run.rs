@@ -198,6 +198,14 @@ async fn before_checks(
     let what = asking::SERVER_VERSION_NUMBER;
     let major = within(limit, what, async { Ok(db::server_major(&client).await?) }).await?;
     settings.scratch = scratch_mode(run.no_scratch, major);
+    if let Some(path) = &run.stats {
+        settings.stats = Some(std::sync::Arc::new(production_statistics(
+            path,
+            major,
+            run.no_scratch,
+            run.quiet,
+        )?));
+    }
     let what = asking::ROLE_RIGHTS;
     let role_warnings = within(limit, what, role_warnings(&client, options, run.quiet)).await?;
     let what = asking::ALLOWED_SEQ_SCANS;
@@ -450,6 +458,35 @@ fn refuse_past_policies(
         .find(|rp| rp.name == c.read_path)
         .map_or("", |rp| rp.expectation_path.as_str());
     Err(BadInput(stderr::strict_role_past_policies(c, file)).into())
+}
+
+/// `--stats FILE`, read and checked before any check: a file of another major version than the
+/// measured server's is refused (a plan is production's only on its own major), as is
+/// `--no-scratch` beside it; a file older than [`crate::stats::STALE_AFTER_DAYS`] is warned of.
+fn production_statistics(
+    path: &std::path::Path,
+    major: u32,
+    no_scratch: bool,
+    quiet: bool,
+) -> crate::error::Result<crate::stats::File> {
+    if no_scratch {
+        return Err(BadInput(stderr::stats_without_scratch()).into());
+    }
+    let file = crate::stats::read(path)?;
+    if file.server.major() != major {
+        return Err(BadInput(stderr::stats_of_another_major(
+            path,
+            file.server.major(),
+            major,
+        ))
+        .into());
+    }
+    let now = chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now());
+    if let Some(stale) = crate::report::stats::stale(&file, now).filter(|_| !quiet) {
+        let stale = stale.strip_prefix("warning: ").unwrap_or(&stale);
+        say!("warning: {}: {stale}", path.display());
+    }
+    Ok(file)
 }
 
 /// Whether the run re-plans on a scratch copy: never with `--no-scratch`, and only on local
@@ -744,20 +781,32 @@ pub(super) async fn run_all<T>(
                     bin,
                     &definitions,
                     &requests,
+                    settings.stats.as_deref(),
                     settings.statement_timeout,
                     stop,
                 )
                 .await
             }
             // A request is only made with the scratch copy on.
-            db::scratch::Mode::Off(_) => Vec::new(),
+            db::scratch::Mode::Off(_) => db::scratch::Settled::default(),
         };
-        for ((at, what, mut measured, _), made) in pending
+        let db::scratch::Settled {
+            replans,
+            production,
+        } = replans;
+        let production = production
+            .into_iter()
+            .chain(std::iter::repeat_with(|| None));
+        for (((at, what, mut measured, _), made), production) in pending
             .into_iter()
             .zip(replans.into_iter().chain(std::iter::repeat_with(Vec::new)))
+            .zip(production)
         {
             if let measure::Outcome::Measured(m) = &mut measured.outcome {
                 m.scratch.extend(made);
+                if production.is_some() {
+                    m.production = production;
+                }
             }
             done.push((at, finish(&what, measured)));
         }

@@ -661,6 +661,12 @@ pub struct RunArgs {
     /// server, about a second for the copy (less when cached)
     #[arg(help_heading = "Verdicts", long)]
     pub no_scratch: bool,
+    /// Also plan every check at production's statistics: FILE is what `plancheck stats export`
+    /// wrote on production (or a replica). Each check is planned on the scratch copy with the
+    /// file's sizes (as sparse files), column statistics and planner settings, and whether the
+    /// index is chosen is then production's planner's answer, not the CI database's
+    #[arg(help_heading = "Verdicts", long, value_name = "FILE")]
+    pub stats: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub verdict: VerdictArgs,
     /// Discarded runs before measuring each check

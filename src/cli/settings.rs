@@ -44,6 +44,7 @@ pub fn check_settings(run: &RunArgs) -> Settings {
         replan_without_rivals: false,
         session_per_check: run.session_per_check,
         scratch: db::scratch::Mode::default(),
+        stats: None,
         counting: db::counts::Counting::default(),
     }
 }
@@ -77,6 +78,9 @@ pub fn judging(args: &VerdictArgs) -> verdict::Judging {
         strict_plans: args.strict_plans,
         require: args.require.into(),
         judge_unanalysed: args.unanalysed == crate::cli::UnanalysedArg::Judge,
+        now: Some(chrono::DateTime::<chrono::Utc>::from(
+            std::time::SystemTime::now(),
+        )),
     }
 }
 

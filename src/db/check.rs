@@ -36,7 +36,8 @@ use super::{Asked, Unanswered, counts, scratch};
 use crate::error::DatabaseFailure;
 use crate::measure::{
     Document, Failure, IndexFacts, IndexLookup, Measured, Measurement, Outcome, PlanKind, Probe,
-    RelationFacts, Requirement, RunKind, ScratchOutcome, ScratchReplan,
+    Production, ProductionOutcome, ProductionPlan, RelationFacts, Requirement, RunKind,
+    ScratchOutcome, ScratchReplan,
 };
 use crate::plan::explain::Explain;
 use crate::plan::replans;
@@ -70,6 +71,9 @@ pub struct Settings {
     pub session_per_check: bool,
     /// Whether what the measured server's plans leave open is re-planned on a scratch copy.
     pub scratch: scratch::Mode,
+    /// `--stats FILE`: every check is also planned on the scratch copy at production's
+    /// statistics.
+    pub stats: Option<std::sync::Arc<crate::stats::File>>,
     /// Whether and how each run's reads are counted ([`super::counts`]).
     pub counting: super::counts::Counting,
 }
@@ -88,6 +92,7 @@ impl Default for Settings {
             replan_without_rivals: false,
             session_per_check: false,
             scratch: scratch::Mode::default(),
+            stats: None,
             counting: super::counts::Counting::default(),
         }
     }
@@ -743,7 +748,14 @@ async fn measure(
         plans: &plans,
         session: &session,
     };
-    let (scratch, request) = ask_scratch(sess, catalog, &open, &needed).await?;
+    let production: Vec<PlanKind> = match sess.settings.stats {
+        Some(_) => std::iter::once(PlanKind::Custom)
+            .chain(generic.is_some().then_some(PlanKind::Generic))
+            .collect(),
+        None => Vec::new(),
+    };
+    let (scratch, request, production) =
+        ask_scratch(sess, catalog, &open, &needed, production).await?;
 
     // What the planner knew of every relation the plans read, and of the index's table; and of
     // every table PostgreSQL counted a read of, by OID, which names them: in one round trip.
@@ -781,6 +793,7 @@ async fn measure(
             generic,
             probes,
             scratch,
+            production,
             relations,
             non_immutable,
             replan_skipped: None,
@@ -899,12 +912,43 @@ struct Open<'a> {
 /// For each accepted index and plan kind the measured server's plans left open (`needed`,
 /// from the plan analysis): the definitions the scratch copy needs, read from the catalog,
 /// or why no scratch re-plan is made (`--no-scratch`, no local server, a read that failed).
+/// What [`ask_scratch`] gives: the re-plans not made (and why), the request for the scratch
+/// copy, and the plans at production's statistics already known not to be made.
+type Scratched = (
+    Vec<ScratchReplan>,
+    Option<scratch::Request>,
+    Option<Production>,
+);
+
 async fn ask_scratch(
     sess: Sess<'_>,
     catalog: &Catalog,
     open: &Open<'_>,
     needed: &[(String, PlanKind)],
-) -> Result<(Vec<ScratchReplan>, Option<scratch::Request>), Failure> {
+    production: Vec<PlanKind>,
+) -> Result<Scratched, Failure> {
+    // With --stats, every check asks for its plans at production's statistics; each answer
+    // not made says why.
+    let stats = sess.settings.stats.as_deref();
+    let production_not_made = |why: &str| {
+        stats
+            .filter(|_| !production.is_empty())
+            .map(|file| Production {
+                exported_at: file.exported_at.clone(),
+                server_version: file.server.version.clone(),
+                plans: production
+                    .iter()
+                    .map(|plan| ProductionPlan {
+                        plan: *plan,
+                        outcome: ProductionOutcome::NotMade {
+                            why: why.to_string(),
+                        },
+                    })
+                    .collect(),
+                gaps: Vec::new(),
+                rows: Vec::new(),
+            })
+    };
     let not_made = |asks: &mut dyn Iterator<Item = (String, PlanKind)>, why: scratch::NotMade| {
         let why = why.to_string();
         asks.map(|(index, plan)| ScratchReplan {
@@ -914,12 +958,17 @@ async fn ask_scratch(
         })
         .collect()
     };
-    if needed.is_empty() {
-        return Ok((Vec::new(), None));
+    if needed.is_empty() && production.is_empty() {
+        return Ok((Vec::new(), None, None));
     }
     if let scratch::Mode::Off(why) = &sess.settings.scratch {
         let why = scratch::NotMade::Off(why.clone());
-        return Ok((not_made(&mut needed.iter().cloned(), why), None));
+        let words = why.to_string();
+        return Ok((
+            not_made(&mut needed.iter().cloned(), why),
+            None,
+            production_not_made(&words),
+        ));
     }
     let found: Vec<&IndexFacts> = open
         .lookups
@@ -947,12 +996,14 @@ async fn ask_scratch(
             Ok(document) => seq_only.push((*kind, document)),
             Err(f) if f.connection_lost => return Err(f),
             Err(f) => {
+                let words = scratch::NotMade::Unread(f.message.clone()).to_string();
                 return Ok((
                     not_made(
                         &mut needed.iter().cloned(),
                         scratch::NotMade::Unread(f.message),
                     ),
                     None,
+                    production_not_made(&words),
                 ));
             }
         }
@@ -1000,17 +1051,25 @@ async fn ask_scratch(
         session: open.session,
     };
     match definitions::request(sess, what, &catalog.definitions).await {
-        Ok(r) => Ok((Vec::new(), Some(r))),
+        Ok(mut r) => {
+            r.production = production;
+            r.declared = open.check.settings.clone();
+            Ok((Vec::new(), Some(r), None))
+        }
         // A read that failed for a lock or a timeout leaves the question open, saying why; a
         // lost session is the check's failure.
         Err(f) if f.connection_lost => Err(f),
-        Err(f) => Ok((
-            not_made(
-                &mut asks.iter().map(|a| (a.shown.clone(), a.plan)),
-                scratch::NotMade::Unread(f.message),
-            ),
-            None,
-        )),
+        Err(f) => {
+            let words = scratch::NotMade::Unread(f.message.clone()).to_string();
+            Ok((
+                not_made(
+                    &mut asks.iter().map(|a| (a.shown.clone(), a.plan)),
+                    scratch::NotMade::Unread(f.message),
+                ),
+                None,
+                production_not_made(&words),
+            ))
+        }
     }
 }
 

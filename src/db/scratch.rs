@@ -56,12 +56,20 @@
 //!   it are unsettled, saying so.
 //! - What failed is named by what it was and its SQLSTATE, never by the server's words (a
 //!   message can quote whatever the copy could read).
+//!
+//! With `check --stats FILE` every check makes a request, and each is also planned with every
+//! index of its tables kept, at production's sizes, statistics and planner settings written onto
+//! the copy after it is loaded (and after it is cached: the cache holds the schema alone). How
+//! they are written, and why no value is parsed with privilege by the catalog's code:
+//! [`production`].
 
+mod production;
 mod server;
 
 use std::collections::BTreeMap;
 
-pub use server::{local_binaries, settle};
+pub use production::Applied;
+pub use server::{Settled, local_binaries, settle};
 
 use crate::measure::PlanKind;
 
@@ -123,6 +131,12 @@ pub struct Request {
     pub params: Vec<String>,
     /// One re-plan each.
     pub asks: Vec<Ask>,
+    /// With `check --stats`: the plan kinds to plan at production's statistics, every index of
+    /// the tables kept (the custom plan, and the generic one for a read path with parameters).
+    pub production: Vec<PlanKind>,
+    /// The scope's declared settings (`settings = { … }`): at production's statistics they are
+    /// taken after production's own.
+    pub declared: Vec<(String, String)>,
 }
 
 /// What row-level security does for the measured session's role.
@@ -196,6 +210,12 @@ pub enum NotMade {
     /// The copy stopped answering on an earlier statement and was stopped: nothing more was
     /// asked of it.
     Abandoned(Trouble),
+    /// Production's statistics could not be written onto the copy.
+    NoStatistics(Trouble),
+    /// The plan reads these relations, which the statistics file does not size.
+    NotInStatistics(Vec<String>),
+    /// The copy refused production's statistics for what the plan reads: each, in words.
+    StatisticsRefused(Vec<String>),
 }
 
 /// Why the copy did not take an object.
@@ -249,6 +269,10 @@ pub enum Step {
     Explain,
     /// Dropping the re-plans' roles before the copy is cached.
     Cleanup,
+    /// Writing production's sizes and statistics.
+    Statistics,
+    /// Taking production's planner settings for a re-plan.
+    ProductionSettings,
 }
 
 /// What went wrong on the scratch server: never the server's words (a message can quote what
@@ -282,6 +306,61 @@ pub enum Trouble {
         copy: String,
     },
     PreparedNotListed,
+    /// The statistics file is of another major version than the copy.
+    StatisticsMajor {
+        file: u32,
+        copy: u32,
+    },
+    /// The statistics file's server had another block size.
+    StatisticsBlockSize {
+        file: u32,
+        copy: u32,
+    },
+}
+
+impl Gap {
+    /// Whether a plan that reads the relation is still production's: not where a size or a
+    /// column's statistics the copy should have taken were refused (an approximation named,
+    /// such as extended statistics not carried or a column whose type the schema changed,
+    /// leaves it production's, said beside it).
+    pub fn blocks(&self) -> bool {
+        matches!(
+            self,
+            Gap::ColumnNotWritten { .. } | Gap::SizeNotWritten(_) | Gap::FileNotExtended { .. }
+        )
+    }
+}
+
+/// What the copy could not take of a statistics file: data, worded by `report::scratch`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gap {
+    /// An index the file has for a table is not on the copy.
+    IndexNotOnCopy(String),
+    /// A column the file has is not on the copy.
+    ColumnNotOnCopy(String),
+    /// The column's type on the copy is not production's.
+    TypeDiffers {
+        column: String,
+        file: String,
+        copy: String,
+    },
+    /// Before PostgreSQL 18, a value of this type is parsed by the catalog's own code, which
+    /// never runs as the superuser: the column keeps no values.
+    ValuesNotParsed { column: String, type_name: String },
+    /// The type lacks the operator a kind of statistics is kept under.
+    NoOperator { column: String, kind: &'static str },
+    /// The server refused the column's statistics (its SQLSTATE), or the restore function
+    /// answered false.
+    ColumnNotWritten {
+        column: String,
+        sqlstate: Option<String>,
+    },
+    /// The restore function did not take the relation's size.
+    SizeNotWritten(String),
+    /// The relation's files could not be extended to production's size.
+    FileNotExtended { relation: String, why: String },
+    /// Extended statistics (this many) are not written to the copy yet.
+    Extended(usize),
 }
 
 impl Trouble {

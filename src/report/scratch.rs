@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::db::scratch::{NotMade, Off, Step, Trouble, Uncopyable, Untaken};
+use crate::db::scratch::{Gap, NotMade, Off, Step, Trouble, Uncopyable, Untaken};
 
 impl fmt::Display for Off {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -67,6 +67,8 @@ impl fmt::Display for Step {
             Step::Prepare => "preparing the read path",
             Step::Explain => "planning the read path",
             Step::Cleanup => "dropping the re-plans' roles",
+            Step::Statistics => "writing production's sizes and statistics",
+            Step::ProductionSettings => "taking production's planner settings",
         })
     }
 }
@@ -103,6 +105,16 @@ impl fmt::Display for Trouble {
             Trouble::PreparedNotListed => {
                 f.write_str("the scratch server does not list the prepared read path")
             }
+            Trouble::StatisticsMajor { file, copy } => write!(
+                f,
+                "the statistics file was exported from PostgreSQL {file}, and the copy is \
+                 PostgreSQL {copy}: a plan is only production's on its own major version"
+            ),
+            Trouble::StatisticsBlockSize { file, copy } => write!(
+                f,
+                "the statistics file's server has {file}-byte blocks and the copy {copy}-byte \
+                 ones: its sizes cannot be made on the copy"
+            ),
         }
     }
 }
@@ -149,6 +161,24 @@ impl fmt::Display for NotMade {
                 "the scratch copy was given up on an earlier re-plan ({why}); nothing more was \
                  asked of it"
             ),
+            NotMade::NoStatistics(why) => {
+                write!(
+                    f,
+                    "production's statistics could not be written on the copy: {why}"
+                )
+            }
+            NotMade::StatisticsRefused(what) => write!(
+                f,
+                "the copy refused production's statistics for what the plan reads: {}",
+                what.join("; ")
+            ),
+            NotMade::NotInStatistics(relations) => write!(
+                f,
+                "the plan reads {}, which the statistics file does not size: export {} too \
+                 (plancheck stats export, --table or every table)",
+                relations.join(", "),
+                if relations.len() == 1 { "it" } else { "them" }
+            ),
         }
     }
 }
@@ -159,6 +189,66 @@ pub fn uncopyable(what: &str, why: Uncopyable<'_>) -> String {
         Uncopyable::BaseType => format!("{what} (a base type of no extension)"),
         Uncopyable::Aggregate => format!("{what} (an aggregate)"),
         Uncopyable::Language(language) => format!("{what} (in language {language})"),
+    }
+}
+
+impl fmt::Display for Gap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Gap::IndexNotOnCopy(index) => write!(
+                f,
+                "index {index} of production is not on the copy (not in this schema, or not \
+                 copied)"
+            ),
+            Gap::ColumnNotOnCopy(column) => write!(f, "column {column} is not on the copy"),
+            Gap::TypeDiffers { column, file, copy } => write!(
+                f,
+                "column {column} is {copy} here and {file} in the file: its statistics are not \
+                 written"
+            ),
+            Gap::ValuesNotParsed { column, type_name } => write!(
+                f,
+                "column {column}'s values ({type_name}) are not written: before PostgreSQL 18 \
+                 only a superuser writes them, and parsing this type would run the schema's \
+                 own code (a composite, a domain inside, a range with a canonical function); \
+                 its fractions and distinct count are written"
+            ),
+            Gap::NoOperator { column, kind } => write!(
+                f,
+                "column {column}'s {kind} are not written: its type has no operator class \
+                 they are kept under"
+            ),
+            Gap::ColumnNotWritten { column, sqlstate } => match sqlstate {
+                Some(code) => write!(
+                    f,
+                    "column {column}'s statistics were refused: {}",
+                    super::sqlstate::shown(code)
+                ),
+                None => write!(
+                    f,
+                    "column {column}'s statistics were not all taken (the restore function \
+                     answered false: a value its type refused)"
+                ),
+            },
+            Gap::SizeNotWritten(relation) => {
+                write!(
+                    f,
+                    "the size of {relation} was not taken by the restore function"
+                )
+            }
+            Gap::FileNotExtended { relation, why } => {
+                write!(
+                    f,
+                    "the files of {relation} could not be made production's size: {why}"
+                )
+            }
+            Gap::Extended(n) => write!(
+                f,
+                "{n} extended statistics object{} not written yet (estimates over \
+                 correlated columns may differ)",
+                if *n == 1 { " is" } else { "s are" }
+            ),
+        }
     }
 }
 

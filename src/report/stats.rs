@@ -74,7 +74,7 @@ pub fn stale(file: &File, now: chrono::DateTime<chrono::Utc>) -> Option<String> 
     let a = file.age(now)?;
     (a.num_days() >= crate::stats::STALE_AFTER_DAYS).then(|| {
         format!(
-            "warning: exported {} days ago: production's sizes and statistics may have moved              since; export them again (plancheck stats export)",
+            "warning: exported {} days ago: production's sizes and statistics may have moved since; export them again (plancheck stats export)",
             a.num_days()
         )
     })

@@ -426,6 +426,24 @@ pub fn password_too_short() -> String {
     )
 }
 
+/// `--stats` beside `--no-scratch`.
+pub fn stats_without_scratch() -> String {
+    "--stats plans each check on the scratch copy, and --no-scratch turns the copy off: give one \
+     of them"
+        .to_string()
+}
+
+/// A statistics file of another major version than the measured server's.
+pub fn stats_of_another_major(path: &std::path::Path, file: u32, server: u32) -> String {
+    format!(
+        "{}: exported from PostgreSQL {file}, and the measured server is PostgreSQL {server}: a \
+         plan at production's statistics is only production's on production's major version \
+         (export the file again from a server of version {server}, or check against one of \
+         version {file})",
+        path.display()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use crate::db::role::RoleRisk;

@@ -21,6 +21,7 @@ pub mod ladder;
 mod notes;
 mod plan;
 pub mod predicate;
+mod production;
 pub mod readers;
 mod same_statement;
 pub mod shape;
@@ -267,6 +268,11 @@ pub struct CheckResult {
     /// The plans behind the verdict, labelled (`custom`, `generic`, and `probe`: the re-plan
     /// that used the index), for `--explain`.
     pub plans: Vec<(String, crate::measure::Document)>,
+    /// `check --stats`: production's answer, with the file it comes from, in words.
+    pub production: Option<String>,
+    /// `check --stats`: the verdict on this database's own statistics, where production's
+    /// answer replaced it.
+    pub here: Option<Verdict>,
     /// The declared planner settings the check ran with (`settings = { … }`).
     pub settings: Vec<(String, String)>,
     /// What the scope's setup changed, as the server read it back (role, search path,
@@ -392,6 +398,9 @@ pub struct Judging {
     /// as if they were statistics. Otherwise such a verdict that depends on the data is
     /// `no-statistics`.
     pub judge_unanalysed: bool,
+    /// The time of the run, for the age of a statistics file (`check --stats`): the judge
+    /// reads no clock.
+    pub now: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl Default for Judging {
@@ -401,6 +410,7 @@ impl Default for Judging {
             strict_plans: false,
             require: Require::Chosen,
             judge_unanalysed: false,
+            now: None,
         }
     }
 }
@@ -544,6 +554,8 @@ fn unjudged(m: &Measurement) -> CheckResult {
         sort_keys: Vec::new(),
         elapsed_ms: m.elapsed_ms,
         plans: Vec::new(),
+        production: None,
+        here: None,
         settings: m.settings.clone(),
         session: Vec::new(),
         reads_past_policies: Vec::new(),
@@ -696,6 +708,13 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         r.at_guesses = Some(r.verdict);
         r.verdict = Verdict::NoStatistics;
     }
+    production::judge(
+        &mut r,
+        measured,
+        &m.requires.allow_seq_scan,
+        how.large_rows,
+        how.now,
+    );
     r
 }
 

@@ -125,6 +125,8 @@ pub(crate) fn measured(read_path: &str, verdict: Verdict, warm: f64, buffers: f6
         plan_changed: false,
         plan_diff: vec![],
         strict_plans: false,
+        production: None,
+        here: None,
         sort_keys: vec![],
         elapsed_ms: None,
         notes: vec![],

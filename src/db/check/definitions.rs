@@ -660,6 +660,8 @@ async fn read_request(
         sql: check.sql.text.clone(),
         params: check.params.clone(),
         asks,
+        production: Vec::new(),
+        declared: Vec::new(),
     })
 }
 

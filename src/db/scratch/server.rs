@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::Client;
 
-use super::{Ask, Definitions, NotMade, Request, Step, Trouble, Unit, Untaken};
+use super::{Applied, Ask, Definitions, NotMade, Request, Step, Trouble, Unit, Untaken};
 use crate::measure::{
-    PlanKind, SameStatement, ScratchOutcome, ScratchPlan, ScratchReplan, Together, TogetherPlan,
+    PlanKind, Production, ProductionOutcome, ProductionPlan, RowsOf, SameStatement, ScratchOutcome,
+    ScratchPlan, ScratchReplan, Together, TogetherPlan,
 };
 use crate::server::{SUPERUSER, Server, cache};
 use crate::stop::Stop;
@@ -102,20 +103,27 @@ pub async fn settle(
     bin: &Path,
     definitions: &Definitions,
     requests: &[&Request],
+    stats: Option<&crate::stats::File>,
     statement_timeout: Duration,
     stop: &mut Stop,
-) -> Vec<Vec<ScratchReplan>> {
-    let not_made = |why: NotMade| -> Vec<Vec<ScratchReplan>> {
+) -> Settled {
+    let not_made = |why: NotMade| -> Settled {
         let why = why.to_string();
-        requests
-            .iter()
-            .map(|r| {
-                r.asks
-                    .iter()
-                    .map(|a| replan_of(a, ScratchOutcome::NotMade { why: why.clone() }))
-                    .collect()
-            })
-            .collect()
+        Settled {
+            replans: requests
+                .iter()
+                .map(|r| {
+                    r.asks
+                        .iter()
+                        .map(|a| replan_of(a, ScratchOutcome::NotMade { why: why.clone() }))
+                        .collect()
+                })
+                .collect(),
+            production: requests
+                .iter()
+                .map(|r| production_not_made(r, stats, &why, &[]))
+                .collect(),
+        }
     };
     let units = units_of(definitions, requests);
     let copy = tokio::select! {
@@ -126,7 +134,13 @@ pub async fn settle(
         Ok(copy) => copy,
         Err(why) => return not_made(NotMade::CopyNotMade(why)),
     };
-    let mut out = Vec::with_capacity(requests.len());
+    // Production's statistics go on the copy after every definition, and after it is cached:
+    // the cache holds the schema alone.
+    let applied = match stats {
+        Some(file) => Some(copy.take_statistics(file, requests).await),
+        None => None,
+    };
+    let mut out = Settled::default();
     for request in requests {
         let mut made = Vec::with_capacity(request.asks.len());
         let blocked = copy.blocked(request);
@@ -161,10 +175,55 @@ pub async fn settle(
             };
             made.push(replan_of(ask, outcome));
         }
-        out.push(made);
+        out.replans.push(made);
+        let production = match (&applied, stats) {
+            (Some(applied), Some(file)) => {
+                copy.production(request, file, applied, blocked.as_ref(), stop)
+                    .await
+            }
+            _ => None,
+        };
+        out.production.push(production);
     }
     copy.finish().await;
     out
+}
+
+/// What the scratch copy settled: per request, its re-plans, and its plans at production's
+/// statistics (with `check --stats`).
+#[derive(Debug, Default)]
+pub struct Settled {
+    pub replans: Vec<Vec<ScratchReplan>>,
+    pub production: Vec<Option<Production>>,
+}
+
+/// A request's plans at production's statistics, each not made for `why`.
+fn production_not_made(
+    request: &Request,
+    stats: Option<&crate::stats::File>,
+    why: &str,
+    gaps: &[String],
+) -> Option<Production> {
+    let file = stats?;
+    if request.production.is_empty() {
+        return None;
+    }
+    Some(Production {
+        exported_at: file.exported_at.clone(),
+        server_version: file.server.version.clone(),
+        plans: request
+            .production
+            .iter()
+            .map(|kind| ProductionPlan {
+                plan: *kind,
+                outcome: ProductionOutcome::NotMade {
+                    why: why.to_string(),
+                },
+            })
+            .collect(),
+        gaps: gaps.to_vec(),
+        rows: Vec::new(),
+    })
 }
 
 fn replan_of(ask: &Ask, outcome: ScratchOutcome) -> ScratchReplan {
@@ -204,6 +263,8 @@ fn reserved_role(name: &str) -> bool {
 /// The running scratch server with the copy loaded.
 struct Copy {
     server: Option<Server>,
+    /// The server binaries it runs on.
+    bin: PathBuf,
     /// The superuser's session: plancheck's roles and nothing else.
     admin: Client,
     /// The owner's session: every statement of the copy and every re-plan.
@@ -257,6 +318,7 @@ impl Copy {
                 .map_err(|e| Trouble::Server(e.0))?,
         };
         let mut copy = Copy::connect(server, statement_timeout).await?;
+        copy.bin = bin.to_path_buf();
         copy.failures = recorded;
         copy.save = if from_cache { None } else { entry };
         if !from_cache {
@@ -310,6 +372,7 @@ impl Copy {
             .get(0);
         Ok(Copy {
             server: Some(server),
+            bin: PathBuf::new(),
             admin,
             owner,
             version,
@@ -583,7 +646,7 @@ impl Copy {
         c.batch_execute(&format!("SET LOCAL ROLE {probe}"))
             .await
             .map_err(|e| Trouble::of(Step::Session, &e))?;
-        self.take_session(request, ask).await?;
+        self.take_session(request, ask.plan).await?;
         // The statement with every index scan off, where its conditions on the table all stay
         // in the scans' filters: the same statement planned the same way on both servers.
         c.batch_execute(
@@ -691,7 +754,7 @@ impl Copy {
 
     /// The measured session's settings and search path, and the plan kind, for the rest of
     /// the transaction.
-    async fn take_session(&self, request: &Request, ask: &Ask) -> Result<(), Trouble> {
+    async fn take_session(&self, request: &Request, kind: PlanKind) -> Result<(), Trouble> {
         let c = &self.owner;
         let failed = |e: tokio_postgres::Error| Trouble::of(Step::Session, &e);
         for (name, value) in &request.settings {
@@ -707,7 +770,7 @@ impl Copy {
         )
         .await
         .map_err(failed)?;
-        let mode = match ask.plan {
+        let mode = match kind {
             PlanKind::Custom => "force_custom_plan",
             PlanKind::Generic => "force_generic_plan",
         };
@@ -751,35 +814,301 @@ impl Copy {
             .map_err(|e| Trouble::PlanUnreadable(e.to_string()))
     }
 
-    /// Drops the re-plans' roles, stops the server and removes it; a copy made now is saved to
-    /// the cache first, with the record of what it could not take.
-    async fn finish(mut self) {
-        let Some(mut server) = self.server.take() else {
-            return;
-        };
+    /// Writes production's statistics onto the copy ([`super::production`]). A copy made now is
+    /// cached first, as the schema alone, and the server started again on that cached folder:
+    /// the statistics (and the sparse files) are never cached.
+    async fn take_statistics(
+        &mut self,
+        file: &crate::stats::File,
+        requests: &[&Request],
+    ) -> Result<Applied, Trouble> {
+        if let Some(why) = &self.gone {
+            return Err(why.clone());
+        }
+        if self.save.is_some() {
+            self.cache_now().await?;
+            self.make_probes(requests).await?;
+        }
+        let data = self
+            .server
+            .as_ref()
+            .ok_or(Trouble::Lost(Step::Statistics))?
+            .data();
+        let bound = load_bound(self.statement_timeout);
+        match tokio::time::timeout(
+            bound,
+            super::production::apply(&self.admin, &self.owner, &data, file),
+        )
+        .await
+        {
+            Ok(applied) => applied,
+            Err(_) => {
+                let why = Trouble::NoAnswer(bound);
+                self.abandon(why.clone());
+                Err(why)
+            }
+        }
+    }
+
+    /// Saves the copy made now to the cache and starts the server again on the cached folder.
+    async fn cache_now(&mut self) -> Result<(), Trouble> {
         let Some(entry) = self.save.take() else {
-            return;
+            return Ok(());
         };
-        drop(self.owner);
-        // The re-plans' roles, and every setting a role or the database was given while the
-        // copy loaded: a later run's sessions meet none of it.
+        self.clean().await?;
+        let Some(mut server) = self.server.take() else {
+            return Err(Trouble::Lost(Step::Cleanup));
+        };
+        if let Err(e) =
+            server.save_and_stop_with(&entry, |data| write_failures(data, &self.failures))
+        {
+            let why = Trouble::Server(crate::report::server::copy_not_cached(&entry.path, &e));
+            self.gone = Some(why.clone());
+            return Err(why);
+        }
+        drop(server);
+        let settings: Vec<(&str, &str)> = SERVER_SETTINGS.to_vec();
+        let server = Server::start_with_settings(self.bin.clone(), Some(&entry), &settings)
+            .await
+            .map_err(|e| Trouble::Server(e.0))?;
+        let failures = std::mem::take(&mut self.failures);
+        let bin = std::mem::take(&mut self.bin);
+        *self = Copy::connect(server, self.statement_timeout).await?;
+        self.failures = failures;
+        self.bin = bin;
+        Ok(())
+    }
+
+    /// Drops the re-plans' roles and every setting a role or the database was given while the
+    /// copy loaded: a later run's sessions meet none of it.
+    async fn clean(&mut self) -> Result<(), Trouble> {
         let mut sql = String::from("DELETE FROM pg_catalog.pg_db_role_setting");
         for name in self.probes.values() {
             sql.push_str(&format!("; DROP ROLE {name}"));
         }
-        let cleaned = matches!(
-            tokio::time::timeout(
-                statement_bound(self.statement_timeout),
-                self.admin.batch_execute(&sql)
-            )
-            .await,
-            Ok(Ok(()))
-        );
-        drop(self.admin);
-        if !cleaned {
+        self.probes.clear();
+        match tokio::time::timeout(
+            statement_bound(self.statement_timeout),
+            self.admin.batch_execute(&sql),
+        )
+        .await
+        {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(Trouble::of(Step::Cleanup, &e)),
+            Err(_) => Err(Trouble::NoAnswer(statement_bound(self.statement_timeout))),
+        }
+    }
+
+    /// A request's plans at production's statistics: not made where the copy lacks what the
+    /// read path needs (an object, an index of its tables, a relation of the file), else each
+    /// plan kind planned, and held to the file: every relation the plan reads must be one the
+    /// file sized.
+    async fn production(
+        &mut self,
+        request: &Request,
+        file: &crate::stats::File,
+        applied: &Result<Applied, Trouble>,
+        blocked: Option<&NotMade>,
+        stop: &mut Stop,
+    ) -> Option<Production> {
+        if request.production.is_empty() {
+            return None;
+        }
+        let applied = match applied {
+            Ok(a) => a,
+            Err(why) => {
+                return production_not_made(
+                    request,
+                    Some(file),
+                    &NotMade::NoStatistics(why.clone()).to_string(),
+                    &[],
+                );
+            }
+        };
+        let untaken: Vec<(String, Untaken)> = request
+            .also
+            .iter()
+            .filter_map(|k| self.failures.get(k).map(|why| (k.clone(), why.clone())))
+            .collect();
+        let why = match (blocked, &self.gone, stop.requested()) {
+            (_, _, Some(_)) => Some(NotMade::InterruptedBeforeReplan),
+            (_, Some(gone), None) => Some(NotMade::Abandoned(gone.clone())),
+            (Some(why), None, None) => Some(why.clone()),
+            (None, None, None) if !untaken.is_empty() => Some(NotMade::CouldNotTake(untaken)),
+            (None, None, None) => None,
+        };
+        if let Some(why) = why {
+            return production_not_made(request, Some(file), &why.to_string(), &[]);
+        }
+        let mut plans = Vec::with_capacity(request.production.len());
+        let mut read: BTreeSet<(String, String)> = BTreeSet::new();
+        for kind in &request.production {
+            let planned = tokio::select! {
+                planned = self.plan_production(request, *kind, applied) => planned,
+                _ = stop.wait() => Err(Trouble::Interrupted),
+            };
+            let outcome = match planned {
+                Ok(document) => {
+                    for scan in document.plan().scans() {
+                        if let (Some(r), Some(schema)) = (scan.relation, scan.schema) {
+                            read.insert((schema.to_string(), r.to_string()));
+                        }
+                    }
+                    ProductionOutcome::Planned(Box::new(document))
+                }
+                Err(why) => {
+                    if matches!(why, Trouble::NoAnswer(_) | Trouble::Interrupted) {
+                        self.abandon(why.clone());
+                    }
+                    ProductionOutcome::NotMade {
+                        why: NotMade::ReplanFailed(why).to_string(),
+                    }
+                }
+            };
+            plans.push(ProductionPlan {
+                plan: *kind,
+                outcome,
+            });
+        }
+        // A relation the file does not size plans at the copy's guess, so no plan that reads
+        // one is production's (an index scan names its table).
+        let tables = read;
+        let unsized_: Vec<String> = tables
+            .iter()
+            .filter(|r| !applied.relations.contains_key(*r))
+            .map(|(s, n)| crate::model::Relation::new(Some(s), n).to_string())
+            .collect();
+        if !unsized_.is_empty() {
+            let why = NotMade::NotInStatistics(unsized_).to_string();
+            for p in &mut plans {
+                p.outcome = ProductionOutcome::NotMade { why: why.clone() };
+            }
+        }
+        let relevant: Vec<_> = applied
+            .gaps
+            .iter()
+            .filter(|(at, _)| at.as_ref().is_none_or(|r| tables.contains(r)))
+            .collect();
+        let words = |(at, gap): &&(Option<(String, String)>, super::Gap)| match at {
+            Some((s, n)) => format!("{}: {gap}", crate::model::Relation::new(Some(s), n)),
+            None => gap.to_string(),
+        };
+        let refused: Vec<String> = relevant
+            .iter()
+            .filter(|(_, g)| g.blocks())
+            .map(words)
+            .collect();
+        if !refused.is_empty() {
+            let why = NotMade::StatisticsRefused(refused).to_string();
+            for p in &mut plans {
+                p.outcome = ProductionOutcome::NotMade { why: why.clone() };
+            }
+        }
+        let gaps = relevant
+            .iter()
+            .filter(|(_, g)| !g.blocks())
+            .map(words)
+            .collect();
+        let rows = tables
+            .iter()
+            .filter_map(|r| {
+                applied.relations.get(r).map(|t| RowsOf {
+                    schema: r.0.clone(),
+                    name: r.1.clone(),
+                    reltuples: *t,
+                })
+            })
+            .collect();
+        Some(Production {
+            exported_at: file.exported_at.clone(),
+            server_version: file.server.version.clone(),
+            plans,
+            gaps,
+            rows,
+        })
+    }
+
+    /// One plan at production's statistics, in a transaction rolled back: every index of the
+    /// tables kept, as the request's role, with the measured session's settings, then
+    /// production's planner settings, then the scope's declared ones.
+    async fn plan_production(
+        &self,
+        request: &Request,
+        kind: PlanKind,
+        applied: &Applied,
+    ) -> Result<crate::measure::Document, Trouble> {
+        let c = &self.owner;
+        let limit = statement_bound(self.statement_timeout) * 2;
+        let attempt = async {
+            c.batch_execute(&format!(
+                "BEGIN; {}; SET LOCAL search_path = pg_catalog, pg_temp",
+                local_bounds(self.statement_timeout)
+            ))
+            .await
+            .map_err(|e| Trouble::of(Step::Transaction, &e))?;
+            let result = async {
+                let probe = self
+                    .probes
+                    .get(&self.stand_ins(request))
+                    .ok_or(Trouble::Lost(Step::Probes))?;
+                for table in &request.role.owns {
+                    c.execute(
+                        format!("ALTER TABLE {table} DISABLE ROW LEVEL SECURITY").as_str(),
+                        &[],
+                    )
+                    .await
+                    .map_err(|e| Trouble::of(Step::Rls, &e))?;
+                }
+                c.batch_execute(&format!("SET LOCAL ROLE {probe}"))
+                    .await
+                    .map_err(|e| Trouble::of(Step::Session, &e))?;
+                self.take_session(request, kind).await?;
+                let settings = applied.settings.iter().chain(&request.declared);
+                for (name, value) in settings {
+                    c.query("SELECT pg_catalog.set_config($1, $2, true)", &[name, value])
+                        .await
+                        .map_err(|e| Trouble::of(Step::ProductionSettings, &e))?;
+                }
+                // The plan kind last: a declared plan_cache_mode does not decide it.
+                let mode = match kind {
+                    PlanKind::Custom => "force_custom_plan",
+                    PlanKind::Generic => "force_generic_plan",
+                };
+                c.batch_execute(&format!("SET LOCAL plan_cache_mode = {mode}"))
+                    .await
+                    .map_err(|e| Trouble::of(Step::Session, &e))?;
+                self.explain(request, Step::Explain).await
+            }
+            .await;
+            let end = c
+                .batch_execute("ROLLBACK")
+                .await
+                .map_err(|e| Trouble::of(Step::Transaction, &e));
+            let plan = result?;
+            end?;
+            Ok(plan)
+        };
+        match tokio::time::timeout(limit, attempt).await {
+            Ok(planned) => planned,
+            Err(_) => Err(Trouble::NoAnswer(limit)),
+        }
+    }
+
+    /// Drops the re-plans' roles, stops the server and removes it; a copy made now is saved to
+    /// the cache first, with the record of what it could not take.
+    async fn finish(mut self) {
+        let Some(entry) = self.save.take() else {
+            return;
+        };
+        if self.server.is_none() || self.clean().await.is_err() {
             return;
         }
-        let saved = server.save_and_stop_with(&entry, |data| write_failures(data, &self.failures));
+        let Some(mut server) = self.server.take() else {
+            return;
+        };
+        let failures = std::mem::take(&mut self.failures);
+        drop(self);
+        let saved = server.save_and_stop_with(&entry, |data| write_failures(data, &failures));
         match saved {
             Ok(()) => {
                 if let Some(folder) = entry.path.parent() {
@@ -1009,6 +1338,8 @@ mod tests {
             },
         ]);
         let request = Request {
+            production: vec![],
+            declared: vec![],
             objects: vec!["b table".into(), "unknown".into()],
             also: vec!["a index".into()],
             missing: vec![],

@@ -1,0 +1,1007 @@
+//! Production's statistics on the copy (`check --stats FILE`): the sizes, `pg_class` rows,
+//! column statistics and planner settings of a [`crate::stats::File`] made the copy's own, so
+//! that the copy plans the read path as production's planner would.
+//!
+//! - **Sizes without data.** The planner takes a table's rows from its files (tuples =
+//!   reltuples ÷ relpages × the file's blocks), so every relation file of a table and of each of
+//!   its indexes is extended, as a sparse file, to production's block count (segments past the
+//!   server's `segment_size` as `.1`, `.2`, …): no data is written and no disk is used. All-zero
+//!   pages are valid empty pages to PostgreSQL (checksums included), and nothing reads them: the
+//!   copy only plans. Autovacuum is off on the scratch server.
+//! - **Statistics written as data.** Every value of the file is a parameter, never SQL text.
+//!   PostgreSQL 18: `pg_restore_relation_stats` and `pg_restore_attribute_stats`, called by the
+//!   copy's unprivileged owner (they need only the table's owner), so a domain's CHECK run by
+//!   the column type's input function runs without privilege; a `false` answer (a value the
+//!   function refused with a warning) is a gap, never a success. Before 18 only a superuser can
+//!   write `pg_class` sizes and `pg_statistic`: the sizes are numbers; the values are parsed by
+//!   `array_in` with the column's *base* type (domains stripped), and only where that type's
+//!   input runs no function the catalog defines (a built-in type, an enum, an array or range of
+//!   such). A composite type, a range with a canonical function, or a domain inside either
+//!   would run the copy's own code as the superuser: those columns keep no values, and the gap
+//!   is named.
+//! - **What is not carried yet**: extended statistics, the B-tree heights and the indexes' end
+//!   keys (the copy's indexes are empty: height 0, no end key). Every plan made here says so.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use tokio_postgres::Client;
+use tokio_postgres::types::ToSql;
+
+use super::{Gap, Step, Trouble};
+use crate::stats;
+
+fn refused(e: tokio_postgres::Error) -> Trouble {
+    Trouble::of(Step::Statistics, &e)
+}
+
+/// The first OID of an object a user made: below it, PostgreSQL's own (its types' input
+/// functions are its own C code).
+const FIRST_NORMAL_OID: u32 = 16384;
+
+/// What the copy now holds of the file: the settings to plan with, and what it could not take.
+#[derive(Debug, Default, Clone)]
+pub struct Applied {
+    /// Production's planner settings the re-plans set (the ones a session may set).
+    pub settings: Vec<(String, String)>,
+    /// What the copy could not take, by relation (`schema.name`) where there is one.
+    pub gaps: Vec<(Option<(String, String)>, Gap)>,
+    /// The tables and materialised views of the copy that the file has: (schema, name), and
+    /// production's `reltuples`.
+    pub relations: std::collections::BTreeMap<(String, String), f64>,
+}
+
+/// A relation of the copy with storage, as the superuser reads it.
+struct OnCopy {
+    oid: u32,
+    schema: String,
+    name: String,
+    /// The file of its first segment, relative to the data folder.
+    path: String,
+}
+
+/// Makes the file's sizes, statistics and settings the copy's own. `admin` is the copy's
+/// superuser session, `owner` its unprivileged owner's, `data` the stopped-or-running server's
+/// data folder (the relation files are extended in place).
+pub(super) async fn apply(
+    admin: &Client,
+    owner: &Client,
+    data: &Path,
+    file: &stats::File,
+) -> Result<Applied, Trouble> {
+    let failed = refused;
+    let row = admin
+        .query_one(
+            "SELECT pg_catalog.current_setting('server_version_num')::pg_catalog.int4, \
+                    pg_catalog.current_setting('block_size')::pg_catalog.int4, \
+                    (SELECT s.setting::pg_catalog.int8 FROM pg_catalog.pg_settings s \
+                      WHERE s.name OPERATOR(pg_catalog.=) 'segment_size')",
+            &[],
+        )
+        .await
+        .map_err(failed)?;
+    let version_num: i32 = row.get(0);
+    let block_size: i32 = row.get(1);
+    let segment_blocks: i64 = row.get(2);
+    let major = u32::try_from(version_num).unwrap_or(0) / 10_000;
+    if major != file.server.major() {
+        return Err(Trouble::StatisticsMajor {
+            file: file.server.major(),
+            copy: major,
+        });
+    }
+    if i64::from(block_size) != i64::from(file.server.block_size) {
+        return Err(Trouble::StatisticsBlockSize {
+            file: file.server.block_size,
+            copy: u32::try_from(block_size).unwrap_or(0),
+        });
+    }
+    let mut applied = Applied::default();
+    let sizes = Sizes {
+        data,
+        block_size: i64::from(block_size),
+        segment_blocks: segment_blocks.max(1),
+    };
+    for relation in &file.relations {
+        let Some(table) = on_copy(admin, &relation.schema, &relation.name).await? else {
+            continue;
+        };
+        let at = Some((relation.schema.clone(), relation.name.clone()));
+        applied.relations.insert(
+            (relation.schema.clone(), relation.name.clone()),
+            relation.size.reltuples,
+        );
+        let mut gaps = Vec::new();
+        write_size(
+            admin,
+            owner,
+            major,
+            &sizes,
+            &table,
+            &relation.size,
+            &mut gaps,
+        )
+        .await?;
+        for column in &relation.columns {
+            write_column(admin, owner, major, &table, column, &mut gaps).await?;
+        }
+        for index in &relation.indexes {
+            match on_copy(admin, &relation.schema, &index.name).await? {
+                Some(on) => {
+                    write_size(admin, owner, major, &sizes, &on, &index.size, &mut gaps).await?;
+                    for column in &index.columns {
+                        write_column(admin, owner, major, &on, column, &mut gaps).await?;
+                    }
+                }
+                None => gaps.push(Gap::IndexNotOnCopy(index.name.clone())),
+            }
+        }
+        if !relation.extended.is_empty() {
+            gaps.push(Gap::Extended(relation.extended.len()));
+        }
+        applied
+            .gaps
+            .extend(gaps.into_iter().map(|g| (at.clone(), g)));
+    }
+    applied.settings = settings(owner, file).await?;
+    Ok(applied)
+}
+
+/// The relation `schema.name` on the copy, if it is there and has storage.
+async fn on_copy(c: &Client, schema: &str, name: &str) -> Result<Option<OnCopy>, Trouble> {
+    let rows = c
+        .query(
+            "SELECT c.oid, pg_catalog.pg_relation_filepath(c.oid) \
+               FROM pg_catalog.pg_class c \
+               JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+              WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name \
+                AND c.relname OPERATOR(pg_catalog.=) $2::pg_catalog.name \
+                AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,m,i}'::pg_catalog.\"char\"[])",
+            &[&schema, &name],
+        )
+        .await
+        .map_err(refused)?;
+    Ok(rows.first().and_then(|r| {
+        Some(OnCopy {
+            oid: r.get(0),
+            schema: schema.to_string(),
+            name: name.to_string(),
+            path: r.get::<_, Option<String>>(1)?,
+        })
+    }))
+}
+
+/// The copy's data folder and how its files are cut into segments.
+struct Sizes<'a> {
+    data: &'a Path,
+    block_size: i64,
+    segment_blocks: i64,
+}
+
+/// `relpages`, `reltuples`, `relallvisible` written, and the relation's files extended to
+/// production's blocks.
+async fn write_size(
+    admin: &Client,
+    owner: &Client,
+    major: u32,
+    sizes: &Sizes<'_>,
+    on: &OnCopy,
+    size: &stats::Size,
+    gaps: &mut Vec<Gap>,
+) -> Result<(), Trouble> {
+    let failed = refused;
+    let relpages = i32::try_from(size.relpages).unwrap_or(i32::MAX);
+    let relallvisible = i32::try_from(size.relallvisible).unwrap_or(i32::MAX);
+    let reltuples = size.reltuples as f32;
+    if major >= 18 {
+        let written: Option<bool> = owner
+            .query_one(
+                "SELECT pg_catalog.pg_restore_relation_stats(\
+                     'schemaname', $1::pg_catalog.text, 'relname', $2::pg_catalog.text, \
+                     'relpages', $3::pg_catalog.int4, 'reltuples', $4::pg_catalog.float4, \
+                     'relallvisible', $5::pg_catalog.int4)",
+                &[&on.schema, &on.name, &relpages, &reltuples, &relallvisible],
+            )
+            .await
+            .map_err(failed)?
+            .get(0);
+        if written != Some(true) {
+            gaps.push(Gap::SizeNotWritten(on.name.clone()));
+        }
+    } else {
+        admin
+            .execute(
+                "UPDATE pg_catalog.pg_class SET relpages = $2::pg_catalog.int4, \
+                        reltuples = $3::pg_catalog.float4, \
+                        relallvisible = $4::pg_catalog.int4 \
+                  WHERE oid OPERATOR(pg_catalog.=) $1::pg_catalog.oid",
+                &[&on.oid, &relpages, &reltuples, &relallvisible],
+            )
+            .await
+            .map_err(failed)?;
+    }
+    if let Err(e) = extend(sizes, &on.path, size.blocks) {
+        gaps.push(Gap::FileNotExtended {
+            relation: on.name.clone(),
+            why: e.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Extends the relation whose first segment is `relative` (as `pg_relation_filepath` gives it)
+/// to `blocks` blocks, as sparse files: each full segment, then the last one's remainder. A
+/// segment file is made with the first one's owner; nothing is ever opened through a link.
+fn extend(sizes: &Sizes<'_>, relative: &str, blocks: i64) -> std::io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    if !relative
+        .split('/')
+        .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
+        return Err(std::io::Error::other(format!(
+            "{relative:?} is not a relation file's path"
+        )));
+    }
+    let first: PathBuf = sizes.data.join(relative);
+    let meta = std::fs::symlink_metadata(&first)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let (uid, gid) = (meta.uid(), meta.gid());
+    let per_segment = sizes.segment_blocks * sizes.block_size;
+    let mut left = blocks.max(0) * sizes.block_size;
+    let mut segment = 0u64;
+    loop {
+        let path = if segment == 0 {
+            first.clone()
+        } else {
+            PathBuf::from(format!("{}.{segment}", first.display()))
+        };
+        let length = left.min(per_segment);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(segment > 0)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)?;
+        let current = i64::try_from(file.metadata()?.len()).unwrap_or(i64::MAX);
+        // Never shorter than the copy made it (its own pages hold the metapage of an index).
+        if length > current {
+            file.set_len(u64::try_from(length).unwrap_or(0))?;
+        }
+        if segment > 0 {
+            std::os::unix::fs::fchown(&file, Some(uid), Some(gid))?;
+        }
+        left -= length;
+        if left <= 0 {
+            return Ok(());
+        }
+        segment += 1;
+    }
+}
+
+/// One column's statistics (a table's, or an index expression's).
+async fn write_column(
+    admin: &Client,
+    owner: &Client,
+    major: u32,
+    on: &OnCopy,
+    column: &stats::Column,
+    gaps: &mut Vec<Gap>,
+) -> Result<(), Trouble> {
+    let failed = refused;
+    // Read with an empty search path, as the file's types were printed.
+    let rows = admin
+        .query(
+            "SELECT a.attnum, a.atttypid, a.attcollation, \
+                    pg_catalog.format_type(a.atttypid, a.atttypmod) \
+               FROM pg_catalog.pg_attribute a \
+              WHERE a.attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.oid \
+                AND a.attname OPERATOR(pg_catalog.=) $2::pg_catalog.name AND NOT a.attisdropped \
+                AND a.attnum OPERATOR(pg_catalog.>) 0",
+            &[&on.oid, &column.name],
+        )
+        .await
+        .map_err(failed)?;
+    let Some(row) = rows.first() else {
+        gaps.push(Gap::ColumnNotOnCopy(column.name.clone()));
+        return Ok(());
+    };
+    let attnum: i16 = row.get(0);
+    let type_oid: u32 = row.get(1);
+    let collation: u32 = row.get(2);
+    let copy_type: String = row.get(3);
+    if copy_type != column.type_name {
+        gaps.push(Gap::TypeDiffers {
+            column: column.name.clone(),
+            file: column.type_name.clone(),
+            copy: copy_type,
+        });
+        return Ok(());
+    }
+    if major >= 18 {
+        return restore_column(owner, on, column, gaps).await;
+    }
+    let facts = type_facts(admin, major, type_oid).await?;
+    let slots = slots_of(column, &facts, collation);
+    let values_kept = facts.safe || !column.holds_values();
+    if !values_kept {
+        gaps.push(Gap::ValuesNotParsed {
+            column: column.name.clone(),
+            type_name: column.type_name.clone(),
+        });
+    }
+    let slots: Vec<Slot> = slots
+        .into_iter()
+        .filter(|s| values_kept || s.values.is_none())
+        .collect();
+    for missing in slots_missing(column, &facts) {
+        gaps.push(Gap::NoOperator {
+            column: column.name.clone(),
+            kind: missing,
+        });
+    }
+    match write_pg_statistic(admin, on.oid, attnum, column, &slots).await {
+        Ok(()) => Ok(()),
+        Err(e) => match e.code() {
+            Some(code) => {
+                gaps.push(Gap::ColumnNotWritten {
+                    column: column.name.clone(),
+                    sqlstate: Some(code.code().to_string()),
+                });
+                Ok(())
+            }
+            None => Err(failed(e)),
+        },
+    }
+}
+
+/// PostgreSQL 18: the restore function, as the owner, every value a parameter.
+async fn restore_column(
+    owner: &Client,
+    on: &OnCopy,
+    column: &stats::Column,
+    gaps: &mut Vec<Gap>,
+) -> Result<(), Trouble> {
+    let null_frac = column.null_frac as f32;
+    let n_distinct = column.n_distinct as f32;
+    let correlation = column.correlation.map(|c| c as f32);
+    let empty = column.range_empty_frac.map(|c| c as f32);
+    let reals = |v: &Option<Vec<f64>>| {
+        v.as_ref()
+            .map(|v| v.iter().map(|x| *x as f32).collect::<Vec<f32>>())
+    };
+    let (mcf, mcef, dechist) = (
+        reals(&column.most_common_freqs),
+        reals(&column.most_common_elem_freqs),
+        reals(&column.elem_count_histogram),
+    );
+    let mut sql = String::from(
+        "SELECT pg_catalog.pg_restore_attribute_stats('schemaname', $1::pg_catalog.text, \
+         'relname', $2::pg_catalog.text, 'attname', $3::pg_catalog.text, \
+         'inherited', $4::pg_catalog.bool, 'null_frac', $5::pg_catalog.float4, \
+         'avg_width', $6::pg_catalog.int4, 'n_distinct', $7::pg_catalog.float4",
+    );
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+        &on.schema,
+        &on.name,
+        &column.name,
+        &column.inherited,
+        &null_frac,
+        &column.avg_width,
+        &n_distinct,
+    ];
+    let mut pairs: Vec<(&str, &str, &(dyn ToSql + Sync))> = Vec::new();
+    if let (Some(v), Some(f)) = (&column.most_common_vals, &mcf) {
+        pairs.push(("most_common_vals", "text", v));
+        pairs.push(("most_common_freqs", "float4[]", f));
+    }
+    if let Some(v) = &column.histogram_bounds {
+        pairs.push(("histogram_bounds", "text", v));
+    }
+    if let Some(v) = &correlation {
+        pairs.push(("correlation", "float4", v));
+    }
+    if let (Some(v), Some(f)) = (&column.most_common_elems, &mcef) {
+        pairs.push(("most_common_elems", "text", v));
+        pairs.push(("most_common_elem_freqs", "float4[]", f));
+    }
+    if let Some(v) = &dechist {
+        pairs.push(("elem_count_histogram", "float4[]", v));
+    }
+    if let (Some(v), Some(f)) = (&column.range_length_histogram, &empty) {
+        pairs.push(("range_length_histogram", "text", v));
+        pairs.push(("range_empty_frac", "float4", f));
+    }
+    if let Some(v) = &column.range_bounds_histogram {
+        pairs.push(("range_bounds_histogram", "text", v));
+    }
+    for (key, cast, value) in pairs {
+        params.push(value);
+        sql.push_str(&format!(", '{key}', ${}::pg_catalog.{cast}", params.len()));
+    }
+    sql.push(')');
+    match owner.query_one(sql.as_str(), &params).await {
+        Ok(row) if row.get::<_, Option<bool>>(0) == Some(true) => Ok(()),
+        Ok(_) => {
+            gaps.push(Gap::ColumnNotWritten {
+                column: column.name.clone(),
+                sqlstate: None,
+            });
+            Ok(())
+        }
+        Err(e) => match e.code() {
+            Some(code) => {
+                gaps.push(Gap::ColumnNotWritten {
+                    column: column.name.clone(),
+                    sqlstate: Some(code.code().to_string()),
+                });
+                Ok(())
+            }
+            None => Err(Trouble::Lost(Step::Statistics)),
+        },
+    }
+}
+
+/// What writing a column's statistics by hand needs of its type (PostgreSQL 13 to 17).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct TypeFacts {
+    /// The type with every domain stripped: `array_in` parses with it.
+    pub base: u32,
+    /// Whether `array_in` of `base` runs only PostgreSQL's own code ([`parse_is_safe`]).
+    pub safe: bool,
+    pub eq: u32,
+    pub lt: u32,
+    /// The element type of an array (text for `tsvector`), domains stripped, and its `=`.
+    pub element: u32,
+    pub element_eq: u32,
+    /// For a range, the range type the bounds histogram holds (a multirange's range).
+    pub range: u32,
+    /// `tsvector`: its statistics' collation is the default one.
+    pub tsvector: bool,
+}
+
+/// One row of `pg_type` as [`parse_is_safe`] needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct TypeRow {
+    pub oid: u32,
+    /// `typtype`: `b` base, `c` composite, `d` domain, `e` enum, `r` range, `m` multirange, `p`.
+    pub kind: char,
+    /// The element type of an array type (0 otherwise).
+    pub element: u32,
+    /// A range's subtype (or a multirange's range), and whether the range has a canonical
+    /// function (which `range_in` calls).
+    pub inner: u32,
+    pub canonical: bool,
+}
+
+/// Whether `array_in` of this (domain-stripped) type runs only PostgreSQL's own code: a
+/// built-in type that is not a composite; an enum (`enum_in` reads the catalog only); an array
+/// of a safe type; a range (or multirange) over a safe subtype without a canonical function. A
+/// domain anywhere inside runs its CHECK, so is never safe; neither is a composite (`record_in`
+/// runs each field's input) nor anything `lookup` cannot describe.
+pub(super) fn parse_is_safe(oid: u32, lookup: &dyn Fn(u32) -> Option<TypeRow>) -> bool {
+    fn safe(oid: u32, lookup: &dyn Fn(u32) -> Option<TypeRow>, depth: u8) -> bool {
+        if depth > 8 {
+            return false;
+        }
+        let Some(t) = lookup(oid) else {
+            return false;
+        };
+        match t.kind {
+            'd' | 'c' => false,
+            _ if t.element != 0 => safe(t.element, lookup, depth + 1),
+            'e' => true,
+            'r' => !t.canonical && safe(t.inner, lookup, depth + 1),
+            'm' => safe(t.inner, lookup, depth + 1),
+            _ => t.oid < FIRST_NORMAL_OID,
+        }
+    }
+    safe(oid, lookup, 0)
+}
+
+/// A type's row for [`parse_is_safe`] (PostgreSQL 14 and later: multiranges).
+const TYPE_ROW: &str = "\
+    SELECT t.oid, t.typtype::pg_catalog.text, \
+           CASE WHEN t.typcategory OPERATOR(pg_catalog.=) 'A' THEN t.typelem ELSE 0::pg_catalog.oid END, \
+           COALESCE(r.rngsubtype, m.rngtypid, 0::pg_catalog.oid), \
+           COALESCE(r.rngcanonical::pg_catalog.oid OPERATOR(pg_catalog.<>) 0, false), \
+           t.typbasetype \
+      FROM pg_catalog.pg_type t \
+      LEFT JOIN pg_catalog.pg_range r ON r.rngtypid OPERATOR(pg_catalog.=) t.oid \
+      LEFT JOIN pg_catalog.pg_range m ON m.rngmultitypid OPERATOR(pg_catalog.=) t.oid \
+     WHERE t.oid OPERATOR(pg_catalog.=) $1::pg_catalog.oid";
+
+/// The same on PostgreSQL 13, which has no multiranges.
+const TYPE_ROW_13: &str = "\
+    SELECT t.oid, t.typtype::pg_catalog.text, \
+           CASE WHEN t.typcategory OPERATOR(pg_catalog.=) 'A' THEN t.typelem ELSE 0::pg_catalog.oid END, \
+           COALESCE(r.rngsubtype, 0::pg_catalog.oid), \
+           COALESCE(r.rngcanonical::pg_catalog.oid OPERATOR(pg_catalog.<>) 0, false), \
+           t.typbasetype \
+      FROM pg_catalog.pg_type t \
+      LEFT JOIN pg_catalog.pg_range r ON r.rngtypid OPERATOR(pg_catalog.=) t.oid \
+     WHERE t.oid OPERATOR(pg_catalog.=) $1::pg_catalog.oid";
+
+/// The operator of `strategy` (1 `<`, 3 `=`) of the default B-tree operator class of a type,
+/// as the type cache finds it (an exact match first, then one the type is binary-coercible to:
+/// `anyarray`, `anyenum`, `anyrange`, `anymultirange`, or a binary cast); for `=`, a default
+/// hash class's where no B-tree class has one.
+const OPERATOR: &str = "\
+    SELECT o.amopopr FROM pg_catalog.pg_opclass oc \
+      JOIN pg_catalog.pg_am am ON am.oid OPERATOR(pg_catalog.=) oc.opcmethod \
+      JOIN pg_catalog.pg_type it ON it.oid OPERATOR(pg_catalog.=) oc.opcintype \
+      JOIN pg_catalog.pg_type ty ON ty.oid OPERATOR(pg_catalog.=) $1 \
+      JOIN pg_catalog.pg_amop o ON o.amopfamily OPERATOR(pg_catalog.=) oc.opcfamily \
+           AND o.amoplefttype OPERATOR(pg_catalog.=) oc.opcintype \
+           AND o.amoprighttype OPERATOR(pg_catalog.=) oc.opcintype \
+           AND o.amopstrategy OPERATOR(pg_catalog.=) \
+               (CASE WHEN am.amname OPERATOR(pg_catalog.=) 'hash' THEN 1::pg_catalog.int2 ELSE $2::pg_catalog.int2 END) \
+     WHERE oc.opcdefault AND (am.amname OPERATOR(pg_catalog.=) 'btree' \
+                              OR (am.amname OPERATOR(pg_catalog.=) 'hash' AND $2::pg_catalog.int2 OPERATOR(pg_catalog.=) 3)) \
+       AND (oc.opcintype OPERATOR(pg_catalog.=) ty.oid \
+         OR (oc.opcintype OPERATOR(pg_catalog.=) 'pg_catalog.anyarray'::pg_catalog.regtype \
+             AND ty.typcategory OPERATOR(pg_catalog.=) 'A' AND ty.typelem OPERATOR(pg_catalog.<>) 0) \
+         OR (oc.opcintype OPERATOR(pg_catalog.=) 'pg_catalog.anyenum'::pg_catalog.regtype \
+             AND ty.typtype OPERATOR(pg_catalog.=) 'e') \
+         OR (oc.opcintype OPERATOR(pg_catalog.=) 'pg_catalog.anyrange'::pg_catalog.regtype \
+             AND ty.typtype OPERATOR(pg_catalog.=) 'r') \
+         OR (it.typname OPERATOR(pg_catalog.=) 'anymultirange' AND ty.typtype OPERATOR(pg_catalog.=) 'm') \
+         OR EXISTS (SELECT FROM pg_catalog.pg_cast k \
+                     WHERE k.castsource OPERATOR(pg_catalog.=) ty.oid \
+                       AND k.casttarget OPERATOR(pg_catalog.=) oc.opcintype \
+                       AND k.castmethod OPERATOR(pg_catalog.=) 'b' \
+                       AND k.castcontext OPERATOR(pg_catalog.=) 'i')) \
+     ORDER BY am.amname OPERATOR(pg_catalog.=) 'btree' DESC, \
+              oc.opcintype OPERATOR(pg_catalog.=) ty.oid DESC, it.typispreferred DESC \
+     LIMIT 1";
+
+async fn type_row(c: &Client, major: u32, oid: u32) -> Result<Option<(TypeRow, u32)>, Trouble> {
+    let sql = if major >= 14 { TYPE_ROW } else { TYPE_ROW_13 };
+    let rows = c.query(sql, &[&oid]).await.map_err(refused)?;
+    Ok(rows.first().map(|r| {
+        let kind: String = r.get(1);
+        (
+            TypeRow {
+                oid: r.get(0),
+                kind: kind.chars().next().unwrap_or('?'),
+                element: r.get(2),
+                inner: r.get(3),
+                canonical: r.get(4),
+            },
+            r.get(5),
+        )
+    }))
+}
+
+async fn operator(c: &Client, oid: u32, strategy: i16) -> Result<u32, Trouble> {
+    let rows = c
+        .query(OPERATOR, &[&oid, &strategy])
+        .await
+        .map_err(refused)?;
+    Ok(rows.first().map(|r| r.get(0)).unwrap_or(0))
+}
+
+/// Reads what [`slots_of`] and [`parse_is_safe`] need of a column's type.
+async fn type_facts(c: &Client, major: u32, type_oid: u32) -> Result<TypeFacts, Trouble> {
+    // Domains stripped, as the type cache and ANALYZE do.
+    let mut base = type_oid;
+    let mut rows: std::collections::BTreeMap<u32, TypeRow> = Default::default();
+    for _ in 0..16 {
+        let Some((row, basetype)) = type_row(c, major, base).await? else {
+            break;
+        };
+        let kind = row.kind;
+        rows.insert(row.oid, row);
+        if kind != 'd' {
+            break;
+        }
+        base = basetype;
+    }
+    // Every type parsing could reach, read once.
+    let mut todo = vec![base];
+    while let Some(oid) = todo.pop() {
+        if rows.len() > 64 {
+            break;
+        }
+        let row = match rows.get(&oid) {
+            Some(r) => r.clone(),
+            None => match type_row(c, major, oid).await? {
+                Some((r, _)) => {
+                    rows.insert(oid, r.clone());
+                    r
+                }
+                None => continue,
+            },
+        };
+        for next in [row.element, row.inner] {
+            if next != 0 && !rows.contains_key(&next) {
+                todo.push(next);
+            }
+        }
+    }
+    let safe = parse_is_safe(base, &|oid| rows.get(&oid).cloned());
+    let b = rows.get(&base).cloned();
+    let tsvector = base == 3614;
+    let mut element = if tsvector {
+        25
+    } else {
+        b.as_ref().map_or(0, |t| t.element)
+    };
+    // The element type with its domains stripped.
+    for _ in 0..16 {
+        match type_row(c, major, element).await? {
+            Some((row, basetype)) if row.kind == 'd' && element != 0 => element = basetype,
+            _ => break,
+        }
+    }
+    let range = match b.as_ref() {
+        Some(t) if t.kind == 'r' => base,
+        Some(t) if t.kind == 'm' => t.inner,
+        _ => 0,
+    };
+    Ok(TypeFacts {
+        base,
+        safe,
+        eq: operator(c, base, 3).await?,
+        lt: operator(c, base, 1).await?,
+        element,
+        element_eq: if element != 0 {
+            operator(c, element, 3).await?
+        } else {
+            0
+        },
+        range,
+        tsvector,
+    })
+}
+
+/// One slot of a `pg_statistic` row.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Slot {
+    pub kind: i16,
+    pub op: u32,
+    pub collation: u32,
+    pub numbers: Option<Vec<f32>>,
+    /// The values as array text, and the element type `array_in` parses them with.
+    pub values: Option<(String, u32)>,
+}
+
+/// The slots ANALYZE would have written for what the file holds, as PostgreSQL 18's restore
+/// function derives them: most common values (`=`), histogram (`<`), correlation (`<`), most
+/// common elements and their count histogram (the element's `=`), range bounds and lengths.
+/// A slot whose operator the type lacks is left out ([`slots_missing`] names it).
+pub(super) fn slots_of(column: &stats::Column, t: &TypeFacts, collation: u32) -> Vec<Slot> {
+    let reals = |v: &Vec<f64>| v.iter().map(|x| *x as f32).collect::<Vec<f32>>();
+    let collation = if t.tsvector { 100 } else { collation };
+    let mut slots = Vec::new();
+    if let (Some(v), Some(f), true) = (
+        &column.most_common_vals,
+        &column.most_common_freqs,
+        t.eq != 0,
+    ) {
+        slots.push(Slot {
+            kind: 1,
+            op: t.eq,
+            collation,
+            numbers: Some(reals(f)),
+            values: Some((v.clone(), t.base)),
+        });
+    }
+    if let (Some(v), true) = (&column.histogram_bounds, t.lt != 0) {
+        slots.push(Slot {
+            kind: 2,
+            op: t.lt,
+            collation,
+            numbers: None,
+            values: Some((v.clone(), t.base)),
+        });
+    }
+    if let (Some(c), true) = (column.correlation, t.lt != 0) {
+        slots.push(Slot {
+            kind: 3,
+            op: t.lt,
+            collation,
+            numbers: Some(vec![c as f32]),
+            values: None,
+        });
+    }
+    let element = t.element != 0 && t.element_eq != 0;
+    if let (Some(v), Some(f), true) = (
+        &column.most_common_elems,
+        &column.most_common_elem_freqs,
+        element,
+    ) {
+        slots.push(Slot {
+            kind: 4,
+            op: t.element_eq,
+            collation,
+            numbers: Some(reals(f)),
+            values: Some((v.clone(), t.element)),
+        });
+    }
+    if let (Some(h), true) = (&column.elem_count_histogram, element) {
+        slots.push(Slot {
+            kind: 5,
+            op: t.element_eq,
+            collation,
+            numbers: Some(reals(h)),
+            values: None,
+        });
+    }
+    if let (Some(v), true) = (&column.range_bounds_histogram, t.range != 0) {
+        slots.push(Slot {
+            kind: 7,
+            op: 0,
+            collation: 0,
+            numbers: None,
+            values: Some((v.clone(), t.range)),
+        });
+    }
+    if let (Some(v), Some(e), true) = (
+        &column.range_length_histogram,
+        column.range_empty_frac,
+        t.range != 0,
+    ) {
+        // float8 `<`: the lengths are float8 whatever the range.
+        slots.push(Slot {
+            kind: 6,
+            op: 672,
+            collation: 0,
+            numbers: Some(vec![e as f32]),
+            values: Some((v.clone(), 701)),
+        });
+    }
+    slots.truncate(5);
+    slots
+}
+
+/// The statistics the file holds for a column that [`slots_of`] leaves out, for want of the
+/// operator (or element type, or range type) they are kept under.
+pub(super) fn slots_missing(column: &stats::Column, t: &TypeFacts) -> Vec<&'static str> {
+    let mut missing = Vec::new();
+    if column.most_common_vals.is_some() && t.eq == 0 {
+        missing.push("most common values");
+    }
+    if (column.histogram_bounds.is_some() || column.correlation.is_some()) && t.lt == 0 {
+        missing.push("histogram and correlation");
+    }
+    if (column.most_common_elems.is_some() || column.elem_count_histogram.is_some())
+        && (t.element == 0 || t.element_eq == 0)
+    {
+        missing.push("most common elements");
+    }
+    if (column.range_bounds_histogram.is_some() || column.range_length_histogram.is_some())
+        && t.range == 0
+    {
+        missing.push("range histograms");
+    }
+    missing
+}
+
+/// The `pg_statistic` row, replaced, as the superuser: every value a parameter, values parsed
+/// by `array_in` with the slot's (safe, domain-stripped) type.
+async fn write_pg_statistic(
+    admin: &Client,
+    oid: u32,
+    attnum: i16,
+    column: &stats::Column,
+    slots: &[Slot],
+) -> Result<(), tokio_postgres::Error> {
+    let mut kinds = [0i16; 5];
+    let mut ops = [0u32; 5];
+    let mut colls = [0u32; 5];
+    let mut numbers: [Option<Vec<f32>>; 5] = Default::default();
+    let mut values: [Option<String>; 5] = Default::default();
+    let mut types = [0u32; 5];
+    for (i, s) in slots.iter().enumerate().take(5) {
+        kinds[i] = s.kind;
+        ops[i] = s.op;
+        colls[i] = s.collation;
+        numbers[i] = s.numbers.clone();
+        if let Some((v, t)) = &s.values {
+            values[i] = Some(v.clone());
+            types[i] = *t;
+        }
+    }
+    let null_frac = column.null_frac as f32;
+    let n_distinct = column.n_distinct as f32;
+    admin
+        .execute(
+            "DELETE FROM pg_catalog.pg_statistic WHERE starelid OPERATOR(pg_catalog.=) $1::pg_catalog.oid \
+               AND staattnum OPERATOR(pg_catalog.=) $2::pg_catalog.int2 \
+               AND stainherit OPERATOR(pg_catalog.=) $3::pg_catalog.bool",
+            &[&oid, &attnum, &column.inherited],
+        )
+        .await?;
+    let mut sql = String::from(
+        "INSERT INTO pg_catalog.pg_statistic (starelid, staattnum, stainherit, stanullfrac, \
+         stawidth, stadistinct",
+    );
+    for part in ["stakind", "staop", "stacoll", "stanumbers", "stavalues"] {
+        for i in 1..=5 {
+            sql.push_str(&format!(", {part}{i}"));
+        }
+    }
+    sql.push_str(
+        ") VALUES ($1::pg_catalog.oid, $2::pg_catalog.int2, $3::pg_catalog.bool, \
+         $4::pg_catalog.float4, $5::pg_catalog.int4, $6::pg_catalog.float4",
+    );
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+        &oid,
+        &attnum,
+        &column.inherited,
+        &null_frac,
+        &column.avg_width,
+        &n_distinct,
+    ];
+    for k in &kinds {
+        params.push(k);
+        sql.push_str(&format!(", ${}::pg_catalog.int2", params.len()));
+    }
+    for o in &ops {
+        params.push(o);
+        sql.push_str(&format!(", ${}::pg_catalog.oid", params.len()));
+    }
+    for c in &colls {
+        params.push(c);
+        sql.push_str(&format!(", ${}::pg_catalog.oid", params.len()));
+    }
+    for n in &numbers {
+        params.push(n);
+        sql.push_str(&format!(", ${}::pg_catalog.float4[]", params.len()));
+    }
+    for (v, t) in values.iter().zip(&types) {
+        params.push(v);
+        params.push(t);
+        let n = params.len();
+        sql.push_str(&format!(
+            ", pg_catalog.array_in(${}::pg_catalog.text::pg_catalog.cstring, ${n}::pg_catalog.oid, -1)",
+            n - 1
+        ));
+    }
+    sql.push(')');
+    admin.execute(sql.as_str(), &params).await.map(|_| ())
+}
+
+/// Production's planner settings that a session may set on the copy (`context = user`), as
+/// name and value. Not `plan_cache_mode`: each re-plan sets the plan kind it makes. A setting
+/// only the server takes (`max_worker_processes`) changes no plan and is left out.
+async fn settings(owner: &Client, file: &stats::File) -> Result<Vec<(String, String)>, Trouble> {
+    let names: Vec<&str> = file.settings.iter().map(|s| s.name.as_str()).collect();
+    let rows = owner
+        .query(
+            "SELECT s.name::pg_catalog.text FROM pg_catalog.pg_settings s \
+              WHERE s.name OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.text[]) \
+                AND s.context OPERATOR(pg_catalog.=) 'user'",
+            &[&names],
+        )
+        .await
+        .map_err(refused)?;
+    let settable: BTreeSet<String> = rows.iter().map(|r| r.get(0)).collect();
+    Ok(file
+        .settings
+        .iter()
+        .filter(|s| settable.contains(&s.name) && s.name != "plan_cache_mode")
+        .map(|s| (s.name.clone(), s.setting.clone()))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(oid: u32, kind: char, element: u32, inner: u32, canonical: bool) -> TypeRow {
+        TypeRow {
+            oid,
+            kind,
+            element,
+            inner,
+            canonical,
+        }
+    }
+
+    fn lookup(rows: &[TypeRow]) -> impl Fn(u32) -> Option<TypeRow> + '_ {
+        move |oid| rows.iter().find(|r| r.oid == oid).cloned()
+    }
+
+    #[test]
+    fn only_types_whose_input_is_postgresql_s_own_are_parsed_with_privilege() {
+        let rows = [
+            row(23, 'b', 0, 0, false),        // int4
+            row(1007, 'b', 23, 0, false),     // int4[]
+            row(3904, 'r', 0, 23, false),     // int4range
+            row(20000, 'e', 0, 0, false),     // an enum
+            row(20001, 'b', 20000, 0, false), // its array
+            row(20002, 'd', 0, 0, false),     // a domain
+            row(20003, 'b', 20002, 0, false), // an array of the domain
+            row(20004, 'c', 0, 0, false),     // a composite
+            row(20005, 'b', 20004, 0, false), // an array of it
+            row(20006, 'r', 0, 23, true),     // a range with a canonical function
+            row(20007, 'r', 0, 23, false),    // a range without
+            row(20008, 'r', 0, 20002, false), // a range over the domain
+            row(20009, 'm', 0, 20007, false), // a multirange of the plain range
+            row(20010, 'm', 0, 20006, false), // of the canonical one
+            row(20011, 'b', 0, 0, false),     // a base type no extension made
+        ];
+        let l = lookup(&rows);
+        for safe in [23, 1007, 3904, 20000, 20001, 20007, 20009] {
+            assert!(parse_is_safe(safe, &l), "{safe} should be safe");
+        }
+        for unsafe_ in [
+            20002, 20003, 20004, 20005, 20006, 20008, 20010, 20011, 99999,
+        ] {
+            assert!(!parse_is_safe(unsafe_, &l), "{unsafe_} should not be safe");
+        }
+    }
+
+    fn column() -> stats::Column {
+        stats::Column {
+            name: "c".into(),
+            type_name: "integer".into(),
+            inherited: false,
+            null_frac: 0.0,
+            avg_width: 4,
+            n_distinct: -1.0,
+            most_common_vals: Some("{1,2}".into()),
+            most_common_freqs: Some(vec![0.5, 0.25]),
+            histogram_bounds: Some("{3,4,5}".into()),
+            correlation: Some(0.5),
+            most_common_elems: None,
+            most_common_elem_freqs: None,
+            elem_count_histogram: None,
+            range_length_histogram: None,
+            range_empty_frac: None,
+            range_bounds_histogram: None,
+            redacted: false,
+        }
+    }
+
+    #[test]
+    fn slots_are_those_analyze_writes_with_their_operators() {
+        let t = TypeFacts {
+            base: 23,
+            safe: true,
+            eq: 96,
+            lt: 97,
+            ..TypeFacts::default()
+        };
+        let slots = slots_of(&column(), &t, 0);
+        let kinds: Vec<(i16, u32)> = slots.iter().map(|s| (s.kind, s.op)).collect();
+        assert_eq!(kinds, vec![(1, 96), (2, 97), (3, 97)]);
+        assert_eq!(slots[0].values, Some(("{1,2}".into(), 23)));
+        assert_eq!(slots[2].numbers, Some(vec![0.5]));
+        assert!(slots_missing(&column(), &t).is_empty());
+        // No `<`: no histogram, no correlation, and the gap is named.
+        let t = TypeFacts { lt: 0, ..t };
+        let kinds: Vec<i16> = slots_of(&column(), &t, 0).iter().map(|s| s.kind).collect();
+        assert_eq!(kinds, vec![1]);
+        assert_eq!(
+            slots_missing(&column(), &t),
+            vec!["histogram and correlation"]
+        );
+    }
+
+    #[test]
+    fn a_range_s_lengths_are_float8_under_float8_s_less_than() {
+        let mut c = column();
+        c.most_common_vals = None;
+        c.most_common_freqs = None;
+        c.histogram_bounds = None;
+        c.correlation = None;
+        c.range_bounds_histogram = Some("{\"[1,2)\"}".into());
+        c.range_length_histogram = Some("{1}".into());
+        c.range_empty_frac = Some(0.1);
+        let t = TypeFacts {
+            base: 3904,
+            safe: true,
+            range: 3904,
+            ..TypeFacts::default()
+        };
+        let slots = slots_of(&c, &t, 0);
+        assert_eq!(slots[0].kind, 7);
+        assert_eq!(slots[0].values, Some(("{\"[1,2)\"}".into(), 3904)));
+        assert_eq!((slots[1].kind, slots[1].op), (6, 672));
+        assert_eq!(slots[1].values, Some(("{1}".into(), 701)));
+    }
+}
