@@ -242,6 +242,17 @@ impl fmt::Display for Gap {
                     "the files of {relation} could not be made production's size: {why}"
                 )
             }
+            Gap::Heights(why) => write!(
+                f,
+                "B-tree heights and end keys are not carried ({why}): index costs are a \
+                 little low"
+            ),
+            Gap::HeightsRefused(code) => write!(
+                f,
+                "its B-tree heights and end keys are not carried (making their shadow was \
+                 refused: {}): index costs are a little low",
+                super::sqlstate::shown(code)
+            ),
             Gap::Extended(n) => write!(
                 f,
                 "{n} extended statistics object{} not written yet (estimates over \

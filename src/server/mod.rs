@@ -75,6 +75,17 @@ pub const INITDB_ARGS: [&str; 8] = [
     "--no-sync",
 ];
 
+/// [`INITDB_ARGS`] for the binaries in `bin`: from PostgreSQL 18, where initdb enables data
+/// checksums by default, without them (the scratch copy writes relation pages of its own:
+/// `check --stats`), as every earlier major's cluster is made.
+pub fn initdb_args(bin: &Path) -> Vec<&'static str> {
+    let mut args = INITDB_ARGS.to_vec();
+    if binaries_major(bin).is_some_and(|m| m >= 18) {
+        args.push("--no-data-checksums");
+    }
+    args
+}
+
 /// The server's configuration files, written at each start (see the module's opening): the
 /// settings are on the command line, so the files hold nothing but who may connect (the
 /// superuser, over the private socket only).
@@ -201,7 +212,7 @@ impl Server {
         let initdb = run_as(&self.bin.join("initdb"), self.owner)
             .arg("-D")
             .arg(self.data())
-            .args(INITDB_ARGS)
+            .args(initdb_args(&self.bin))
             .stdin(Stdio::null())
             .output()
             .map_err(|e| DatabaseFailure(words::cannot_run(&self.bin.join("initdb"), &e)))?;
@@ -471,6 +482,22 @@ impl Server {
             }
         }
         let _ = fs::remove_dir_all(&self.dir);
+    }
+
+    /// Stops the server (a fast shutdown), lets `between` change its stopped data folder, and
+    /// starts it again on the same folder: for files that must be written while no backend
+    /// holds their pages. A server that did not stop cleanly is not started again.
+    pub async fn restart_with(
+        &mut self,
+        between: impl FnOnce(&Path) -> std::io::Result<()>,
+    ) -> Result<(), DatabaseFailure> {
+        match self.halt(Duration::from_secs(60)) {
+            Some(status) if status.success() && !self.data().join("postmaster.pid").exists() => {}
+            other => return Err(DatabaseFailure(words::unclean_shutdown(other))),
+        }
+        between(&self.data()).map_err(|e| DatabaseFailure(words::at(&self.data(), &e)))?;
+        self.spawn()?;
+        self.wait_ready().await
     }
 
     /// Stops the server (fast shutdown, then kill) and removes its folder.

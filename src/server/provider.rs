@@ -107,7 +107,7 @@ impl Throwaway {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                     Err(words::untrusted_cache(&e))
                 }
-                _ => cache::Entry::new(&folder, &bin, scale, &ephemeral::INITDB_ARGS)
+                _ => cache::Entry::new(&folder, &bin, scale, &ephemeral::initdb_args(&bin))
                     .map_err(|e| words::unnamed_entry(&e)),
             },
         };

@@ -12,10 +12,10 @@ use super::{CheckResult, Verdict};
 use crate::measure::{IndexLookup, Measured, PlanKind, Production, ProductionOutcome};
 use crate::plan::explain::{Explain, ScanKind};
 
-/// What the copy does not carry yet, said of every plan made there: its costs (not its
-/// choices, on every schema tried) may differ from production's by these.
-pub const APPROXIMATE: &str = "approximate where production's B-tree heights, index end keys and \
-     extended statistics matter: the copy does not carry them yet";
+/// What the copy does not carry yet, said of every plan made there: its estimates may differ
+/// from production's by these.
+pub const APPROXIMATE: &str = "approximate where production's extended statistics or GIN \
+     metapage statistics matter: the copy does not carry them yet";
 
 /// The index names a plan may read to serve the check: every accepted index, and the leaves of
 /// a partitioned one.

@@ -19,8 +19,17 @@
 //!   such). A composite type, a range with a canonical function, or a domain inside either
 //!   would run the copy's own code as the superuser: those columns keep no values, and the gap
 //!   is named.
-//! - **What is not carried yet**: extended statistics, the B-tree heights and the indexes' end
-//!   keys (the copy's indexes are empty: height 0, no end key). Every plan made here says so.
+//! - **B-tree heights and end keys.** The planner reads an index's height from its metapage and,
+//!   for a range condition past the histogram's ends, the column's lowest and highest value from
+//!   the index itself. For each B-tree the file describes, the owner makes a shadow (a table of
+//!   the index's key types holding the two end keys as parameters, and an index of the same
+//!   operator classes, collations and order on it); with the server stopped, the shadow's leaf
+//!   and heap page become the real index's and table's first pages, and the levels above the
+//!   leaf are built one page each, so every descent crosses production's height ([`plant`]).
+//!   The scratch server is made without data checksums for this (from PostgreSQL 18, where
+//!   initdb turns them on); a copy that has them carries no heights, and says so.
+//! - **What is not carried yet**: extended statistics and GIN metapage statistics. Every plan
+//!   made here says so.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -60,7 +69,8 @@ struct OnCopy {
     path: String,
 }
 
-/// Makes the file's sizes, statistics and settings the copy's own. `admin` is the copy's
+/// Makes the file's sizes, statistics and settings the copy's own (the B-trees' pages are
+/// planted before, server stopped: [`shadows`], [`plant`]). `admin` is the copy's
 /// superuser session, `owner` its unprivileged owner's, `data` the stopped-or-running server's
 /// data folder (the relation files are extended in place).
 pub(super) async fn apply(
@@ -887,9 +897,478 @@ async fn settings(owner: &Client, file: &stats::File) -> Result<Vec<(String, Str
         .collect())
 }
 
+/// The schema the shadows are made in, by the owner.
+const SHADOW: &str = "plancheck_shadow";
+
+/// The pages one table's B-trees take from their shadows: the shadow heap's first block (the
+/// two rows the shadow indexes point at) and each shadow index's blocks, with production's
+/// height to write into the metapage and root.
+#[derive(Debug, Clone)]
+pub(super) struct Shadowed {
+    pub heap: String,
+    pub shadow_heap: String,
+    /// (real index file, shadow index file, production's height).
+    pub indexes: Vec<(String, String, u32)>,
+}
+
+/// Builds, as the owner, a shadow of every B-tree the file gives a height for: per table, a
+/// table of the indexes' key types holding two rows (each index's lowest and highest key from
+/// the file where it has them, NULL elsewhere), and on it an index of the same columns,
+/// operator classes, collations and order per real index. Its pages become the real index's
+/// while the server is stopped ([`plant`]), so that the planner reads production's height from
+/// the metapage and its end keys from the index itself. The values are parameters, parsed by
+/// the types' input functions as the owner. Then a checkpoint, so the pages are on disk.
+pub(super) async fn shadows(
+    admin: &Client,
+    owner: &Client,
+    file: &stats::File,
+) -> Result<(Vec<Shadowed>, Vec<(Option<(String, String)>, Gap)>), Trouble> {
+    let mut out = Vec::new();
+    let mut gaps = Vec::new();
+    let checksums: String = admin
+        .query_one("SELECT pg_catalog.current_setting('data_checksums')", &[])
+        .await
+        .map_err(refused)?
+        .get(0);
+    let with_heights: Vec<&stats::Relation> = file
+        .relations
+        .iter()
+        .filter(|r| r.indexes.iter().any(|i| i.btree.is_some()))
+        .collect();
+    if with_heights.is_empty() {
+        return Ok((out, gaps));
+    }
+    if checksums != "off" {
+        gaps.push((None, Gap::Heights("the copy has data checksums".into())));
+        return Ok((out, gaps));
+    }
+    owner
+        .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {SHADOW}"))
+        .await
+        .map_err(refused)?;
+    for relation in with_heights {
+        let Some(table) = on_copy(admin, &relation.schema, &relation.name).await? else {
+            continue;
+        };
+        let at = Some((relation.schema.clone(), relation.name.clone()));
+        match shadow_of(admin, owner, &table, relation).await {
+            Ok(Some(s)) => out.push(s),
+            Ok(None) => {}
+            Err(Trouble::Refused { sqlstate, .. }) => {
+                gaps.push((at, Gap::HeightsRefused(sqlstate)));
+            }
+            Err(other) => return Err(other),
+        }
+    }
+    admin.batch_execute("CHECKPOINT").await.map_err(refused)?;
+    Ok((out, gaps))
+}
+
+/// A real index of the copy as its shadow must be made.
+struct IndexShape {
+    path: String,
+    name: String,
+    key_columns: usize,
+    types: Vec<String>,
+    collations: Vec<String>,
+    opclasses: Vec<String>,
+    options: Vec<i16>,
+}
+
+async fn shadow_of(
+    admin: &Client,
+    owner: &Client,
+    table: &OnCopy,
+    relation: &stats::Relation,
+) -> Result<Option<Shadowed>, Trouble> {
+    let rows = admin
+        .query(
+            "SELECT c.relname::pg_catalog.text, pg_catalog.pg_relation_filepath(c.oid), \
+                    i.indnkeyatts::pg_catalog.int4, \
+                    ARRAY(SELECT pg_catalog.format_type(a.atttypid, a.atttypmod) \
+                            FROM pg_catalog.pg_attribute a \
+                           WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid \
+                             AND a.attnum OPERATOR(pg_catalog.>) 0 ORDER BY a.attnum), \
+                    ARRAY(SELECT COALESCE((SELECT pg_catalog.format('%I.%I', cn.nspname, co.collname) \
+                                     FROM pg_catalog.pg_collation co \
+                                     JOIN pg_catalog.pg_namespace cn \
+                                       ON cn.oid OPERATOR(pg_catalog.=) co.collnamespace \
+                                    WHERE co.oid OPERATOR(pg_catalog.=) a.attcollation), '') \
+                            FROM pg_catalog.pg_attribute a \
+                           WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid \
+                             AND a.attnum OPERATOR(pg_catalog.>) 0 ORDER BY a.attnum), \
+                    ARRAY(SELECT pg_catalog.format('%I.%I', ons.nspname, oc.opcname) \
+                            FROM pg_catalog.unnest(i.indclass::pg_catalog.oid[]) \
+                                 WITH ORDINALITY AS u(opc, n) \
+                            JOIN pg_catalog.pg_opclass oc ON oc.oid OPERATOR(pg_catalog.=) u.opc \
+                            JOIN pg_catalog.pg_namespace ons \
+                              ON ons.oid OPERATOR(pg_catalog.=) oc.opcnamespace \
+                           ORDER BY u.n), \
+                    i.indoption::pg_catalog.int2[] \
+               FROM pg_catalog.pg_index i \
+               JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid \
+               JOIN pg_catalog.pg_am am ON am.oid OPERATOR(pg_catalog.=) c.relam \
+              WHERE i.indrelid OPERATOR(pg_catalog.=) $1::pg_catalog.oid \
+                AND am.amname OPERATOR(pg_catalog.=) 'btree' ORDER BY c.oid",
+            &[&table.oid],
+        )
+        .await
+        .map_err(refused)?;
+    let mut shapes = Vec::new();
+    for r in &rows {
+        let name: String = r.get(0);
+        let Some(path) = r.get::<_, Option<String>>(1) else {
+            continue;
+        };
+        if relation
+            .indexes
+            .iter()
+            .all(|i| i.name != name || i.btree.is_none())
+        {
+            continue;
+        }
+        shapes.push(IndexShape {
+            path,
+            name,
+            key_columns: usize::try_from(r.get::<_, i32>(2)).unwrap_or(0),
+            types: r.get(3),
+            collations: r.get(4),
+            opclasses: r.get(5),
+            options: r.get(6),
+        });
+    }
+    if shapes.is_empty() {
+        return Ok(None);
+    }
+    let shadow = format!("{SHADOW}.t_{}", table.oid);
+    let mut columns = Vec::new();
+    let mut lows: Vec<Option<String>> = Vec::new();
+    let mut highs: Vec<Option<String>> = Vec::new();
+    for (n, shape) in shapes.iter().enumerate() {
+        let btree = relation
+            .indexes
+            .iter()
+            .find(|i| i.name == shape.name)
+            .and_then(|i| i.btree.as_ref());
+        for (k, t) in shape.types.iter().enumerate() {
+            let collation = match shape.collations.get(k).map(String::as_str) {
+                Some("") | None => String::new(),
+                Some(c) => format!(" COLLATE {c}"),
+            };
+            columns.push(format!("c_{n}_{k} {t}{collation}"));
+            let (low, high) = match (k, btree) {
+                (0, Some(b)) => (b.lowest.clone(), b.highest.clone()),
+                _ => (None, None),
+            };
+            lows.push(low);
+            highs.push(high);
+        }
+    }
+    let failed = |e: tokio_postgres::Error| Trouble::of(Step::Statistics, &e);
+    owner
+        .batch_execute(&format!(
+            "DROP TABLE IF EXISTS {shadow}; CREATE TABLE {shadow} ({})",
+            columns.join(", ")
+        ))
+        .await
+        .map_err(failed)?;
+    // Two rows: each value a parameter, cast from text by the column type's input function.
+    let names: Vec<String> = columns
+        .iter()
+        .map(|c| c.split(' ').next().unwrap_or_default().to_string())
+        .collect();
+    let mut sql = format!("INSERT INTO {shadow} ({}) VALUES (", names.join(", "));
+    let mut params: Vec<&(dyn ToSql + Sync)> = Vec::new();
+    for (row, values) in [&lows, &highs].into_iter().enumerate() {
+        if row > 0 {
+            sql.push_str("), (");
+        }
+        let mut cells = Vec::new();
+        for (v, column) in values.iter().zip(&columns) {
+            params.push(v);
+            let ty = column.split_once(' ').map(|x| x.1).unwrap_or_default();
+            let ty = ty.split(" COLLATE ").next().unwrap_or(ty);
+            cells.push(format!("${}::pg_catalog.text::{ty}", params.len()));
+        }
+        sql.push_str(&cells.join(", "));
+    }
+    sql.push(')');
+    owner.execute(sql.as_str(), &params).await.map_err(failed)?;
+    let mut indexes = Vec::new();
+    for (n, shape) in shapes.iter().enumerate() {
+        let mut keys = Vec::new();
+        for k in 0..shape.key_columns {
+            let option = shape.options.get(k).copied().unwrap_or(0);
+            let order = if option & 1 != 0 { "DESC" } else { "ASC" };
+            let nulls = if option & 2 != 0 { "FIRST" } else { "LAST" };
+            let collation = match shape.collations.get(k).map(String::as_str) {
+                Some("") | None => String::new(),
+                Some(c) => format!(" COLLATE {c}"),
+            };
+            let opclass = shape.opclasses.get(k).cloned().unwrap_or_default();
+            keys.push(format!(
+                "c_{n}_{k}{collation} {opclass} {order} NULLS {nulls}"
+            ));
+        }
+        let include: Vec<String> = (shape.key_columns..shape.types.len())
+            .map(|k| format!("c_{n}_{k}"))
+            .collect();
+        let include = if include.is_empty() {
+            String::new()
+        } else {
+            format!(" INCLUDE ({})", include.join(", "))
+        };
+        let index = format!("i_{}_{n}", table.oid);
+        owner
+            .batch_execute(&format!(
+                "CREATE INDEX {index} ON {shadow} ({}){include}",
+                keys.join(", ")
+            ))
+            .await
+            .map_err(failed)?;
+        let path: String = owner
+            .query_one(
+                "SELECT pg_catalog.pg_relation_filepath(pg_catalog.to_regclass($1))",
+                &[&format!("{SHADOW}.{index}")],
+            )
+            .await
+            .map_err(failed)?
+            .get(0);
+        let height = relation
+            .indexes
+            .iter()
+            .find(|i| i.name == shape.name)
+            .and_then(|i| i.btree.as_ref())
+            .map_or(0, |b| b.height);
+        indexes.push((shape.path.clone(), path, height));
+    }
+    let shadow_heap: String = owner
+        .query_one(
+            "SELECT pg_catalog.pg_relation_filepath(pg_catalog.to_regclass($1))",
+            &[&shadow],
+        )
+        .await
+        .map_err(failed)?
+        .get(0);
+    Ok(Some(Shadowed {
+        heap: table.path.clone(),
+        shadow_heap,
+        indexes,
+    }))
+}
+
+/// `btm_magic` of a B-tree metapage.
+const BTREE_MAGIC: u32 = 0x053162;
+
+/// With the server stopped: each shadow's pages written over the real relation's first blocks
+/// (the heap's first block, each index's metapage and leaf), and for production's height `h`
+/// the `h` levels above the leaf built as PostgreSQL builds them: one page per level with a
+/// single downlink (the minus-infinity pivot) to the level below, the top one the root named
+/// by the metapage (`btm_root`, `btm_level`, and the fast root alike). Every descent (a search,
+/// or the walk to the first or last leaf) then crosses `h` levels to the leaf holding the end
+/// keys, and the planner reads `h` as the height.
+pub(super) fn plant(data: &Path, block_size: usize, shadows: &[Shadowed]) -> std::io::Result<()> {
+    for s in shadows {
+        let heap = read_relation(data, &s.shadow_heap, block_size, 1)?;
+        write_relation(data, &s.heap, &heap[..block_size.min(heap.len())])?;
+        for (real, shadow, height) in &s.indexes {
+            let pages = read_relation(data, shadow, block_size, 3)?;
+            let pages = grown(pages, block_size, *height)?;
+            write_relation(data, real, &pages)?;
+        }
+    }
+    Ok(())
+}
+
+/// `BTP_LEAF`, `BTP_ROOT`: B-tree page flags.
+const BTP_LEAF: u16 = 1;
+const BTP_ROOT: u16 = 2;
+/// `INDEX_ALT_TID_MASK`: a pivot tuple, whose offset number holds its key count.
+const INDEX_ALT_TID_MASK: u16 = 0x2000;
+/// `PG_PAGE_LAYOUT_VERSION`.
+const PAGE_LAYOUT_VERSION: u16 = 4;
+
+/// A B-tree of a metapage and one leaf (the shadow's) grown to `height` levels above the leaf:
+/// the pages to write from block 0, the leaf staying block 1, level `k` at block `1 + k`.
+pub(super) fn grown(
+    mut pages: Vec<u8>,
+    block_size: usize,
+    height: u32,
+) -> std::io::Result<Vec<u8>> {
+    let bad = |why: &str| std::io::Error::other(format!("not a B-tree this copy made: {why}"));
+    let u32_at = |p: &[u8], at: usize| -> u32 {
+        u32::from_ne_bytes(p[at..at + 4].try_into().unwrap_or([0; 4]))
+    };
+    if pages.len() != 2 * block_size {
+        return Err(bad("not a metapage and one leaf"));
+    }
+    // The metadata follows the 24-byte page header.
+    if u32_at(&pages, 24) != BTREE_MAGIC || u32_at(&pages, 32) != 1 || u32_at(&pages, 40) != 1 {
+        return Err(bad("its metapage does not name block 1 the root"));
+    }
+    if height == 0 {
+        return Ok(pages);
+    }
+    let special = |p: &[u8]| u16::from_ne_bytes([p[16], p[17]]) as usize;
+    let leaf_special = special(&pages[block_size..]);
+    if leaf_special + 16 > block_size {
+        return Err(bad("its leaf has no special space"));
+    }
+    // The leaf is no longer the root.
+    let flags_at = block_size + leaf_special + 12;
+    let flags = u16::from_ne_bytes([pages[flags_at], pages[flags_at + 1]]);
+    if flags & BTP_LEAF == 0 {
+        return Err(bad("block 1 is not a leaf"));
+    }
+    pages[flags_at..flags_at + 2].copy_from_slice(&(flags & !BTP_ROOT).to_ne_bytes());
+    for level in 1..=height {
+        let child = level; // the page of the level below: the leaf (1) or the page made before
+        pages.extend(internal_page(block_size, child, level, level == height));
+    }
+    let root = 1 + height;
+    pages[32..36].copy_from_slice(&root.to_ne_bytes());
+    pages[36..40].copy_from_slice(&height.to_ne_bytes());
+    pages[40..44].copy_from_slice(&root.to_ne_bytes());
+    pages[44..48].copy_from_slice(&height.to_ne_bytes());
+    Ok(pages)
+}
+
+/// An internal B-tree page at `level` holding one item, the minus-infinity pivot (no key
+/// attributes), whose downlink is `child`; the root when `root`. No checksum (the copy has none).
+fn internal_page(block_size: usize, child: u32, level: u32, root: bool) -> Vec<u8> {
+    let mut page = vec![0u8; block_size];
+    let special = block_size - 16;
+    let tuple = special - 8;
+    let put16 = |p: &mut [u8], at: usize, v: u16| p[at..at + 2].copy_from_slice(&v.to_ne_bytes());
+    let put32 = |p: &mut [u8], at: usize, v: u32| p[at..at + 4].copy_from_slice(&v.to_ne_bytes());
+    put16(&mut page, 12, 24 + 4); // pd_lower: one line pointer
+    put16(&mut page, 14, tuple as u16); // pd_upper
+    put16(&mut page, 16, special as u16); // pd_special
+    put16(&mut page, 18, block_size as u16 | PAGE_LAYOUT_VERSION);
+    // The line pointer: lp_off (15 bits), lp_flags LP_NORMAL (2 bits), lp_len (15 bits).
+    put32(&mut page, 24, tuple as u32 | (1 << 15) | (8 << 17));
+    // The tuple: t_tid (block id high, low; the offset number: 0 key attributes), t_info.
+    put16(&mut page, tuple, (child >> 16) as u16);
+    put16(&mut page, tuple + 2, (child & 0xffff) as u16);
+    put16(&mut page, tuple + 4, 0);
+    put16(&mut page, tuple + 6, 8 | INDEX_ALT_TID_MASK);
+    // The opaque data: no siblings, the level, the flags, no cycle id.
+    put32(&mut page, special + 8, level);
+    put16(&mut page, special + 12, if root { BTP_ROOT } else { 0 });
+    page
+}
+
+/// At most `max_blocks` blocks of a relation's first segment, read without following a link.
+fn read_relation(
+    data: &Path,
+    relative: &str,
+    block_size: usize,
+    max_blocks: usize,
+) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(data.join(checked_path(relative)?))?;
+    let mut out = Vec::new();
+    file.take((block_size * max_blocks) as u64)
+        .read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// Writes `pages` at the start of a relation's first segment.
+fn write_relation(data: &Path, relative: &str, pages: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(data.join(checked_path(relative)?))?;
+    file.write_all_at(pages, 0)
+}
+
+/// A relation file's path as `pg_relation_filepath` gives it (`base/5/16384`), or an error.
+fn checked_path(relative: &str) -> std::io::Result<&str> {
+    if relative
+        .split('/')
+        .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
+        Ok(relative)
+    } else {
+        Err(std::io::Error::other(format!(
+            "{relative:?} is not a relation file's path"
+        )))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A metapage naming block 1 the root, and a leaf that is the root.
+    fn meta_and_leaf(block: usize) -> Vec<u8> {
+        let mut pages = vec![0u8; 2 * block];
+        pages[24..28].copy_from_slice(&BTREE_MAGIC.to_ne_bytes());
+        pages[32..36].copy_from_slice(&1u32.to_ne_bytes());
+        pages[40..44].copy_from_slice(&1u32.to_ne_bytes());
+        let special = (block - 16) as u16;
+        pages[block + 16..block + 18].copy_from_slice(&special.to_ne_bytes());
+        let flags = block + special as usize + 12;
+        pages[flags..flags + 2].copy_from_slice(&(BTP_LEAF | BTP_ROOT).to_ne_bytes());
+        pages
+    }
+
+    fn u32_at(p: &[u8], at: usize) -> u32 {
+        u32::from_ne_bytes(p[at..at + 4].try_into().unwrap())
+    }
+
+    #[test]
+    fn a_shadow_grows_one_page_a_level_each_pointing_down_to_the_one_below() {
+        let block = 8192;
+        let pages = grown(meta_and_leaf(block), block, 3).unwrap();
+        assert_eq!(pages.len(), 5 * block);
+        // The metapage: root block 4 at level 3, the fast root the same.
+        assert_eq!(
+            [
+                u32_at(&pages, 32),
+                u32_at(&pages, 36),
+                u32_at(&pages, 40),
+                u32_at(&pages, 44)
+            ],
+            [4, 3, 4, 3]
+        );
+        // The leaf is no longer the root.
+        let flags = block + block - 16 + 12;
+        assert_eq!(
+            u16::from_ne_bytes([pages[flags], pages[flags + 1]]),
+            BTP_LEAF
+        );
+        for level in 1..=3u32 {
+            let page = &pages[(1 + level as usize) * block..(2 + level as usize) * block];
+            let special = u16::from_ne_bytes([page[16], page[17]]) as usize;
+            assert_eq!(u32_at(page, special + 8), level);
+            let root = u16::from_ne_bytes([page[special + 12], page[special + 13]]);
+            assert_eq!(root, if level == 3 { BTP_ROOT } else { 0 });
+            // One line pointer, to an 8-byte pivot with no key attributes whose downlink is
+            // the page of the level below.
+            let lp = u32_at(page, 24);
+            let (off, flags, len) = (lp & 0x7fff, (lp >> 15) & 3, lp >> 17);
+            assert_eq!((flags, len), (1, 8));
+            let t = off as usize;
+            let child = (u32::from(u16::from_ne_bytes([page[t], page[t + 1]])) << 16)
+                | u32::from(u16::from_ne_bytes([page[t + 2], page[t + 3]]));
+            assert_eq!(child, level);
+            let info = u16::from_ne_bytes([page[t + 6], page[t + 7]]);
+            assert_eq!(info, 8 | INDEX_ALT_TID_MASK);
+        }
+        // Height 0 leaves the shadow as it is; anything but a metapage and one leaf is refused.
+        assert_eq!(
+            grown(meta_and_leaf(block), block, 0).unwrap(),
+            meta_and_leaf(block)
+        );
+        assert!(grown(vec![0u8; 2 * block], block, 2).is_err());
+        assert!(grown(vec![0u8; 3 * block], block, 2).is_err());
+    }
 
     fn row(oid: u32, kind: char, element: u32, inner: u32, canonical: bool) -> TypeRow {
         TypeRow {

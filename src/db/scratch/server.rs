@@ -829,25 +829,73 @@ impl Copy {
             self.cache_now().await?;
             self.make_probes(requests).await?;
         }
+        let bound = load_bound(self.statement_timeout);
+        let shadows = tokio::time::timeout(
+            bound,
+            super::production::shadows(&self.admin, &self.owner, file),
+        )
+        .await;
+        let (shadows, shadow_gaps) = match shadows {
+            Ok(made) => made?,
+            Err(_) => {
+                let why = Trouble::NoAnswer(bound);
+                self.abandon(why.clone());
+                return Err(why);
+            }
+        };
+        if !shadows.is_empty() {
+            self.plant(&shadows, file.server.block_size as usize)
+                .await?;
+            self.make_probes(requests).await?;
+        }
         let data = self
             .server
             .as_ref()
             .ok_or(Trouble::Lost(Step::Statistics))?
             .data();
-        let bound = load_bound(self.statement_timeout);
         match tokio::time::timeout(
             bound,
             super::production::apply(&self.admin, &self.owner, &data, file),
         )
         .await
         {
-            Ok(applied) => applied,
+            Ok(applied) => applied.map(|mut a| {
+                a.gaps.extend(shadow_gaps);
+                a
+            }),
             Err(_) => {
                 let why = Trouble::NoAnswer(bound);
                 self.abandon(why.clone());
                 Err(why)
             }
         }
+    }
+
+    /// Stops the server, plants the B-tree shadows' pages into the real indexes' files
+    /// ([`super::production::plant`]), and starts it again on the same folder.
+    async fn plant(
+        &mut self,
+        shadows: &[super::production::Shadowed],
+        block_size: usize,
+    ) -> Result<(), Trouble> {
+        self.clean().await?;
+        let Some(mut server) = self.server.take() else {
+            return Err(Trouble::Lost(Step::Statistics));
+        };
+        let restarted = server
+            .restart_with(|data| super::production::plant(data, block_size, shadows))
+            .await;
+        if let Err(e) = restarted {
+            let why = Trouble::Server(e.0);
+            self.gone = Some(why.clone());
+            return Err(why);
+        }
+        let failures = std::mem::take(&mut self.failures);
+        let bin = std::mem::take(&mut self.bin);
+        *self = Copy::connect(server, self.statement_timeout).await?;
+        self.failures = failures;
+        self.bin = bin;
+        Ok(())
     }
 
     /// Saves the copy made now to the cache and starts the server again on the cached folder.
@@ -1313,7 +1361,7 @@ fn entry(bin: &Path, units: &[&Unit]) -> Option<cache::Entry> {
     for u in units {
         text.push_str(&format!("{}\t{}\t{}\n", u.rank, u.key, u.sql));
     }
-    cache::Entry::for_copy(&folder, bin, &crate::server::INITDB_ARGS, &text).ok()
+    cache::Entry::for_copy(&folder, bin, &crate::server::initdb_args(bin), &text).ok()
 }
 
 #[cfg(test)]
