@@ -333,6 +333,11 @@ pub struct RowsOf {
 pub struct ProductionPlan {
     pub plan: PlanKind,
     pub outcome: ProductionOutcome,
+    /// Where the plan does not read the required index: the plan through it at the same
+    /// statistics, the other indexes of its table dropped and seq scans off (its cost is the
+    /// one production's planner weighed against the plan it chose).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub through: Option<ProductionOutcome>,
 }
 
 /// `EXPLAIN (VERBOSE, FORMAT JSON)` on the copy at production's statistics, or why not.

@@ -225,6 +225,7 @@ fn a_read_path_production_would_not_serve_by_its_index_fails_though_ci_chooses_i
     assert!(
         message.contains("At production's statistics")
             && message.contains("does not choose posts_thread_visible_idx")
+            && message.contains("through posts_thread_visible_idx the cheapest plan costs")
             && message.contains("On this database's own statistics: pass"),
         "{message}"
     );

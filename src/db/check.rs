@@ -943,6 +943,7 @@ async fn ask_scratch(
                         outcome: ProductionOutcome::NotMade {
                             why: why.to_string(),
                         },
+                        through: None,
                     })
                     .collect(),
                 gaps: Vec::new(),
@@ -1037,7 +1038,8 @@ async fn ask_scratch(
         })
         .collect();
     let asked: Vec<&IndexFacts> = found
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|f| {
             asks.iter()
                 .any(|a| a.index == f.info.name && a.schema == f.info.schema)
@@ -1052,6 +1054,21 @@ async fn ask_scratch(
     };
     match definitions::request(sess, what, &catalog.definitions).await {
         Ok(mut r) => {
+            // The required index (the first accepted one the catalog has), for the cost through
+            // it at production's statistics.
+            r.through = (!production.is_empty())
+                .then(|| {
+                    found.first().map(|facts| scratch::Ask {
+                        shown: shown_name(facts),
+                        schema: facts.info.schema.clone(),
+                        index: facts.info.name.clone(),
+                        plan: PlanKind::Custom,
+                        tables: Vec::new(),
+                        measured: Vec::new(),
+                        definition: String::new(),
+                    })
+                })
+                .flatten();
             r.production = production;
             r.declared = open.check.settings.clone();
             Ok((Vec::new(), Some(r), None))

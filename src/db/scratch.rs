@@ -137,6 +137,9 @@ pub struct Request {
     /// The scope's declared settings (`settings = { … }`): at production's statistics they are
     /// taken after production's own.
     pub declared: Vec<(String, String)>,
+    /// The required index, for the cost through it at production's statistics where
+    /// production's plan does not read it: the plan kind is each production plan's.
+    pub through: Option<Ask>,
 }
 
 /// What row-level security does for the measured session's role.

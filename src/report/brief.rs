@@ -15,6 +15,37 @@ pub struct Brief {
     pub fix: Option<String>,
 }
 
+/// A verdict production's planner gave (`check --stats`): its answer, and the fix for it.
+fn at_production(c: &CheckResult, production: &str) -> Brief {
+    let here = c.here.map(|v| v.as_str()).unwrap_or("?");
+    let fix = match c.verdict {
+        Verdict::NotChosen | Verdict::GenericPlan => Some(
+            "at production's sizes and statistics the planner prefers the plan above: make the \
+             index serve the read path more cheaply (its order, its columns, a narrower \
+             predicate), or require the index production's planner chooses"
+                .to_string(),
+        ),
+        Verdict::SeqScan => Some(
+            "production's planner reads that table whole at its size: give the read path an \
+             index it chooses there, or allow_seq_scan it if reading it whole is intended"
+                .to_string(),
+        ),
+        Verdict::Error => Some(
+            "see the reason: production's plan could not be made, so no verdict was given on \
+             this database's rows instead"
+                .to_string(),
+        ),
+        _ => None,
+    };
+    Brief {
+        why: format!(
+            "at production's statistics ({production}); on this database's own statistics: \
+             {here}"
+        ),
+        fix,
+    }
+}
+
 /// The brief of a check that did not pass, under `require`.
 pub fn of(c: &CheckResult, require: Require) -> Brief {
     let mut brief = of_verdict(c, require);
@@ -38,6 +69,10 @@ pub fn of(c: &CheckResult, require: Require) -> Brief {
 fn of_verdict(c: &CheckResult, require: Require) -> Brief {
     let index = c.index_shown();
     let warning = c.is_warning(require);
+    // Production's planner decided (`check --stats`): its answer is the reason.
+    if let (Some(_), Some(production)) = (c.here, &c.production) {
+        return at_production(c, production);
+    }
     match c.verdict {
         Verdict::NotUsable => Brief {
             why: match cause(&c.message, PROOF_RULES) {

@@ -87,6 +87,13 @@ struct JsonCheck<'a> {
     /// For a `no-statistics`: the verdict the planner's guesses gave, which says nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
     at_guesses: Option<crate::verdict::Verdict>,
+    /// `check --stats`: production's answer, with the file it comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    production: Option<&'a str>,
+    /// `check --stats`: the verdict on this database's own statistics, where production's
+    /// answer replaced it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    here: Option<crate::verdict::Verdict>,
     /// Relations of at least --large-rows rows the plan reads whole.
     large_reads: &'a [String],
     /// The plan's shape differs from its baseline (`baselines/NAME.SCOPE.plan`).
@@ -160,6 +167,8 @@ pub(super) fn json(report: &Report) -> String {
                 custom_verdict: c.custom_verdict,
                 unanalysed: &c.unanalysed,
                 at_guesses: c.at_guesses,
+                production: c.production.as_deref(),
+                here: c.here,
                 large_reads: &c.large_reads,
                 plan_changed: c.plan_changed,
                 plan_diff: &c.plan_diff,

@@ -79,6 +79,10 @@ pub(super) fn judge(
         answer.words,
         here_message.trim_end()
     );
+    if matches!(answer.verdict, Verdict::NotChosen | Verdict::SeqScan) {
+        // What production's custom plan reads, as the table's "used instead".
+        r.instead = production_scans(p);
+    }
     if answer.verdict == Verdict::Pass {
         // Production chose the index: what this database read whole is its own small data.
         r.seq_scans.clear();
@@ -87,6 +91,26 @@ pub(super) fn judge(
         r.small_reads_only = false;
         r.usable = Some(true);
     }
+}
+
+/// The scans of production's custom plan: `Seq Scan on posts`, `Index Scan using i on t`.
+fn production_scans(p: &Production) -> Vec<String> {
+    let Some(plan) = p.plans.iter().find_map(|pl| match (&pl.plan, &pl.outcome) {
+        (PlanKind::Custom, ProductionOutcome::Planned(d)) => Some(d.plan()),
+        _ => None,
+    }) else {
+        return Vec::new();
+    };
+    plan.scans()
+        .iter()
+        .filter(|s| !s.skipped)
+        .map(|s| match (&s.node.index_name, s.relation) {
+            (Some(i), Some(r)) => format!("{} using {i} on {r}", s.node.node_type),
+            (Some(i), None) => format!("{} using {i}", s.node.node_type),
+            (None, Some(r)) => format!("{} on {r}", s.node.node_type),
+            (None, None) => s.node.node_type.clone(),
+        })
+        .collect()
 }
 
 /// The verdicts production's answer replaces: those that rest on the data the planner sees.
@@ -137,6 +161,12 @@ pub(super) fn answer(
     no_index: bool,
 ) -> Answer {
     let mut plans: Vec<(PlanKind, &Explain)> = Vec::new();
+    let through_of = |kind: PlanKind| {
+        p.plans
+            .iter()
+            .find(|pl| pl.plan == kind)
+            .and_then(|pl| pl.through.as_ref())
+    };
     for plan in &p.plans {
         match &plan.outcome {
             ProductionOutcome::Planned(d) => plans.push((plan.plan, d.plan())),
@@ -197,11 +227,12 @@ pub(super) fn answer(
                 (None, None) => s.node.node_type.clone(),
             })
             .collect();
+        let rows = plan.root.plan_rows;
         format!(
-            "{} (cost {:.2}, {:.0} rows estimated)",
+            "{} (cost {:.2}, {rows:.0} row{} estimated)",
             scans.join(", "),
             plan.root.total_cost,
-            plan.root.plan_rows
+            if rows.round() == 1.0 { "" } else { "s" }
         )
     };
     if no_index {
@@ -213,13 +244,37 @@ pub(super) fn answer(
             ),
         };
     }
+    let index = names.first().copied().unwrap_or("the index");
+    // The cost through the index, as production's planner weighed it.
+    let weighed = |kind: PlanKind, chosen: &Explain| match through_of(kind) {
+        Some(ProductionOutcome::Planned(d)) if d.plan().reads_any(names) => {
+            let (a, b) = (chosen.root.total_cost, d.plan().root.total_cost);
+            let ratio = if a > 0.0 {
+                format!(", {:.1}× the chosen plan's", b / a)
+            } else {
+                String::new()
+            };
+            format!(
+                "; through {index} the cheapest plan costs {b:.2}{ratio} (re-planned on the copy \
+                 at the same statistics, the table's other indexes dropped and seq scans off: {})",
+                shown(d.plan())
+            )
+        }
+        Some(ProductionOutcome::Planned(_)) => format!(
+            "; no plan read {index} even with the table's other indexes dropped and seq scans off"
+        ),
+        Some(ProductionOutcome::NotMade { why }) => {
+            format!("; the plan through {index} was not made: {why}")
+        }
+        None => String::new(),
+    };
     if !custom.reads_any(names) {
         return Answer {
             verdict: Verdict::NotChosen,
             words: format!(
-                "the planner does not choose {}: it plans {}",
-                names.first().copied().unwrap_or("the index"),
-                shown(custom)
+                "the planner does not choose {index}: it plans {}{}",
+                shown(custom),
+                weighed(PlanKind::Custom, custom)
             ),
         };
     }
@@ -229,9 +284,9 @@ pub(super) fn answer(
         return Answer {
             verdict: Verdict::GenericPlan,
             words: format!(
-                "the custom plan reads {}, and the generic plan does not: it plans {}",
-                names.first().copied().unwrap_or("the index"),
-                shown(generic)
+                "the custom plan reads {index}, and the generic plan does not: it plans {}{}",
+                shown(generic),
+                weighed(PlanKind::Generic, generic)
             ),
         };
     }
@@ -259,11 +314,13 @@ mod tests {
         let mut plans = vec![ProductionPlan {
             plan: PlanKind::Custom,
             outcome: ProductionOutcome::Planned(plan(custom)),
+            through: None,
         }];
         if let Some(g) = generic {
             plans.push(ProductionPlan {
                 plan: PlanKind::Generic,
                 outcome: ProductionOutcome::Planned(plan(g)),
+                through: None,
             });
         }
         Production {
@@ -309,6 +366,21 @@ mod tests {
     }
 
     #[test]
+    fn not_chosen_says_both_costs_from_the_copy() {
+        let mut p = production(SEQ, None, 10.0);
+        p.plans[0].through = Some(ProductionOutcome::Planned(plan(INDEX)));
+        let a = of(&p);
+        assert_eq!(a.verdict, Verdict::NotChosen, "{}", a.words);
+        assert!(
+            a.words.contains("cost 35000.00")
+                && a.words
+                    .contains("through posts_thread_idx the cheapest plan costs 8.50"),
+            "{}",
+            a.words
+        );
+    }
+
+    #[test]
     fn only_the_generic_plan_off_the_index_is_a_generic_plan() {
         let other = INDEX.replace("posts_thread_idx", "posts_other_idx");
         let a = of(&production(INDEX, Some(&other), 2e6));
@@ -323,6 +395,7 @@ mod tests {
             outcome: ProductionOutcome::NotMade {
                 why: "the copy could not take type public.t".into(),
             },
+            through: None,
         });
         let a = of(&p);
         assert_eq!(a.verdict, Verdict::Error, "{}", a.words);

@@ -662,6 +662,7 @@ async fn read_request(
         asks,
         production: Vec::new(),
         declared: Vec::new(),
+        through: None,
     })
 }
 

@@ -219,6 +219,7 @@ fn production_not_made(
                 outcome: ProductionOutcome::NotMade {
                     why: why.to_string(),
                 },
+                through: None,
             })
             .collect(),
         gaps: gaps.to_vec(),
@@ -992,15 +993,38 @@ impl Copy {
         let mut read: BTreeSet<(String, String)> = BTreeSet::new();
         for kind in &request.production {
             let planned = tokio::select! {
-                planned = self.plan_production(request, *kind, applied) => planned,
+                planned = self.plan_production(request, *kind, applied, None) => planned,
                 _ = stop.wait() => Err(Trouble::Interrupted),
             };
+            let mut through = None;
             let outcome = match planned {
                 Ok(document) => {
                     for scan in document.plan().scans() {
                         if let (Some(r), Some(schema)) = (scan.relation, scan.schema) {
                             read.insert((schema.to_string(), r.to_string()));
                         }
+                    }
+                    // Not read: the cost through it, the table's other indexes dropped and
+                    // seq scans off, at the same statistics.
+                    if let Some(ask) = &request.through
+                        && !document.plan().reads_any(&[ask.index.as_str()])
+                        && self.gone.is_none()
+                    {
+                        let planned = tokio::select! {
+                            planned = self.plan_production(request, *kind, applied, Some(ask)) => planned,
+                            _ = stop.wait() => Err(Trouble::Interrupted),
+                        };
+                        through = Some(match planned {
+                            Ok(d) => ProductionOutcome::Planned(Box::new(d)),
+                            Err(why) => {
+                                if matches!(why, Trouble::NoAnswer(_) | Trouble::Interrupted) {
+                                    self.abandon(why.clone());
+                                }
+                                ProductionOutcome::NotMade {
+                                    why: NotMade::ReplanFailed(why).to_string(),
+                                }
+                            }
+                        });
                     }
                     ProductionOutcome::Planned(Box::new(document))
                 }
@@ -1016,6 +1040,7 @@ impl Copy {
             plans.push(ProductionPlan {
                 plan: *kind,
                 outcome,
+                through,
             });
         }
         // A relation the file does not size plans at the copy's guess, so no plan that reads
@@ -1078,12 +1103,14 @@ impl Copy {
 
     /// One plan at production's statistics, in a transaction rolled back: every index of the
     /// tables kept, as the request's role, with the measured session's settings, then
-    /// production's planner settings, then the scope's declared ones.
+    /// production's planner settings, then the scope's declared ones. `through` an index: the
+    /// other indexes of its table dropped and seq scans off, for the cost of the plan through it.
     async fn plan_production(
         &self,
         request: &Request,
         kind: PlanKind,
         applied: &Applied,
+        through: Option<&Ask>,
     ) -> Result<crate::measure::Document, Trouble> {
         let c = &self.owner;
         let limit = statement_bound(self.statement_timeout) * 2;
@@ -1107,6 +1134,9 @@ impl Copy {
                     .await
                     .map_err(|e| Trouble::of(Step::Rls, &e))?;
                 }
+                if let Some(ask) = through {
+                    drop_rivals(c, ask, None).await?;
+                }
                 c.batch_execute(&format!("SET LOCAL ROLE {probe}"))
                     .await
                     .map_err(|e| Trouble::of(Step::Session, &e))?;
@@ -1125,6 +1155,13 @@ impl Copy {
                 c.batch_execute(&format!("SET LOCAL plan_cache_mode = {mode}"))
                     .await
                     .map_err(|e| Trouble::of(Step::Session, &e))?;
+                if through.is_some() {
+                    c.batch_execute(
+                        "SET LOCAL enable_seqscan = off; SET LOCAL enable_tidscan = off",
+                    )
+                    .await
+                    .map_err(|e| Trouble::of(Step::Session, &e))?;
+                }
                 self.explain(request, Step::Explain).await
             }
             .await;
@@ -1388,6 +1425,7 @@ mod tests {
         let request = Request {
             production: vec![],
             declared: vec![],
+            through: None,
             objects: vec!["b table".into(), "unknown".into()],
             also: vec!["a index".into()],
             missing: vec![],
