@@ -364,6 +364,8 @@ pub enum Gap {
     FileNotExtended { relation: String, why: String },
     /// Extended statistics (this many) are not written to the copy yet.
     Extended(usize),
+    /// A partitioned table's own statistics (over all its partitions) are not written yet.
+    Partitioned,
     /// B-tree heights and end keys are not carried, for this reason.
     Heights(String),
     /// A table's B-tree shadows were refused with this SQLSTATE: its heights and end keys are

@@ -348,7 +348,7 @@ impl File {
                 ));
             }
             r.size
-                .check(self.server.block_size, r.kind != "p")
+                .check(self.server.block_size, r.kind != "p", r.kind == "p")
                 .map_err(|why| format!("relation {place}: {why}"))?;
             check_columns(&r.columns).map_err(|why| format!("relation {place}: {why}"))?;
             let mut indexes = BTreeSet::new();
@@ -358,7 +358,7 @@ impl File {
                     return Err(format!("{at} is given twice"));
                 }
                 i.size
-                    .check(self.server.block_size, false)
+                    .check(self.server.block_size, false, false)
                     .map_err(|why| format!("{at}: {why}"))?;
                 check_columns(&i.columns).map_err(|why| format!("{at}: {why}"))?;
                 if let Some(b) = &i.btree {
@@ -409,11 +409,13 @@ fn is_setting_name(name: &str) -> bool {
 impl Size {
     /// `heap`: a table's own pages, whose rows cannot be denser than a page of empty rows
     /// (`MaxHeapTuplesPerPage`); an index packs many heap pointers in one entry (B-tree
-    /// deduplication, GIN's posting lists) and a partitioned table has no pages of its own.
-    fn check(&self, block_size: u32, heap: bool) -> Result<(), String> {
+    /// deduplication, GIN's posting lists) and a partitioned table has no pages of its own
+    /// (`partitioned`: PostgreSQL 14 and later write its `relpages` as -1 once it is analysed).
+    fn check(&self, block_size: u32, heap: bool, partitioned: bool) -> Result<(), String> {
         // A relation has at most 2^32 - 1 blocks; relpages and relallvisible are int4.
         let most = i64::from(u32::MAX) - 1;
-        if !(0..=i64::from(i32::MAX)).contains(&self.relpages) {
+        let least = if partitioned { -1 } else { 0 };
+        if !(least..=i64::from(i32::MAX)).contains(&self.relpages) {
             return Err(format!("relpages {} is out of range", self.relpages));
         }
         if !(0..=most).contains(&self.blocks) {

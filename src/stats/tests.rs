@@ -112,6 +112,21 @@ fn every_malformed_file_is_refused_saying_what() {
         edit(&|v| v["relations"][0]["size"]["relpages"] = (-1).into()),
         "relpages -1",
     );
+    // A partitioned table's relpages is -1 once analysed (PostgreSQL 14 and later), no less.
+    let mut partitioned = serde_json::to_value(file()).unwrap();
+    partitioned["relations"][0]["kind"] = "p".into();
+    partitioned["relations"][0]["size"]["relpages"] = (-1).into();
+    partitioned["relations"][0]["size"]["blocks"] = 0.into();
+    partitioned["relations"][0]["size"]["relallvisible"] = 0.into();
+    let parsed = parse(&partitioned.to_string());
+    assert!(parsed.is_ok(), "{parsed:?}");
+    said(
+        edit(&|v| {
+            v["relations"][0]["kind"] = "p".into();
+            v["relations"][0]["size"]["relpages"] = (-2).into();
+        }),
+        "relpages -2",
+    );
     said(
         edit(&|v| v["relations"][0]["size"]["blocks"] = (1i64 << 33).into()),
         "blocks",

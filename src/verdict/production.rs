@@ -73,11 +73,14 @@ pub(super) fn judge(
     let here_message = std::mem::take(&mut r.message);
     r.verdict = answer.verdict;
     r.here = Some(here);
+    let here_words = match here_message.trim_end() {
+        "" => String::new(),
+        words => format!(": {words}"),
+    };
     r.message = format!(
         "At production's statistics ({from}): {}; {APPROXIMATE}.{gaps} On this database's own \
-         statistics: {here}: {}",
-        answer.words,
-        here_message.trim_end()
+         statistics: {here}{here_words}",
+        answer.words
     );
     if matches!(answer.verdict, Verdict::NotChosen | Verdict::SeqScan) {
         // What production's custom plan reads, as the table's "used instead".

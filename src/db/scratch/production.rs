@@ -114,6 +114,14 @@ pub(super) async fn apply(
     };
     for relation in &file.relations {
         let Some(table) = on_copy(admin, &relation.schema, &relation.name).await? else {
+            // A partitioned table has no storage: its partitions carry the sizes, and its own
+            // statistics (over every partition) are not written yet.
+            if relation.kind == "p" && !relation.columns.is_empty() {
+                applied.gaps.push((
+                    Some((relation.schema.clone(), relation.name.clone())),
+                    Gap::Partitioned,
+                ));
+            }
             continue;
         };
         let at = Some((relation.schema.clone(), relation.name.clone()));
@@ -244,15 +252,7 @@ async fn write_size(
 /// segment file is made with the first one's owner; nothing is ever opened through a link.
 fn extend(sizes: &Sizes<'_>, relative: &str, blocks: i64) -> std::io::Result<()> {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    if !relative
-        .split('/')
-        .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-    {
-        return Err(std::io::Error::other(format!(
-            "{relative:?} is not a relation file's path"
-        )));
-    }
-    let first: PathBuf = sizes.data.join(relative);
+    let first: PathBuf = sizes.data.join(checked_path(relative)?);
     let meta = std::fs::symlink_metadata(&first)?;
     if !meta.is_file() {
         return Err(std::io::Error::other("not a regular file"));
@@ -1289,9 +1289,11 @@ fn write_relation(data: &Path, relative: &str, pages: &[u8]) -> std::io::Result<
 
 /// A relation file's path as `pg_relation_filepath` gives it (`base/5/16384`), or an error.
 fn checked_path(relative: &str) -> std::io::Result<&str> {
-    if relative
-        .split('/')
-        .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    // Only the default tablespace's files: a tablespace's are reached through a link.
+    if relative.starts_with("base/")
+        && relative.split('/').all(|part| {
+            !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
     {
         Ok(relative)
     } else {
@@ -1320,6 +1322,19 @@ mod tests {
 
     fn u32_at(p: &[u8], at: usize) -> u32 {
         u32::from_ne_bytes(p[at..at + 4].try_into().unwrap())
+    }
+
+    #[test]
+    fn only_the_default_tablespace_s_files_are_written() {
+        assert!(checked_path("base/5/16384").is_ok());
+        for bad in [
+            "pg_tblspc/16400/PG_15/5/16384",
+            "base/../global/1262",
+            "/etc/passwd",
+            "base//1",
+        ] {
+            assert!(checked_path(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
