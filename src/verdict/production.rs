@@ -98,12 +98,17 @@ pub(super) fn judge(
 
 /// The scans of production's custom plan: `Seq Scan on posts`, `Index Scan using i on t`.
 fn production_scans(p: &Production) -> Vec<String> {
-    let Some(plan) = p.plans.iter().find_map(|pl| match (&pl.plan, &pl.outcome) {
-        (PlanKind::Custom, ProductionOutcome::Planned(d)) => Some(d.plan()),
-        _ => None,
-    }) else {
-        return Vec::new();
-    };
+    p.plans
+        .iter()
+        .find_map(|pl| match (&pl.plan, &pl.outcome) {
+            (PlanKind::Custom, ProductionOutcome::Planned(d)) => Some(scan_words(d.plan())),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Each scan a plan runs, as the reports name it: `Index Scan using i on t`, `Seq Scan on t`.
+fn scan_words(plan: &Explain) -> Vec<String> {
     plan.scans()
         .iter()
         .filter(|s| !s.skipped)
@@ -219,17 +224,7 @@ pub(super) fn answer(
         }
     }
     let shown = |plan: &Explain| {
-        let scans: Vec<String> = plan
-            .scans()
-            .iter()
-            .filter(|s| !s.skipped)
-            .map(|s| match (&s.node.index_name, s.relation) {
-                (Some(i), Some(r)) => format!("{} on {r} using {i}", s.node.node_type),
-                (Some(i), None) => format!("{} using {i}", s.node.node_type),
-                (None, Some(r)) => format!("{} on {r}", s.node.node_type),
-                (None, None) => s.node.node_type.clone(),
-            })
-            .collect();
+        let scans = scan_words(plan);
         let rows = plan.root.plan_rows;
         format!(
             "{} (cost {:.2}, {rows:.0} row{} estimated)",

@@ -606,24 +606,32 @@ impl Copy {
         }
     }
 
+    /// In a re-plan's transaction: row-level security off on the tables whose policies the
+    /// measured role reads past; the role the re-plan runs as.
+    async fn probe_past_policies(&self, request: &Request) -> Result<&str, Trouble> {
+        let probe = self
+            .probes
+            .get(&self.stand_ins(request))
+            .ok_or(Trouble::Lost(Step::Probes))?;
+        for table in &request.role.owns {
+            self.owner
+                .execute(
+                    format!("ALTER TABLE {table} DISABLE ROW LEVEL SECURITY").as_str(),
+                    &[],
+                )
+                .await
+                .map_err(|e| Trouble::of(Step::Rls, &e))?;
+        }
+        Ok(probe)
+    }
+
     async fn replan_in_transaction(
         &self,
         request: &Request,
         ask: &Ask,
     ) -> Result<ScratchPlan, Trouble> {
         let c = &self.owner;
-        let probe = self
-            .probes
-            .get(&self.stand_ins(request))
-            .ok_or(Trouble::Lost(Step::Probes))?;
-        for table in &request.role.owns {
-            c.execute(
-                format!("ALTER TABLE {table} DISABLE ROW LEVEL SECURITY").as_str(),
-                &[],
-            )
-            .await
-            .map_err(|e| Trouble::of(Step::Rls, &e))?;
-        }
+        let probe = self.probe_past_policies(request).await?;
         // The definition the copy has of the asked index, read as the measured one was.
         let rows = c
             .query(
@@ -1122,18 +1130,7 @@ impl Copy {
             .await
             .map_err(|e| Trouble::of(Step::Transaction, &e))?;
             let result = async {
-                let probe = self
-                    .probes
-                    .get(&self.stand_ins(request))
-                    .ok_or(Trouble::Lost(Step::Probes))?;
-                for table in &request.role.owns {
-                    c.execute(
-                        format!("ALTER TABLE {table} DISABLE ROW LEVEL SECURITY").as_str(),
-                        &[],
-                    )
-                    .await
-                    .map_err(|e| Trouble::of(Step::Rls, &e))?;
-                }
+                let probe = self.probe_past_policies(request).await?;
                 if let Some(ask) = through {
                     drop_rivals(c, ask, None).await?;
                 }
