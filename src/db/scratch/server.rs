@@ -582,6 +582,17 @@ impl Copy {
     /// request's role with the measured session's settings and seq scans off, the read path
     /// explained. Bounded on plancheck's clock as a whole.
     async fn replan(&self, request: &Request, ask: &Ask) -> Result<ScratchPlan, Trouble> {
+        self.rolled_back(self.replan_in_transaction(request, ask))
+            .await
+    }
+
+    /// Runs `work` in a transaction of the owner's, rolled back whatever happens, with the
+    /// re-plan's bounds and `search_path = pg_catalog, pg_temp`; bounded as a whole on
+    /// plancheck's clock.
+    async fn rolled_back<T>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, Trouble>>,
+    ) -> Result<T, Trouble> {
         let c = &self.owner;
         let limit = statement_bound(self.statement_timeout) * 2;
         let attempt = async {
@@ -591,17 +602,17 @@ impl Copy {
             ))
             .await
             .map_err(|e| Trouble::of(Step::Transaction, &e))?;
-            let result = self.replan_in_transaction(request, ask).await;
+            let result = work.await;
             let end = c
                 .batch_execute("ROLLBACK")
                 .await
                 .map_err(|e| Trouble::of(Step::Transaction, &e));
-            let plan = result?;
+            let done = result?;
             end?;
-            Ok(plan)
+            Ok(done)
         };
         match tokio::time::timeout(limit, attempt).await {
-            Ok(planned) => planned,
+            Ok(done) => done,
             Err(_) => Err(Trouble::NoAnswer(limit)),
         }
     }
@@ -1121,59 +1132,37 @@ impl Copy {
         through: Option<&Ask>,
     ) -> Result<crate::measure::Document, Trouble> {
         let c = &self.owner;
-        let limit = statement_bound(self.statement_timeout) * 2;
-        let attempt = async {
-            c.batch_execute(&format!(
-                "BEGIN; {}; SET LOCAL search_path = pg_catalog, pg_temp",
-                local_bounds(self.statement_timeout)
-            ))
-            .await
-            .map_err(|e| Trouble::of(Step::Transaction, &e))?;
-            let result = async {
-                let probe = self.probe_past_policies(request).await?;
-                if let Some(ask) = through {
-                    drop_rivals(c, ask, None).await?;
-                }
-                c.batch_execute(&format!("SET LOCAL ROLE {probe}"))
-                    .await
-                    .map_err(|e| Trouble::of(Step::Session, &e))?;
-                self.take_session(request, kind).await?;
-                let settings = applied.settings.iter().chain(&request.declared);
-                for (name, value) in settings {
-                    c.query("SELECT pg_catalog.set_config($1, $2, true)", &[name, value])
-                        .await
-                        .map_err(|e| Trouble::of(Step::ProductionSettings, &e))?;
-                }
-                // The plan kind last: a declared plan_cache_mode does not decide it.
-                let mode = match kind {
-                    PlanKind::Custom => "force_custom_plan",
-                    PlanKind::Generic => "force_generic_plan",
-                };
-                c.batch_execute(&format!("SET LOCAL plan_cache_mode = {mode}"))
-                    .await
-                    .map_err(|e| Trouble::of(Step::Session, &e))?;
-                if through.is_some() {
-                    c.batch_execute(
-                        "SET LOCAL enable_seqscan = off; SET LOCAL enable_tidscan = off",
-                    )
-                    .await
-                    .map_err(|e| Trouble::of(Step::Session, &e))?;
-                }
-                self.explain(request, Step::Explain).await
+        self.rolled_back(async {
+            let probe = self.probe_past_policies(request).await?;
+            if let Some(ask) = through {
+                drop_rivals(c, ask, None).await?;
             }
-            .await;
-            let end = c
-                .batch_execute("ROLLBACK")
+            c.batch_execute(&format!("SET LOCAL ROLE {probe}"))
                 .await
-                .map_err(|e| Trouble::of(Step::Transaction, &e));
-            let plan = result?;
-            end?;
-            Ok(plan)
-        };
-        match tokio::time::timeout(limit, attempt).await {
-            Ok(planned) => planned,
-            Err(_) => Err(Trouble::NoAnswer(limit)),
-        }
+                .map_err(|e| Trouble::of(Step::Session, &e))?;
+            self.take_session(request, kind).await?;
+            let settings = applied.settings.iter().chain(&request.declared);
+            for (name, value) in settings {
+                c.query("SELECT pg_catalog.set_config($1, $2, true)", &[name, value])
+                    .await
+                    .map_err(|e| Trouble::of(Step::ProductionSettings, &e))?;
+            }
+            // The plan kind last: a declared plan_cache_mode does not decide it.
+            let mode = match kind {
+                PlanKind::Custom => "force_custom_plan",
+                PlanKind::Generic => "force_generic_plan",
+            };
+            c.batch_execute(&format!("SET LOCAL plan_cache_mode = {mode}"))
+                .await
+                .map_err(|e| Trouble::of(Step::Session, &e))?;
+            if through.is_some() {
+                c.batch_execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_tidscan = off")
+                    .await
+                    .map_err(|e| Trouble::of(Step::Session, &e))?;
+            }
+            self.explain(request, Step::Explain).await
+        })
+        .await
     }
 
     /// Drops the re-plans' roles, stops the server and removes it; a copy made now is saved to
