@@ -252,7 +252,9 @@ fn a_read_path_production_would_not_serve_by_its_index_fails_though_ci_chooses_i
     let report = r.report();
     assert_eq!(
         verdict_of(&report, "thread-page-first", "member"),
-        "not-chosen"
+        "not-chosen",
+        "{}",
+        check_of(&report, "thread-page-first", "member")["message"]
     );
     let message = check_of(&report, "thread-page-first", "member")["message"]
         .as_str()

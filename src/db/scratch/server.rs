@@ -918,7 +918,8 @@ impl Copy {
         Ok(())
     }
 
-    /// Saves the copy made now to the cache and starts the server again on the cached folder.
+    /// Saves the copy made now to the cache (the server stopped for it) and starts the server
+    /// again on its own folder.
     async fn cache_now(&mut self) -> Result<(), Trouble> {
         let Some(entry) = self.save.take() else {
             return Ok(());
@@ -927,19 +928,32 @@ impl Copy {
         let Some(mut server) = self.server.take() else {
             return Err(Trouble::Lost(Step::Cleanup));
         };
-        if let Err(e) =
-            server.save_and_stop_with(&entry, |data| write_failures(data, &self.failures))
-        {
-            let why = Trouble::Server(crate::report::server::copy_not_cached(&entry.path, &e));
+        // Copied, not moved, while the server is stopped: the run goes on on its own folder, so
+        // another run replacing or pruning the same entry meanwhile takes nothing from it.
+        let failures = std::mem::take(&mut self.failures);
+        let mut saved = Ok(());
+        let restarted = server
+            .restart_with(|data| {
+                saved = write_failures(data, &failures).and_then(|()| entry.save(data));
+                Ok(())
+            })
+            .await;
+        if let Err(e) = restarted {
+            let why = Trouble::Server(e.0);
             self.gone = Some(why.clone());
             return Err(why);
         }
-        drop(server);
-        let settings: Vec<(&str, &str)> = SERVER_SETTINGS.to_vec();
-        let server = Server::start_with_settings(self.bin.clone(), Some(&entry), &settings)
-            .await
-            .map_err(|e| Trouble::Server(e.0))?;
-        let failures = std::mem::take(&mut self.failures);
+        match saved {
+            Ok(()) => {
+                if let Some(folder) = entry.path.parent() {
+                    cache::prune_copies(folder, cache::COPIES_KEPT);
+                }
+            }
+            Err(e) => crate::term::say!(
+                "{}",
+                crate::report::server::copy_not_cached(&entry.path, &e)
+            ),
+        }
         let bin = std::mem::take(&mut self.bin);
         *self = Copy::connect(server, self.statement_timeout).await?;
         self.failures = failures;
