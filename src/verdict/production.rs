@@ -157,6 +157,8 @@ pub(super) struct Answer {
     pub words: String,
 }
 
+// Long because it is the rules in order, each a return: a plan not made, a whole read of a large
+// relation, the custom plan off the index (with the cost through it), the generic plan off it.
 /// Production's verdict from its plans: an error where one was not made; `seq-scan` where a
 /// plan reads whole a relation of at least `large_rows` rows by production's `reltuples` that
 /// `allow_seq_scan` does not allow; `not-chosen` where the custom plan reads none of `names`;
@@ -247,14 +249,29 @@ pub(super) fn answer(
     let weighed = |kind: PlanKind, chosen: &Explain| match through_of(kind) {
         Some(ProductionOutcome::Planned(d)) if d.plan().reads_any(names) => {
             let (a, b) = (chosen.root.total_cost, d.plan().root.total_cost);
-            let ratio = if a > 0.0 {
-                format!(", {:.1}× the chosen plan's", b / a)
+            // A plan that still reads a relation whole did so with seq scans off: its cost holds
+            // the planner's penalty for a disabled path, so it is a bound, not a figure.
+            let disabled = d.plan().nodes().iter().any(|n| n.disabled == Some(true))
+                || d.plan().scans().iter().any(|s| s.kind == ScanKind::Seq);
+            let (costs, ratio) = if disabled {
+                (
+                    format!(
+                        "costs at most {b:.2} (an upper bound, so no ratio: a disabled path is \
+                         in it)"
+                    ),
+                    String::new(),
+                )
+            } else if a > 0.0 {
+                (
+                    format!("costs {b:.2}"),
+                    format!(", {:.1}× the chosen plan's", b / a),
+                )
             } else {
-                String::new()
+                (format!("costs {b:.2}"), String::new())
             };
             format!(
-                "; through {index} the cheapest plan costs {b:.2}{ratio} (re-planned on the copy \
-                 at the same statistics, the table's other indexes dropped and seq scans off: {})",
+                "; through {index} the cheapest plan {costs}{ratio} (re-planned on the copy at \
+                 the same statistics, the table's other indexes dropped and seq scans off: {})",
                 shown(d.plan())
             )
         }
@@ -376,6 +393,23 @@ mod tests {
             "{}",
             a.words
         );
+    }
+
+    #[test]
+    fn a_cost_through_the_index_with_a_disabled_path_in_it_is_a_bound() {
+        let mut p = production(SEQ, None, 10.0);
+        let through = r#"{"Node Type": "Nested Loop", "Total Cost": 10000000020.0, "Plan Rows": 20,
+            "Plans": [INDEX, {"Node Type": "Seq Scan", "Relation Name": "members",
+            "Schema": "public", "Total Cost": 10000000001.0, "Plan Rows": 5}]}"#
+            .replace("INDEX", INDEX);
+        p.plans[0].through = Some(ProductionOutcome::Planned(plan(&through)));
+        let a = of(&p);
+        assert!(
+            a.words.contains("costs at most 10000000020.00"),
+            "{}",
+            a.words
+        );
+        assert!(!a.words.contains("× the chosen plan's"), "{}", a.words);
     }
 
     #[test]

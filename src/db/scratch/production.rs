@@ -69,6 +69,8 @@ struct OnCopy {
     path: String,
 }
 
+// Long because it is the file walked in order, relation by relation: its size, its columns, each
+// index's size and columns, the gaps, then the settings; each step is a call.
 /// Makes the file's sizes, statistics and settings the copy's own (the B-trees' pages are
 /// planted before, server stopped: [`shadows`], [`plant`]). `admin` is the copy's
 /// superuser session, `owner` its unprivileged owner's, `data` the stopped-or-running server's
@@ -366,6 +368,7 @@ async fn write_column(
     }
 }
 
+// Long because each statistic of the file is one key and one typed parameter of the call.
 /// PostgreSQL 18: the restore function, as the owner, every value a parameter.
 async fn restore_column(
     owner: &Client,
@@ -677,6 +680,8 @@ pub(super) struct Slot {
     pub values: Option<(String, u32)>,
 }
 
+// Long because it is one slot per kind of statistics, in ANALYZE's order, each with its own
+// operator, collation and value type.
 /// The slots ANALYZE would have written for what the file holds, as PostgreSQL 18's restore
 /// function derives them: most common values (`=`), histogram (`<`), correlation (`<`), most
 /// common elements and their count histogram (the element's `=`), range bounds and lengths.
@@ -789,6 +794,7 @@ pub(super) fn slots_missing(column: &stats::Column, t: &TypeFacts) -> Vec<&'stat
     missing
 }
 
+// Long because the row has 31 columns, each a typed parameter.
 /// The `pg_statistic` row, replaced, as the superuser: every value a parameter, values parsed
 /// by `array_in` with the slot's (safe, domain-stripped) type.
 async fn write_pg_statistic(
@@ -975,6 +981,9 @@ struct IndexShape {
     options: Vec<i16>,
 }
 
+// Long because it is one shadow made in order: the real indexes' shapes read, the shadow table's
+// columns and its two rows (every value a parameter), then one shadow index per real one and
+// the files of each.
 async fn shadow_of(
     admin: &Client,
     owner: &Client,

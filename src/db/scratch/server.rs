@@ -99,6 +99,8 @@ fn statement_bound(statement_timeout: Duration) -> Duration {
 /// Each statement there is bounded by `statement_timeout` (the run's `--statement-timeout`: a
 /// re-plan of an empty schema takes milliseconds, but a function the planner folds runs at plan
 /// time) and by plancheck's clock; a statement that outlives the clock stops the server.
+// Long because it is the copy's life in order: made, production's statistics written, each
+// request's re-plans and plans at production's statistics, then cached and stopped.
 pub async fn settle(
     bin: &Path,
     definitions: &Definitions,
@@ -910,12 +912,7 @@ impl Copy {
             self.gone = Some(why.clone());
             return Err(why);
         }
-        let failures = std::mem::take(&mut self.failures);
-        let bin = std::mem::take(&mut self.bin);
-        *self = Copy::connect(server, self.statement_timeout).await?;
-        self.failures = failures;
-        self.bin = bin;
-        Ok(())
+        self.reconnect(server).await
     }
 
     /// Saves the copy made now to the cache (the server stopped for it) and starts the server
@@ -943,17 +940,15 @@ impl Copy {
             self.gone = Some(why.clone());
             return Err(why);
         }
-        match saved {
-            Ok(()) => {
-                if let Some(folder) = entry.path.parent() {
-                    cache::prune_copies(folder, cache::COPIES_KEPT);
-                }
-            }
-            Err(e) => crate::term::say!(
-                "{}",
-                crate::report::server::copy_not_cached(&entry.path, &e)
-            ),
-        }
+        cached(&entry, saved);
+        self.failures = failures;
+        self.reconnect(server).await
+    }
+
+    /// New sessions on the server started again, keeping what the copy could not take and its
+    /// binaries (the re-plans' roles are made again by the caller).
+    async fn reconnect(&mut self, server: Server) -> Result<(), Trouble> {
+        let failures = std::mem::take(&mut self.failures);
         let bin = std::mem::take(&mut self.bin);
         *self = Copy::connect(server, self.statement_timeout).await?;
         self.failures = failures;
@@ -981,6 +976,8 @@ impl Copy {
         }
     }
 
+    // Long because it is the request's answer in order: what blocks it, each plan kind (and the
+    // plan through the index where it is not read), then what the plans read held to the file.
     /// A request's plans at production's statistics: not made where the copy lacks what the
     /// read path needs (an object, an index of its tables, a relation of the file), else each
     /// plan kind planned, and held to the file: every relation the plan reads must be one the
@@ -1194,17 +1191,22 @@ impl Copy {
         let failures = std::mem::take(&mut self.failures);
         drop(self);
         let saved = server.save_and_stop_with(&entry, |data| write_failures(data, &failures));
-        match saved {
-            Ok(()) => {
-                if let Some(folder) = entry.path.parent() {
-                    cache::prune_copies(folder, cache::COPIES_KEPT);
-                }
+        cached(&entry, saved);
+    }
+}
+
+/// After a copy was saved to `entry`: the oldest copies pruned, or why it was not cached, said.
+fn cached(entry: &cache::Entry, saved: std::io::Result<()>) {
+    match saved {
+        Ok(()) => {
+            if let Some(folder) = entry.path.parent() {
+                cache::prune_copies(folder, cache::COPIES_KEPT);
             }
-            Err(e) => crate::term::say!(
-                "{}",
-                crate::report::server::copy_not_cached(&entry.path, &e)
-            ),
         }
+        Err(e) => crate::term::say!(
+            "{}",
+            crate::report::server::copy_not_cached(&entry.path, &e)
+        ),
     }
 }
 
