@@ -451,3 +451,105 @@ fn a_partitioned_table_is_exported_and_planned_at_its_partitions_statistics() {
         "{c}"
     );
 }
+
+#[test]
+fn extended_statistics_are_carried_by_column_name_and_what_is_not_is_said() {
+    // Production dropped a column before the keys: its attribute numbers are not the CI
+    // schema's, and the file's keys are carried by name.
+    let tail = "city int, zip int, street text, kind text); \
+                CREATE INDEX addr_street_idx ON addr (street); \
+                CREATE STATISTICS addr_cz (ndistinct, dependencies) ON city, zip FROM addr; \
+                CREATE STATISTICS addr_sk (mcv) ON street, kind FROM addr";
+    let loaded = empty_database("stats_check_extended");
+    sql(
+        &loaded,
+        &format!(
+            "CREATE TABLE addr (id int PRIMARY KEY, gone int, {tail}; \
+             ALTER TABLE addr DROP COLUMN gone; \
+             CREATE STATISTICS addr_zs (ndistinct) ON zip, street FROM addr; \
+             INSERT INTO addr SELECT g, g % 1000, (g % 1000) * 10 + g % 3, \
+                    CASE WHEN g % 4 = 0 THEN 's0' ELSE 's' || g % 5000 END, \
+                    CASE WHEN g % 4 = 0 THEN 'k' ELSE 'k' || g % 7 END \
+               FROM generate_series(1, 200000) g; \
+             ANALYZE"
+        ),
+    );
+    let empty = empty_database("stats_check_extended_empty");
+    sql(
+        &empty,
+        &format!("CREATE TABLE addr (id int PRIMARY KEY, {tail}; ANALYZE"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("prod.stats.json");
+    export(&loaded, &file);
+    let f = plancheck::stats::read(&file).unwrap();
+    let addr = f.relation("public", "addr").unwrap();
+    let object = |name: &str| addr.extended.iter().find(|e| e.name == name).unwrap();
+    assert!(object("addr_cz").n_distinct.is_some() && object("addr_cz").dependencies.is_some());
+    assert!(object("addr_sk").most_common_vals.is_some(), "{addr:?}");
+    let expect = member("addr_street_idx");
+    let project = read_paths(&[
+        // The groups of (city, zip): production's distinct count of the pair, not the product.
+        (
+            "groups",
+            "SELECT city, zip, count(*) FROM addr WHERE street > 's4' GROUP BY city, zip",
+            &expect,
+        ),
+        // zip implies city: production's dependency, not the product of two selectivities.
+        (
+            "pair",
+            "SELECT id FROM addr WHERE city = 5 AND zip = 50 AND street > 's4'",
+            &expect,
+        ),
+    ]);
+    let (at_loaded, predicted) = (dir.path().join("loaded"), dir.path().join("predicted"));
+    let r = check(
+        &loaded,
+        project.path(),
+        &["--save-plans", at_loaded.to_str().unwrap()],
+    );
+    assert!(r.status.is_some(), "{}", r.shown());
+    let r = check(
+        &empty,
+        project.path(),
+        &[
+            "--stats",
+            file.to_str().unwrap(),
+            "--save-plans",
+            predicted.to_str().unwrap(),
+        ],
+    );
+    assert!(r.status.is_some(), "{}", r.shown());
+    let (truth, predicted) = (saved(&at_loaded), saved(&predicted));
+    assert_eq!(truth.len(), 2);
+    for ((name, p), (_, t)) in predicted.iter().zip(&truth) {
+        let production = measured(p).production.as_ref().unwrap();
+        let plancheck::measure::ProductionOutcome::Planned(doc) = &production.plans[0].outcome
+        else {
+            panic!("{name}: {:?}", production.plans[0].outcome)
+        };
+        let (x, y) = (
+            doc.plan().root.plan_rows,
+            measured(t).custom[0].plan().root.plan_rows,
+        );
+        assert!(
+            (x - y).abs() <= 0.01 * x.max(y),
+            "{name}: {x} rows predicted, {y} on the loaded database"
+        );
+    }
+    // What the copy does not take is named: the multi-column most common values, and an
+    // object this database's table lacks.
+    let report = r.report();
+    let message = check_of(&report, "groups", "member")["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("the most common values of extended statistics addr_sk"),
+        "{message}"
+    );
+    assert!(
+        message.contains("extended statistics addr_zs are not on this database's table"),
+        "{message}"
+    );
+}

@@ -63,6 +63,7 @@
 //! they are written, and why no value is parsed with privilege by the catalog's code:
 //! [`production`].
 
+mod extended;
 mod production;
 mod server;
 
@@ -362,8 +363,16 @@ pub enum Gap {
     SizeNotWritten(String),
     /// The relation's files could not be extended to production's size.
     FileNotExtended { relation: String, why: String },
-    /// Extended statistics (this many) are not written to the copy yet.
-    Extended(usize),
+    /// An extended statistics object of the file has no counterpart on the copy (the measured
+    /// database lacks it on this table).
+    ExtendedNotOnCopy(String),
+    /// An extended statistics object's columns or kinds on the copy are not the file's.
+    ExtendedDiffers(String),
+    /// An extended statistics object on expressions: not written yet.
+    ExtendedExpressions(String),
+    /// An extended statistics object's multi-column most common values: not written yet (its
+    /// distinct counts and dependencies are).
+    ExtendedMcv(String),
     /// A partitioned table's own statistics (over all its partitions) are not written yet.
     Partitioned,
     /// B-tree heights and end keys are not carried, for this reason.

@@ -257,11 +257,27 @@ impl fmt::Display for Gap {
                  refused: {}): index costs are a little low",
                 super::sqlstate::shown(code)
             ),
-            Gap::Extended(n) => write!(
+            Gap::ExtendedNotOnCopy(name) => write!(
                 f,
-                "{n} extended statistics object{} not written yet (estimates over \
-                 correlated columns may differ)",
-                if *n == 1 { " is" } else { "s are" }
+                "extended statistics {name} are not on this database's table, so production's \
+                 are not written (estimates over its columns together may differ)"
+            ),
+            Gap::ExtendedDiffers(name) => write!(
+                f,
+                "extended statistics {name} cover other columns or kinds here than in the \
+                 file, so production's are not written (estimates over its columns together \
+                 may differ)"
+            ),
+            Gap::ExtendedExpressions(name) => write!(
+                f,
+                "extended statistics {name} are on expressions, which are not written yet \
+                 (estimates over its expressions may differ)"
+            ),
+            Gap::ExtendedMcv(name) => write!(
+                f,
+                "the most common values of extended statistics {name} are not written yet (its \
+                 distinct counts and dependencies are): estimates of conditions on all its \
+                 columns at once may differ"
             ),
         }
     }

@@ -313,6 +313,18 @@ const RELATIONS: &str = "\
            format('GRANT SELECT ON %s TO plancheck_reader', rel.q) \
       FROM rel WHERE rel.relkind <> 'c'";
 
+/// The extended statistics objects (`CREATE STATISTICS`) of the tables `$1` in the table's own
+/// schema, each an object of its own that no request requires: without data they change no
+/// plan, and `check --stats` writes production's into them.
+const STATISTICS: &str = "\
+    SELECT 'statistics ' || format('%I.%I', n.nspname, s.stxname), 62, \
+           pg_get_statisticsobjdef(s.oid) \
+      FROM pg_catalog.pg_statistic_ext s \
+      JOIN pg_catalog.pg_class c ON c.oid = s.stxrelid \
+      JOIN pg_catalog.pg_namespace n ON n.oid = s.stxnamespace \
+     WHERE s.stxrelid = ANY ($1::oid[]) AND s.stxnamespace = c.relnamespace \
+       AND c.relkind IN ('r', 'p', 'm')";
+
 /// Every index of the tables `$1`: a constraint's by its constraint, on the table only (a
 /// partitioned table's leaves are attached after, by name, as `pg_dump` does).
 const INDEXES: &str = "\
@@ -601,7 +613,7 @@ async fn read_request(
         ask.definition = row.get::<_, Option<String>>(0).unwrap_or_default();
     }
     closure(sess, &mut found, &mut fresh, &asked_indexes).await?;
-    let (mut objects, index_keys) = ddl(sess, &found, definitions).await?;
+    let (mut objects, index_keys, statistics) = ddl(sess, &found, definitions).await?;
 
     let relations: Vec<u32> = found.relations.iter().copied().collect();
     let row = sess
@@ -642,7 +654,7 @@ async fn read_request(
             }
         }
     }
-    let mut also = Vec::new();
+    let mut also = statistics;
     for (at, key) in index_keys {
         if required.contains(&at) {
             objects.push(key);
@@ -798,12 +810,13 @@ async fn closure(
 type IndexKeys = BTreeMap<(String, String), String>;
 
 /// The definitions of everything found that `definitions` lacks, added to it; returns the keys
-/// of the objects the request needs, and of every index of its tables by `(schema, name)`.
+/// of the objects the request needs, of every index of its tables by `(schema, name)`, and of
+/// their extended statistics objects.
 async fn ddl(
     sess: Sess<'_>,
     found: &Found,
     definitions: &RefCell<Definitions>,
-) -> Result<(Vec<String>, IndexKeys), Failure> {
+) -> Result<(Vec<String>, IndexKeys, Vec<String>), Failure> {
     let settings = sess.settings;
     let fail = |f: Fail| f.or(|e| failure(e, DbAsked::ScratchDefinitions, settings));
     let oids = |set: &BTreeSet<u32>| set.iter().copied().collect::<Vec<u32>>();
@@ -831,22 +844,26 @@ async fn ddl(
     rows.extend(sess.query(RELATIONS, &[&rels]).await.map_err(fail)?);
     let policy_rows = sess.query(POLICIES, &[&rels]).await.map_err(fail)?;
     let index_rows = sess.query(INDEXES, &[&rels]).await.map_err(fail)?;
+    let statistics_rows = sess.query(STATISTICS, &[&rels]).await.map_err(fail)?;
     let mut by_key: BTreeMap<String, Vec<Unit>> = BTreeMap::new();
     let mut objects: BTreeSet<String> = BTreeSet::new();
     let mut indexes: IndexKeys = BTreeMap::new();
+    let mut statistics: BTreeSet<String> = BTreeSet::new();
     // What each row is: a plain definition, a policy's (whose fourth column names the role a
-    // policy names, made by plancheck from that name alone), or an index (schema and name in
-    // the fourth and fifth).
+    // policy names, made by plancheck from that name alone), an index (schema and name in the
+    // fourth and fifth), or an extended statistics object.
     enum Row {
         Plain,
         Policy,
         Index,
+        Statistics,
     }
     for (row, what) in rows
         .iter()
         .map(|r| (r, Row::Plain))
         .chain(policy_rows.iter().map(|r| (r, Row::Policy)))
         .chain(index_rows.iter().map(|r| (r, Row::Index)))
+        .chain(statistics_rows.iter().map(|r| (r, Row::Statistics)))
     {
         let key: String = row.get(0);
         let rank: i32 = row.get(1);
@@ -865,6 +882,9 @@ async fn ddl(
             Row::Plain => {
                 objects.insert(key.clone());
             }
+            Row::Statistics => {
+                statistics.insert(key.clone());
+            }
         }
         by_key.entry(key.clone()).or_default().push(Unit {
             key,
@@ -879,7 +899,11 @@ async fn ddl(
             defs.add(units);
         }
     }
-    Ok((objects.into_iter().collect(), indexes))
+    Ok((
+        objects.into_iter().collect(),
+        indexes,
+        statistics.into_iter().collect(),
+    ))
 }
 
 #[cfg(test)]

@@ -28,8 +28,10 @@
 //!   leaf are built one page each, so every descent crosses production's height ([`plant`]).
 //!   The scratch server is made without data checksums for this (from PostgreSQL 18, where
 //!   initdb turns them on); a copy that has them carries no heights, and says so.
-//! - **What is not carried yet**: extended statistics and GIN metapage statistics. Every plan
-//!   made here says so.
+//! - **Extended statistics**: distinct counts and dependencies, in PostgreSQL's serialised form
+//!   ([`super::extended`]).
+//! - **What is not carried yet**: extended statistics' multi-column most common values and
+//!   expressions (named gaps), and GIN metapage statistics. Every plan made here says so.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -40,7 +42,7 @@ use tokio_postgres::types::ToSql;
 use super::{Gap, Step, Trouble};
 use crate::stats;
 
-fn refused(e: tokio_postgres::Error) -> Trouble {
+pub(super) fn refused(e: tokio_postgres::Error) -> Trouble {
     Trouble::of(Step::Statistics, &e)
 }
 
@@ -61,8 +63,8 @@ pub struct Applied {
 }
 
 /// A relation of the copy with storage, as the superuser reads it.
-struct OnCopy {
-    oid: u32,
+pub(super) struct OnCopy {
+    pub(super) oid: u32,
     schema: String,
     name: String,
     /// The file of its first segment, relative to the data folder.
@@ -109,6 +111,7 @@ pub(super) async fn apply(
         });
     }
     let mut applied = Applied::default();
+    let mut extended = Vec::new();
     let sizes = Sizes {
         data,
         block_size: i64::from(block_size),
@@ -156,13 +159,17 @@ pub(super) async fn apply(
                 None => gaps.push(Gap::IndexNotOnCopy(index.name.clone())),
             }
         }
-        if !relation.extended.is_empty() {
-            gaps.push(Gap::Extended(relation.extended.len()));
+        for e in &relation.extended {
+            if let Some(data) = super::extended::data_of(admin, major, &table, e, &mut gaps).await?
+            {
+                extended.push(data);
+            }
         }
         applied
             .gaps
             .extend(gaps.into_iter().map(|g| (at.clone(), g)));
     }
+    super::extended::write(admin, major, &extended).await?;
     applied.settings = settings(owner, file).await?;
     Ok(applied)
 }

@@ -1004,9 +1004,11 @@ impl Copy {
                 );
             }
         };
+        // An extended statistics object the copy could not make is a gap the statistics name.
         let untaken: Vec<(String, Untaken)> = request
             .also
             .iter()
+            .filter(|k| !k.starts_with("statistics "))
             .filter_map(|k| self.failures.get(k).map(|why| (k.clone(), why.clone())))
             .collect();
         let why = match (blocked, &self.gone, stop.requested()) {
