@@ -445,3 +445,88 @@ fn the_file_can_go_to_standard_output() {
     assert_eq!(f.relations.len(), 1);
     assert!(r.stderr.contains("wrote standard output"), "{}", r.shown());
 }
+
+#[test]
+fn a_project_s_read_paths_select_every_table_they_may_read_and_no_other() {
+    let db = empty_database("stats_export_project");
+    sql(
+        &db,
+        "CREATE SCHEMA app; \
+         CREATE TABLE app.orders (id int PRIMARY KEY, customer int); \
+         CREATE TABLE customers (id int PRIMARY KEY, name text); \
+         CREATE TABLE hidden_behind_view (id int, shown boolean); \
+         CREATE VIEW shown AS SELECT id FROM hidden_behind_view WHERE shown; \
+         CREATE TABLE read_by_function (id int); \
+         CREATE FUNCTION counted() RETURNS bigint LANGUAGE sql STABLE \
+           AS 'SELECT count(*) FROM read_by_function'; \
+         CREATE TABLE events (at date, id int) PARTITION BY RANGE (at); \
+         CREATE TABLE events_2026 PARTITION OF events \
+           FOR VALUES FROM ('2026-01-01') TO ('2027-01-01'); \
+         CREATE TABLE set_up (id int); \
+         CREATE TABLE unrelated (id int); \
+         CREATE TABLE app.unrelated_too (id int); \
+         ANALYZE",
+    );
+    let project = read_paths(&[
+        (
+            "orders",
+            "SELECT o.id, c.name, counted() FROM app.orders o JOIN customers c ON c.id = o.customer",
+            "[scopes.member]\nindex = \"orders_pkey\"\nsetup = [\"SELECT 1 FROM set_up\"]\n",
+        ),
+        (
+            "shown",
+            "SELECT s.id FROM shown s, events e WHERE e.id = s.id",
+            "[scopes.member]\nindex = false\n",
+        ),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("prod.stats.json");
+    let r = export(&db, &out, &["--project", project.path().to_str().unwrap()]);
+    assert_eq!(r.status, Some(0), "{}", r.shown());
+    let f = file_of(&out);
+    let mut names: Vec<String> = f
+        .relations
+        .iter()
+        .map(|r| format!("{}.{}", r.schema, r.name))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "app.orders",
+            "public.customers",
+            "public.events",
+            "public.events_2026",
+            "public.hidden_behind_view",
+            "public.read_by_function",
+            "public.set_up",
+        ]
+    );
+    // With --table, both.
+    let r = export(
+        &db,
+        &out,
+        &[
+            "--project",
+            project.path().to_str().unwrap(),
+            "--table",
+            "unrelated",
+        ],
+    );
+    assert_eq!(r.status, Some(0), "{}", r.shown());
+    assert!(file_of(&out).relation("public", "unrelated").is_some());
+    // A project that does not load is refused before any connection, naming its file.
+    std::fs::write(
+        project.path().join("expectations/shown.toml"),
+        "[scopes.member\n",
+    )
+    .unwrap();
+    let r = export(
+        "postgresql://nobody@/none?host=/nonexistent",
+        &dir.path().join("never.json"),
+        &["--project", project.path().to_str().unwrap()],
+    );
+    assert_eq!(r.status, Some(2), "{}", r.shown());
+    assert!(r.stderr.contains("shown.toml"), "{}", r.shown());
+    assert!(!dir.path().join("never.json").exists());
+}

@@ -15,6 +15,11 @@ pub(super) async fn export(args: StatsExportArgs) -> crate::error::Result<i32> {
         .map(|r| stats::Redact::parse(r))
         .collect::<Result<Vec<_>, _>>()
         .map_err(BadInput)?;
+    // The project first: a bad file is said before any connection.
+    let read_paths = match &args.project {
+        Some(dir) => read_path_texts(&super::load_project(dir, &Default::default())?),
+        None => Vec::new(),
+    };
     let target = target(&args.connect)?;
     let client = target.connect().await?;
     let settings = Settings {
@@ -24,6 +29,7 @@ pub(super) async fn export(args: StatsExportArgs) -> crate::error::Result<i32> {
     };
     let selection = Selection {
         tables: args.tables.clone(),
+        read_paths,
         redact,
     };
     let file = match db::stats::export(&client, &settings, &selection).await {
@@ -54,6 +60,16 @@ pub(super) async fn export(args: StatsExportArgs) -> crate::error::Result<i32> {
         report::stats::exported(&file, &args.output.display().to_string())
     );
     Ok(exit_codes::PASS)
+}
+
+/// Every statement a project's checks run: each scope's SQL and its setup.
+fn read_path_texts(project: &crate::project::Project) -> Vec<String> {
+    project
+        .read_paths
+        .iter()
+        .flat_map(|r| &r.checks)
+        .flat_map(|c| std::iter::once(c.sql.text.clone()).chain(c.setup.iter().cloned()))
+        .collect()
 }
 
 pub(super) fn show(args: StatsShowArgs) -> crate::error::Result<i32> {

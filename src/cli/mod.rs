@@ -723,6 +723,11 @@ pub struct StatsExportArgs {
     /// the role's search_path); repeat for more. Default: every one outside the system schemas
     #[arg(long = "table", value_name = "NAME")]
     pub tables: Vec<String>,
+    /// Only the tables this project's read paths may read (each scope's SQL and setup, the SQL
+    /// and PL/pgSQL functions they call, what their views read, every partition), with any
+    /// --table
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
     /// Leave out the values of this column: `TABLE.COLUMN`, `SCHEMA.TABLE.COLUMN`, `TABLE.*`;
     /// repeat for more. Its numbers stay (null fraction, distinct count, width, correlation)
     #[arg(long, value_name = "TABLE.COLUMN")]

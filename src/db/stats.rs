@@ -20,7 +20,7 @@
 //! The session's `search_path` is emptied first, as pg_dump does: every name below resolves in
 //! `pg_catalog`, never in a schema the database's users can create in.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use tokio_postgres::types::ToSql;
@@ -37,6 +37,9 @@ pub struct Selection {
     /// `[SCHEMA.]TABLE` names; empty: every table, partitioned table and materialized view
     /// outside the system schemas.
     pub tables: Vec<String>,
+    /// The SQL a project's read paths run (each scope's statement and setup): every table it
+    /// may read is exported too ([`read_path_tables`]).
+    pub read_paths: Vec<String>,
     pub redact: Vec<stats::Redact>,
 }
 
@@ -169,10 +172,16 @@ async fn read_all(s: &Session<'_>, selection: &Selection) -> Result<stats::File,
          SET LOCAL extra_float_digits = 3; SET LOCAL bytea_output = 'hex'",
     )
     .await?;
-    let oids = if selection.tables.is_empty() {
+    let oids = if selection.tables.is_empty() && selection.read_paths.is_empty() {
         all_tables(s).await?
     } else {
-        named
+        let mut oids = named;
+        for oid in read_path_tables(s, &selection.read_paths).await? {
+            if !oids.contains(&oid) {
+                oids.push(oid);
+            }
+        }
+        oids
     };
     let mut relations = relations(s, &oids).await?;
     let index_oids: Vec<u32> = relations
@@ -241,6 +250,99 @@ async fn all_tables(s: &Session<'_>) -> Result<Vec<u32>, Failed> {
             .await?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
+}
+
+/// The tables, partitioned tables and materialized views the statements `texts` may read,
+/// from the catalog alone: every relation named like an identifier of the text (a bare name in
+/// any schema, `a.b` in schema `a`), and of the bodies of the SQL and PL/pgSQL functions the
+/// text calls (to a fixed point); then what a view reads, and every partition and inheritance
+/// child. More than the plans read, never less by these rules: a table only a function of
+/// another language reads is missed, and `check --stats` then says the file does not size it.
+async fn read_path_tables(s: &Session<'_>, texts: &[String]) -> Result<Vec<u32>, Failed> {
+    if texts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut names = crate::sql::names::Names::default();
+    let add = |text: &str, names: &mut crate::sql::names::Names| {
+        let n = crate::sql::names::names_in(text);
+        names.relations.extend(n.relations);
+        names.functions.extend(n.functions);
+        names.words.extend(n.words);
+    };
+    for text in texts {
+        add(text, &mut names);
+    }
+    let mut read: BTreeSet<String> = BTreeSet::new();
+    // Bounded: each round reads only functions not read before.
+    for _ in 0..16 {
+        let fresh: Vec<String> = names.functions.difference(&read).cloned().collect();
+        if fresh.is_empty() {
+            break;
+        }
+        read.extend(fresh.iter().cloned());
+        let rows = s
+            .rows(
+                Asked::ExportTables,
+                // The body as written; a standard SQL body (`BEGIN ATOMIC`) has none, and is
+                // printed back.
+                "SELECT CASE WHEN p.prosrc OPERATOR(pg_catalog.=) '' \
+                             THEN pg_catalog.pg_get_functiondef(p.oid) ELSE p.prosrc END \
+                   FROM pg_catalog.pg_proc p \
+                   JOIN pg_catalog.pg_language l ON l.oid OPERATOR(pg_catalog.=) p.prolang \
+                  WHERE p.proname OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.text[]) \
+                    AND p.prokind OPERATOR(pg_catalog.=) ANY ('{f,p}'::pg_catalog.\"char\"[]) \
+                    AND l.lanname OPERATOR(pg_catalog.=) ANY ('{sql,plpgsql}'::pg_catalog.text[]) \
+                    AND p.oid OPERATOR(pg_catalog.>=) 16384",
+                &[&fresh],
+            )
+            .await?;
+        for r in rows {
+            if let Some(body) = r.get::<_, Option<String>>(0) {
+                add(&body, &mut names);
+            }
+        }
+    }
+    let (schemas, relnames): (Vec<String>, Vec<String>) = names
+        .relations
+        .iter()
+        .filter_map(|(schema, name)| Some((schema.clone()?, name.clone())))
+        .unzip();
+    let words: Vec<String> = names.words.into_iter().collect();
+    let rows = s
+        .rows(
+            Asked::ExportTables,
+            "WITH RECURSIVE tree(oid) AS ( \
+               SELECT c.oid FROM pg_catalog.pg_class c \
+                 JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+                WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p,m,v}'::pg_catalog.\"char\"[]) \
+                  AND n.nspname OPERATOR(pg_catalog.<>) 'information_schema' \
+                  AND n.nspname OPERATOR(pg_catalog.!~) '^pg_' \
+                  AND (c.relname::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.text[]) \
+                       OR (n.nspname::pg_catalog.text, c.relname::pg_catalog.text) IN \
+                          (SELECT * FROM ROWS FROM (pg_catalog.unnest($2::pg_catalog.text[]), \
+                                                    pg_catalog.unnest($3::pg_catalog.text[])))) \
+               UNION \
+               SELECT x.child FROM tree t CROSS JOIN LATERAL ( \
+                 SELECT d.refobjid FROM pg_catalog.pg_rewrite r \
+                   JOIN pg_catalog.pg_depend d \
+                     ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass \
+                    AND d.objid OPERATOR(pg_catalog.=) r.oid \
+                    AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass \
+                  WHERE r.ev_class OPERATOR(pg_catalog.=) t.oid \
+                    AND d.refobjid OPERATOR(pg_catalog.<>) t.oid \
+                 UNION \
+                 SELECT i.inhrelid FROM pg_catalog.pg_inherits i \
+                  WHERE i.inhparent OPERATOR(pg_catalog.=) t.oid) x(child)) \
+             SELECT c.oid FROM tree t \
+               JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.oid \
+               JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+              WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p,m}'::pg_catalog.\"char\"[]) \
+                AND n.nspname OPERATOR(pg_catalog.!~) '^pg_' \
+              ORDER BY n.nspname, c.relname",
+            &[&words, &schemas, &relnames],
+        )
+        .await?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
 /// The OIDs of the tables named, in the order given.

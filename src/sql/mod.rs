@@ -18,6 +18,7 @@
 //! to leave two statements in one piece.
 
 mod lex;
+pub mod names;
 mod statement;
 
 pub use statement::{Kind, SetConfigCall, Statement, classify, set_config_calls, split};

@@ -26,7 +26,7 @@ use crate::db::scratch::{Ask, Definitions, Request, RoleFacts, Uncopyable, Unit}
 use crate::measure::{Failure, IndexFacts};
 use crate::plan::explain::Explain;
 use crate::project::ScopeCheck;
-use crate::sql::{Dialect, TokenKind, significant};
+use crate::sql::names::names_in;
 
 /// The settings of the measured session that decide how a statement is parsed and planned,
 /// copied to the scratch re-plan. The scan types are not among them: the re-plan sets those.
@@ -418,43 +418,6 @@ const ROLE_FACTS: &str = "\
               JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) ANY (p.polroles) \
              WHERE p.polrelid OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.oid[]) \
                AND pg_catalog.pg_has_role(CURRENT_USER, r.oid, 'MEMBER'))";
-
-/// The names a text holds: each identifier and each `a.b` pair, each word followed by `(`.
-#[derive(Debug, Default, PartialEq)]
-struct Names {
-    /// `(schema, name)`: a bare identifier has no schema.
-    relations: BTreeSet<(Option<String>, String)>,
-    /// Words followed by `(`.
-    functions: BTreeSet<String>,
-    /// Every identifier (a type may be named anywhere: `::name`, `CAST(… AS name)`).
-    words: BTreeSet<String>,
-}
-
-fn names_in(sql: &str) -> Names {
-    let toks = significant(sql, Dialect::default());
-    let mut names = Names::default();
-    for (i, t) in toks.iter().enumerate() {
-        let Some(id) = t.identifier() else {
-            continue;
-        };
-        names.words.insert(id.clone());
-        names.relations.insert((None, id.clone()));
-        if let (Some(dot), Some(next)) = (toks.get(i + 1), toks.get(i + 2))
-            && dot.kind == TokenKind::Punct
-            && dot.text == "."
-            && let Some(second) = next.identifier()
-        {
-            names.relations.insert((Some(id.clone()), second));
-        }
-        if toks
-            .get(i + 1)
-            .is_some_and(|n| n.kind == TokenKind::Punct && n.text == "(")
-        {
-            names.functions.insert(id);
-        }
-    }
-    names
-}
 
 /// Objects found so far, by catalog.
 #[derive(Default)]
@@ -904,22 +867,4 @@ async fn ddl(
         indexes,
         statistics.into_iter().collect(),
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_are_every_identifier_each_pair_and_each_call() {
-        let n = names_in(
-            "SELECT p.id FROM app.\"Posts\" p WHERE lower(p.title) = 'x' AND p.v::app.vis IS NULL",
-        );
-        assert!(n.relations.contains(&(Some("app".into()), "Posts".into())));
-        assert!(n.relations.contains(&(None, "p".into())));
-        assert!(n.functions.contains("lower"));
-        assert!(n.words.contains("vis"));
-        // A string is no name.
-        assert!(!n.words.contains("x"));
-    }
 }

@@ -1,0 +1,12 @@
+-- GET /api/v4/projects?membership=true ("Your projects"): the projects the user is authorized on.
+-- Source: gitlabhq/gitlabhq (MIT outside ee/):
+--   lib/api/helpers.rb (project_finder_params_visibility_ce: membership -> non_public: true),
+--   app/finders/projects_finder.rb (collection_with_user: private_only? ->
+--     current_user.authorized_projects; by_deleted_status -> without_deleted),
+--   app/models/user.rb (authorized_projects: the has_many :authorized_projects through
+--     :project_authorizations association, an INNER JOIN on project_authorizations.user_id),
+--   app/models/project.rb @ 0016ea0586af (scope :without_deleted).
+-- Sorted by id DESC (order_by=created_at, the default, becomes id), page 1, per_page 20.
+-- {{user_id}} is the signed-in user of the scope; values are literals, as ActiveRecord writes
+-- them with prepared statements off.
+SELECT "projects".* FROM "projects" INNER JOIN "project_authorizations" ON "projects"."id" = "project_authorizations"."project_id" WHERE "project_authorizations"."user_id" = {{user_id}} AND "projects"."pending_delete" = FALSE ORDER BY "projects"."id" DESC LIMIT 20 OFFSET 0

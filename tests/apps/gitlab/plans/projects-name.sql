@@ -1,0 +1,13 @@
+-- GET /api/v4/projects?order_by=name&sort=asc
+-- Source: gitlabhq/gitlabhq (MIT outside ee/). The query GET /api/v4/projects sends:
+--   lib/api/projects.rb (present_projects -> reorder_projects; load_projects -> ProjectsFinder),
+--   lib/api/helpers.rb (reorder_projects: reorder(order_options_with_tie_breaker), which turns
+--     order_by=created_at into id and adds id as the tie-breaker in the same direction),
+--   app/finders/projects_finder.rb (init_collection -> the {{visibility}} of the scope;
+--     by_deleted_status -> without_deleted for every caller but an admin asking for
+--     include_pending_delete; sort),
+--   app/models/project.rb @ 0016ea0586af (scope :without_deleted, public_or_visible_to_user),
+--   lib/gitlab/visibility_level.rb (levels_for_user, public_to_user).
+-- Offset pagination (paginate_with_strategies(..., use_cursor: false)), page 1, per_page 20.
+-- Values are literals, as ActiveRecord writes them with prepared statements off.
+SELECT "projects".* FROM "projects" WHERE {{visibility}} AND "projects"."pending_delete" = FALSE ORDER BY "projects"."name" ASC, "projects"."id" ASC LIMIT 20 OFFSET 0
