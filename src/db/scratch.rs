@@ -363,6 +363,8 @@ pub enum Gap {
     SizeNotWritten(String),
     /// The relation's files could not be extended to production's size.
     FileNotExtended { relation: String, why: String },
+    /// Production's database sorts text by this collation; the copy sorts it by bytes (`C`).
+    Collation(String),
     /// An extended statistics object of the file has no counterpart on the copy (the measured
     /// database lacks it on this table).
     ExtendedNotOnCopy(String),

@@ -158,7 +158,32 @@ async fn read_all(s: &Session<'_>, selection: &Selection) -> Result<stats::File,
         block_size: u32::try_from(head.get::<_, i32>(2)).unwrap_or(0),
         collate: head.get(4),
         ctype: head.get(5),
+        locale_provider: None,
+        locale: None,
     };
+    let mut server = server;
+    if version_num >= 150_000 {
+        let column = if version_num >= 170_000 {
+            "d.datlocale"
+        } else {
+            "d.daticulocale"
+        };
+        let rows = s
+            .rows(
+                Asked::ServerVersion,
+                &format!(
+                    "SELECT d.datlocprovider::pg_catalog.text, {column}::pg_catalog.text \
+                       FROM pg_catalog.pg_database d \
+                      WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()"
+                ),
+                &[],
+            )
+            .await?;
+        if let Some(r) = rows.first() {
+            server.locale_provider = r.get(0);
+            server.locale = r.get(1);
+        }
+    }
     let exported_at: String = head.get(3);
     // Named tables are resolved as the role names them (its search_path); from then on every
     // name is pg_catalog's.

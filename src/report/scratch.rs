@@ -257,6 +257,11 @@ impl fmt::Display for Gap {
                  refused: {}): index costs are a little low",
                 super::sqlstate::shown(code)
             ),
+            Gap::Collation(collation) => write!(
+                f,
+                "production's database sorts text by {collation} and the copy by bytes (C): \
+                 estimates of ranges over text (<, >, BETWEEN, a LIKE prefix) may differ"
+            ),
             Gap::ExtendedNotOnCopy(name) => write!(
                 f,
                 "extended statistics {name} are not on this database's table, so production's \

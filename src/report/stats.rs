@@ -21,10 +21,11 @@ pub fn show(file: &File, path: &str, now: chrono::DateTime<chrono::Utc>) -> Stri
         .unwrap_or_default();
     let mut text = format!(
         "{path}: statistics of PostgreSQL {} (server_version_num {}), exported {}{age}\n\
-         {}\n",
+         text sorted by {}\n{}\n",
         file.server.version,
         file.server.version_num,
         file.exported_at,
+        file.server.collation(),
         contents(file),
     );
     for r in &file.relations {

@@ -59,11 +59,41 @@ pub struct Server {
     /// histogram bounds are in the collation's order.
     pub collate: String,
     pub ctype: String,
+    /// `pg_database.datlocprovider` from PostgreSQL 15: `c` (libc, by `collate`), `i` (ICU),
+    /// `b` (builtin, from 17).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale_provider: Option<String>,
+    /// The ICU or builtin locale (`daticulocale` in 15 and 16, `datlocale` from 17).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
 }
 
 impl Server {
     pub fn major(&self) -> u32 {
         self.version_num / 10_000
+    }
+
+    /// The database's default collation, as a reader names it: `en_US.UTF-8`, `ICU und-x-icu`.
+    pub fn collation(&self) -> String {
+        match (self.locale_provider.as_deref(), &self.locale) {
+            (Some("i"), Some(l)) => format!("ICU {l}"),
+            (Some("b"), Some(l)) => format!("builtin {l}"),
+            _ => self.collate.clone(),
+        }
+    }
+
+    /// Whether the database sorts text as the copy does (by bytes, `C`): libc's `C` and
+    /// `POSIX`, `C.UTF-8` (code point order, which is UTF-8's byte order), and the builtin
+    /// provider's locales (code point order too).
+    pub fn sorts_as_c(&self) -> bool {
+        match self.locale_provider.as_deref() {
+            Some("i") => false,
+            Some("b") => true,
+            _ => {
+                let c = self.collate.to_ascii_lowercase();
+                c == "c" || c == "posix" || c == "c.utf-8" || c == "c.utf8"
+            }
+        }
     }
 }
 

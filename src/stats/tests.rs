@@ -11,6 +11,8 @@ fn file() -> File {
             block_size: 8192,
             collate: "C.UTF-8".to_string(),
             ctype: "C.UTF-8".to_string(),
+            locale_provider: None,
+            locale: None,
         },
         settings: vec![Setting {
             name: "random_page_cost".to_string(),
@@ -248,4 +250,23 @@ fn a_file_past_a_week_is_said_to_be_stale() {
     assert!(crate::report::stats::stale(&f, at("2026-12-13T08:00:00Z")).is_none());
     let said = crate::report::stats::stale(&f, at("2026-12-14T08:00:00Z")).unwrap();
     assert!(said.contains("exported 7 days ago"), "{said}");
+}
+
+#[test]
+fn a_database_sorts_as_the_copy_only_in_code_point_order() {
+    let mut server = file().server;
+    assert!(server.sorts_as_c());
+    for (provider, collate, locale, c) in [
+        (None, "C", None, true),
+        (None, "POSIX", None, true),
+        (Some("c"), "en_US.UTF-8", None, false),
+        (Some("i"), "C", Some("und"), false),
+        (Some("b"), "C", Some("C.UTF-8"), true),
+    ] {
+        server.locale_provider = provider.map(str::to_string);
+        server.collate = collate.to_string();
+        server.locale = locale.map(str::to_string);
+        assert_eq!(server.sorts_as_c(), c, "{provider:?} {collate} {locale:?}");
+    }
+    assert_eq!(server.collation(), "builtin C.UTF-8");
 }

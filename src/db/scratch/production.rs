@@ -111,6 +111,11 @@ pub(super) async fn apply(
         });
     }
     let mut applied = Applied::default();
+    if !file.server.sorts_as_c() {
+        applied
+            .gaps
+            .push((None, Gap::Collation(file.server.collation())));
+    }
     let mut extended = Vec::new();
     let sizes = Sizes {
         data,
