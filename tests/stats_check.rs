@@ -454,6 +454,40 @@ fn a_partitioned_table_is_exported_and_planned_at_its_partitions_statistics() {
             .contains("using ev_2026_kind_at_idx"),
         "{c}"
     );
+    // Over every partition the planner reads the partitioned table's own statistics (its
+    // inherited ones): the groups of kind are production's 2, not a default guess.
+    let project = one_read_path(
+        "SELECT kind, count(*) FROM ev GROUP BY kind",
+        "[scopes.member]\nindex = false\n",
+    );
+    let (at_loaded, predicted) = (dir.path().join("loaded"), dir.path().join("predicted"));
+    let r = check(
+        &loaded,
+        project.path(),
+        &["--save-plans", at_loaded.to_str().unwrap()],
+    );
+    assert!(r.status.is_some(), "{}", r.shown());
+    let r = check(
+        &empty,
+        project.path(),
+        &[
+            "--stats",
+            file.to_str().unwrap(),
+            "--save-plans",
+            predicted.to_str().unwrap(),
+        ],
+    );
+    assert!(r.status.is_some(), "{}", r.shown());
+    let (truth, predicted) = (saved(&at_loaded), saved(&predicted));
+    let production = measured(&predicted[0].1).production.as_ref().unwrap();
+    let plancheck::measure::ProductionOutcome::Planned(doc) = &production.plans[0].outcome else {
+        panic!("{:?}", production.plans[0].outcome)
+    };
+    let (x, y) = (
+        doc.plan().root.plan_rows,
+        measured(&truth[0].1).custom[0].plan().root.plan_rows,
+    );
+    assert_eq!(x, y, "groups predicted {x}, on the loaded database {y}");
 }
 
 #[test]

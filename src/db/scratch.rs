@@ -375,8 +375,6 @@ pub enum Gap {
     /// An extended statistics object's multi-column most common values: not written yet (its
     /// distinct counts and dependencies are).
     ExtendedMcv(String),
-    /// A partitioned table's own statistics (over all its partitions) are not written yet.
-    Partitioned,
     /// B-tree heights and end keys are not carried, for this reason.
     Heights(String),
     /// A table's B-tree shadows were refused with this SQLSTATE: its heights and end keys are

@@ -242,10 +242,6 @@ impl fmt::Display for Gap {
                     "the files of {relation} could not be made production's size: {why}"
                 )
             }
-            Gap::Partitioned => f.write_str(
-                "its own statistics over all its partitions are not written yet (each \
-                 partition's are): estimates over the whole partitioned table may differ",
-            ),
             Gap::Heights(why) => write!(
                 f,
                 "B-tree heights and end keys are not carried ({why}): index costs are a \

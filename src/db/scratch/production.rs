@@ -123,18 +123,31 @@ pub(super) async fn apply(
         segment_blocks: segment_blocks.max(1),
     };
     for relation in &file.relations {
+        let at = Some((relation.schema.clone(), relation.name.clone()));
         let Some(table) = on_copy(admin, &relation.schema, &relation.name).await? else {
-            // A partitioned table has no storage: its partitions carry the sizes, and its own
-            // statistics (over every partition) are not written yet.
-            if relation.kind == "p" && !relation.columns.is_empty() {
-                applied.gaps.push((
-                    Some((relation.schema.clone(), relation.name.clone())),
-                    Gap::Partitioned,
-                ));
+            // A partitioned table has no storage: its partitions carry the sizes; its own
+            // statistics (over every partition, `inherited`) are its columns' and extended
+            // statistics'.
+            if relation.kind == "p"
+                && let Some(parent) = partitioned(admin, &relation.schema, &relation.name).await?
+            {
+                let mut gaps = Vec::new();
+                for column in &relation.columns {
+                    write_column(admin, owner, major, &parent, column, &mut gaps).await?;
+                }
+                for e in &relation.extended {
+                    if let Some(data) =
+                        super::extended::data_of(admin, major, &parent, e, &mut gaps).await?
+                    {
+                        extended.push(data);
+                    }
+                }
+                applied
+                    .gaps
+                    .extend(gaps.into_iter().map(|g| (at.clone(), g)));
             }
             continue;
         };
-        let at = Some((relation.schema.clone(), relation.name.clone()));
         applied.relations.insert(
             (relation.schema.clone(), relation.name.clone()),
             relation.size.reltuples,
@@ -200,6 +213,27 @@ async fn on_copy(c: &Client, schema: &str, name: &str) -> Result<Option<OnCopy>,
             name: name.to_string(),
             path: r.get::<_, Option<String>>(1)?,
         })
+    }))
+}
+
+/// The partitioned table `schema.name` on the copy, if it is there (it has no files).
+async fn partitioned(c: &Client, schema: &str, name: &str) -> Result<Option<OnCopy>, Trouble> {
+    let rows = c
+        .query(
+            "SELECT c.oid FROM pg_catalog.pg_class c \
+               JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+              WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name \
+                AND c.relname OPERATOR(pg_catalog.=) $2::pg_catalog.name \
+                AND c.relkind OPERATOR(pg_catalog.=) 'p'",
+            &[&schema, &name],
+        )
+        .await
+        .map_err(refused)?;
+    Ok(rows.first().map(|r| OnCopy {
+        oid: r.get(0),
+        schema: schema.to_string(),
+        name: name.to_string(),
+        path: String::new(),
     }))
 }
 
