@@ -567,8 +567,16 @@ impl Extended {
             }
         }
         let n = self.keys.len();
+        // Each key once: the copy writes these as attribute numbers the planner matches as sets.
+        fn distinct(keys: impl Iterator<Item = usize>) -> bool {
+            let mut seen = std::collections::BTreeSet::new();
+            keys.into_iter().all(|k| seen.insert(k))
+        }
         for d in self.n_distinct.iter().flatten() {
-            if d.keys.len() < 2 || d.keys.iter().any(|k| *k >= n) {
+            if d.keys.len() < 2
+                || d.keys.iter().any(|k| *k >= n)
+                || !distinct(d.keys.iter().copied())
+            {
                 return Err(format!("n_distinct keys {:?} are not its keys", d.keys));
             }
             if !d.value.is_finite() || d.value < 0.0 {
@@ -576,7 +584,10 @@ impl Extended {
             }
         }
         for d in self.dependencies.iter().flatten() {
-            if d.from.is_empty() || d.from.iter().chain([&d.to]).any(|k| *k >= n) {
+            if d.from.is_empty()
+                || d.from.iter().chain([&d.to]).any(|k| *k >= n)
+                || !distinct(d.from.iter().chain([&d.to]).copied())
+            {
                 return Err(format!(
                     "dependency {:?} => {} is not on its keys",
                     d.from, d.to

@@ -202,6 +202,25 @@ fn every_malformed_file_is_refused_saying_what() {
         }),
         "are not its keys",
     );
+    // A key twice, or a dependency implying one of its own keys: not PostgreSQL's.
+    said(
+        edit(&|v| {
+            v["relations"][0]["extended"] = serde_json::json!([{
+                "schema": "public", "name": "s", "keys": ["a", "b"], "kinds": ["d"],
+                "n_distinct": [{"keys": [0, 0], "value": 3.0}]
+            }]);
+        }),
+        "n_distinct keys [0, 0] are not its keys",
+    );
+    said(
+        edit(&|v| {
+            v["relations"][0]["extended"] = serde_json::json!([{
+                "schema": "public", "name": "s", "keys": ["a", "b"], "kinds": ["f"],
+                "dependencies": [{"from": [1], "to": 1, "degree": 1.0}]
+            }]);
+        }),
+        "dependency [1] => 1 is not on its keys",
+    );
 }
 
 #[test]

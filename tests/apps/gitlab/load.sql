@@ -20,7 +20,13 @@
 --   * project_authorizations as GitLab materialises them (one row per user and project, the
 --     highest access level): every creator owns its project, the big namespaces' members reach
 --     all of their projects, a support bot (user 42) reaches every tenth project, user 777 is an
---     ordinary member of a dozen, and a sparse random tail of members.
+--     ordinary member of a dozen (49 authorizations in all at scale 1, with its own projects and
+--     the random tail), and a sparse random tail of members.
+--
+-- The indexes of both tables are dropped before the load and re-created after it from their own
+-- catalog definitions, in their original order, by a plpgsql function in pg_temp (no DO block,
+-- nothing left behind in the database). Measured on 2 cores, PostgreSQL 15, default settings:
+-- ~37 s at scale 1 (1,000,000 projects, 2,288,229 project_authorizations), ~1.6 s at 0.01.
 
 SET maintenance_work_mem = '256MB';
 
