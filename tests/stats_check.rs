@@ -7,21 +7,7 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
-
-fn export(db: &str, out: &Path) {
-    let r = run(&[
-        "stats",
-        "export",
-        "--database-url",
-        db,
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(r.status, Some(0), "{}", r.shown());
-}
 
 /// The board's schema and indexes, no rows, analysed: a CI database.
 fn empty_board(name: &str) -> String {
@@ -34,46 +20,6 @@ fn empty_board(name: &str) -> String {
     }
     sql(&db, "ANALYZE");
     db
-}
-
-fn saved(dir: &Path) -> Vec<(String, plancheck::measure::Measurement)> {
-    let mut out: Vec<(String, plancheck::measure::Measurement)> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| {
-            let p = e.ok()?.path();
-            // run.json is the run's own record; every other file one check's measurement.
-            (p.extension()? == "json" && p.file_name()? != "run.json").then(|| {
-                let text = std::fs::read_to_string(&p).unwrap();
-                let m = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{p:?}: {e}"));
-                (p.file_name().unwrap().to_string_lossy().to_string(), m)
-            })
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
-}
-
-fn measured(m: &plancheck::measure::Measurement) -> &plancheck::measure::Measured {
-    match &m.outcome {
-        plancheck::measure::Outcome::Measured(m) => m,
-        plancheck::measure::Outcome::Failed(f) => panic!("{}", f.message),
-    }
-}
-
-/// (node type, relation, index) of every scan node, in order.
-fn scans(
-    plan: &plancheck::plan::explain::Explain,
-) -> Vec<(String, Option<String>, Option<String>)> {
-    plan.scans()
-        .iter()
-        .map(|s| {
-            (
-                s.node.node_type.clone(),
-                s.relation.map(str::to_string),
-                s.node.index_name.clone(),
-            )
-        })
-        .collect()
 }
 
 #[test]
@@ -105,14 +51,9 @@ fn the_empty_copy_at_the_full_board_s_statistics_plans_as_the_full_board() {
 }
 
 /// The reference project on `empty` at `loaded`'s exported statistics makes `loaded`'s own
-/// plans: the same verdicts, shapes, index per scan node, top row estimates within 1 % and,
-/// with `costs`, total costs within 1 % (a GIN index's cost rests on its metapage statistics,
-/// which the copy does not carry: within 1 % still).
+/// plans ([`plans_as_loaded_for`]); with `costs`, total costs within 1 % too (a GIN index's
+/// cost rests on its metapage statistics, which the copy does not carry: within 1 % still).
 fn plans_as_loaded(loaded: &str, empty: &str, costs: bool) {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("prod.stats.json");
-    export(loaded, &file);
-    let (ci, prod) = (dir.path().join("ci"), dir.path().join("prod"));
     // Without the budgets relative to another check: those compare this database's timings
     // and buffers, which are the measured server's, not production's.
     let copy = copy_of_reference();
@@ -125,86 +66,10 @@ fn plans_as_loaded(loaded: &str, empty: &str, costs: bool) {
             .collect();
         std::fs::write(&path, kept.join("\n")).unwrap();
     }
-    let project = copy.path().to_path_buf();
-    let r = check(loaded, &project, &["--save-plans", prod.to_str().unwrap()]);
-    assert!(r.status.is_some(), "{}", r.shown());
-    let at_loaded = r.report();
-    let r = check(
-        empty,
-        &project,
-        &[
-            "--stats",
-            file.to_str().unwrap(),
-            "--save-plans",
-            ci.to_str().unwrap(),
-        ],
-    );
-    let at_stats = r.report();
-    // Every verdict at production's statistics is the loaded board's own.
-    assert_eq!(verdicts(&at_stats), verdicts(&at_loaded), "{}", r.shown());
-    let predicted = saved(&ci);
-    let truth = saved(&prod);
-    assert_eq!(predicted.len(), truth.len());
-    assert!(predicted.len() >= 10, "{}", predicted.len());
-    let mut compared = 0;
-    for ((name, p), (_, t)) in predicted.iter().zip(&truth) {
-        let production = measured(p)
-            .production
-            .as_ref()
-            .unwrap_or_else(|| panic!("{name}: no plan at production's statistics"));
-        assert!(!production.exported_at.is_empty());
-        let t = measured(t);
-        for plan in &production.plans {
-            let doc = match &plan.outcome {
-                plancheck::measure::ProductionOutcome::Planned(d) => d,
-                plancheck::measure::ProductionOutcome::NotMade { why } => {
-                    panic!("{name} {:?}: not made: {why}", plan.plan)
-                }
-            };
-            let own = match plan.plan {
-                plancheck::measure::PlanKind::Custom => &t.custom[0],
-                plancheck::measure::PlanKind::Generic => t.generic.as_ref().unwrap(),
-            };
-            let (a, b) = (doc.plan(), own.plan());
-            // The chosen index on every scan node.
-            let index_of = |s: Vec<(String, Option<String>, Option<String>)>| {
-                s.into_iter().map(|(_, r, i)| (r, i)).collect::<Vec<_>>()
-            };
-            assert_eq!(
-                index_of(scans(a)),
-                index_of(scans(b)),
-                "{name} {:?}",
-                plan.plan
-            );
-            // The plan's shape: every node's type and index, in order.
-            let shape = |p: &plancheck::plan::explain::Explain| {
-                p.nodes()
-                    .iter()
-                    .map(|n| (n.node_type.clone(), n.index_name.clone()))
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(shape(a), shape(b), "{name} {:?}", plan.plan);
-            // The top node's row estimate within 1 %.
-            let (x, y) = (a.root.plan_rows, b.root.plan_rows);
-            assert!(
-                (x - y).abs() <= 0.01 * x.max(y),
-                "{name} {:?}: {x} rows predicted, {y} on the loaded board",
-                plan.plan
-            );
-            if costs {
-                let (x, y) = (a.root.total_cost, b.root.total_cost);
-                assert!(
-                    (x - y).abs() <= 0.01 * x.max(y),
-                    "{name} {:?}: cost {x} predicted, {y} on the loaded board",
-                    plan.plan
-                );
-            }
-            compared += 1;
-        }
-    }
-    assert!(compared >= 20, "{compared} plans compared");
+    let compared = plans_as_loaded_for(loaded, empty, copy.path(), &[], costs);
+    assert!(compared.plans >= 20, "{} plans compared", compared.plans);
     // And the reports say whose planner answered, and the file's age.
-    let message = check_of(&at_stats, "thread-page-first", "member")["message"]
+    let message = check_of(&compared.at_stats, "thread-page-first", "member")["message"]
         .as_str()
         .unwrap()
         .to_string();

@@ -88,6 +88,11 @@ pub struct Unit {
     /// A role a copied policy names: made by the copy's superuser as a stand-in with no rights,
     /// from this name alone.
     pub role: Option<String>,
+    /// Where an index comes among the others: the planner meets a table's indexes in OID order
+    /// and keeps the first of two paths that cost the same, so the copy makes them in
+    /// production's order (with `check --stats`, the file's position of the index), else in
+    /// the measured server's (2³² + its OID). 0 for any other object.
+    pub order: u64,
 }
 
 /// Every definition the run's requests need, by object, read once per run from the measured

@@ -333,7 +333,7 @@ const INDEXES: &str = "\
                 THEN format('ALTER TABLE ONLY %I.%I ADD CONSTRAINT %I %s', tn.nspname, \
                             t.relname, con.conname, pg_get_constraintdef(con.oid)) \
                 ELSE pg_get_indexdef(ic.oid) END, \
-           n.nspname::text, ic.relname::text \
+           n.nspname::text, ic.relname::text, ic.oid \
       FROM pg_catalog.pg_index i \
       JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid \
       JOIN pg_catalog.pg_namespace n ON n.oid = ic.relnamespace \
@@ -345,7 +345,7 @@ const INDEXES: &str = "\
     UNION ALL \
     SELECT 'index ' || format('%I.%I', n.nspname, ic.relname), 81, \
            format('ALTER INDEX %I.%I RENAME TO %I', n.nspname, con.conname, ic.relname), \
-           n.nspname::text, ic.relname::text \
+           n.nspname::text, ic.relname::text, ic.oid \
       FROM pg_catalog.pg_index i \
       JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid \
       JOIN pg_catalog.pg_namespace n ON n.oid = ic.relnamespace \
@@ -356,7 +356,7 @@ const INDEXES: &str = "\
     SELECT 'index ' || format('%I.%I', n.nspname, ic.relname), 85, \
            format('ALTER INDEX %I.%I ATTACH PARTITION %I.%I', pn.nspname, p.relname, \
                   n.nspname, ic.relname), \
-           n.nspname::text, ic.relname::text \
+           n.nspname::text, ic.relname::text, ic.oid \
       FROM pg_catalog.pg_index i \
       JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid \
       JOIN pg_catalog.pg_namespace n ON n.oid = ic.relnamespace \
@@ -811,6 +811,15 @@ async fn ddl(
     let mut by_key: BTreeMap<String, Vec<Unit>> = BTreeMap::new();
     let mut objects: BTreeSet<String> = BTreeSet::new();
     let mut indexes: IndexKeys = BTreeMap::new();
+    // Production's index order, by (schema, name): the file lists each table's indexes by OID.
+    let in_file: BTreeMap<(String, String), usize> = settings
+        .stats
+        .iter()
+        .flat_map(|f| &f.relations)
+        .flat_map(|r| r.indexes.iter().map(|i| (r.schema.clone(), i.name.clone())))
+        .enumerate()
+        .map(|(at, key)| (key, at))
+        .collect();
     let mut statistics: BTreeSet<String> = BTreeSet::new();
     // What each row is: a plain definition, a policy's (whose fourth column names the role a
     // policy names, made by plancheck from that name alone), an index (schema and name in the
@@ -834,9 +843,15 @@ async fn ddl(
             continue;
         };
         let mut role = None;
+        let mut order = 0;
         match what {
             Row::Index => {
-                indexes.insert((row.get(3), row.get(4)), key.clone());
+                let at: (String, String) = (row.get(3), row.get(4));
+                let oid: u32 = row.get(5);
+                order = in_file
+                    .get(&at)
+                    .map_or((1 << 32) + u64::from(oid), |p| *p as u64);
+                indexes.insert(at, key.clone());
             }
             Row::Policy => {
                 role = row.get::<_, Option<String>>(3);
@@ -854,6 +869,7 @@ async fn ddl(
             rank: u8::try_from(rank).unwrap_or(u8::MAX),
             sql,
             role,
+            order,
         });
     }
     let mut defs = definitions.borrow_mut();

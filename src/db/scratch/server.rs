@@ -237,7 +237,8 @@ fn replan_of(ask: &Ask, outcome: ScratchOutcome) -> ScratchReplan {
     }
 }
 
-/// Every statement the requests need, in order of creation: by rank, then by object.
+/// Every statement the requests need, in order of creation: by rank, then a table's indexes
+/// in production's OID order ([`Unit::order`]), then by object.
 fn units_of<'a>(definitions: &'a Definitions, requests: &[&Request]) -> Vec<&'a Unit> {
     let keys: BTreeSet<&str> = requests
         .iter()
@@ -248,7 +249,7 @@ fn units_of<'a>(definitions: &'a Definitions, requests: &[&Request]) -> Vec<&'a 
         .filter_map(|k| definitions.units.get(*k))
         .flatten()
         .collect();
-    units.sort_by_key(|u| u.rank);
+    units.sort_by_key(|u| (u.rank, u.order));
     units
 }
 
@@ -1418,12 +1419,14 @@ mod tests {
                 rank: 80,
                 sql: "CREATE INDEX".into(),
                 role: None,
+                order: 0,
             },
             Unit {
                 key: "b table".into(),
                 rank: 40,
                 sql: "CREATE TABLE".into(),
                 role: None,
+                order: 0,
             },
         ]);
         let request = Request {
