@@ -44,6 +44,8 @@ fn the_empty_copy_at_the_full_board_s_statistics_plans_as_the_full_board() {
         "1",
     ]);
     assert_eq!(r.status, Some(0), "{}", r.shown());
+    // B-tree heights and GIN metapages read as they are, not estimated.
+    sql(&loaded, "CREATE EXTENSION IF NOT EXISTS pageinspect");
     let empty = empty_board("stats_check_full_empty");
     plans_as_loaded(&loaded, &empty, true);
     // The full board's gigabyte goes.
@@ -454,5 +456,87 @@ fn extended_statistics_are_carried_by_column_name_and_what_is_not_is_said() {
     assert!(
         message.contains("extended statistics addr_zs are not on this database's table"),
         "{message}"
+    );
+}
+
+#[test]
+fn a_gin_index_is_priced_from_production_s_metapage() {
+    let ddl = "CREATE TABLE docs (id int PRIMARY KEY, tags int[]); \
+               CREATE INDEX docs_tags_idx ON docs USING gin (tags)";
+    let loaded = empty_database("stats_check_gin");
+    sql(
+        &loaded,
+        "CREATE EXTENSION IF NOT EXISTS pageinspect; \
+         CREATE TABLE docs (id int PRIMARY KEY, tags int[]); \
+         INSERT INTO docs SELECT g, ARRAY[g % 20] FROM generate_series(1, 200000) g; \
+         CREATE INDEX docs_tags_idx ON docs USING gin (tags); ANALYZE",
+    );
+    let empty = empty_database("stats_check_gin_empty");
+    sql(&empty, &format!("{ddl}; ANALYZE"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("prod.stats.json");
+    export(&loaded, &file);
+    let f = plancheck::stats::read(&file).unwrap();
+    let gin = f
+        .relation("public", "docs")
+        .unwrap()
+        .indexes
+        .iter()
+        .find(|i| i.name == "docs_tags_idx");
+    let gin = gin
+        .and_then(|i| i.gin.as_ref())
+        .expect("the GIN metapage was read");
+    assert!(gin.total_pages > 10 && gin.entries == 20, "{gin:?}");
+    // Twenty keys, each a posting tree: the entry tree is one page, where a guess from the
+    // index's size alone would make it nine tenths of the index, and a search read two.
+    let project = one_read_path(
+        "SELECT id FROM docs WHERE tags @> ARRAY[7]",
+        &member("docs_tags_idx"),
+    );
+    let (at_loaded, predicted) = (dir.path().join("loaded"), dir.path().join("predicted"));
+    let r = check(
+        &loaded,
+        project.path(),
+        &["--save-plans", at_loaded.to_str().unwrap()],
+    );
+    assert!(r.status.is_some(), "{}", r.shown());
+    let r = check(
+        &empty,
+        project.path(),
+        &[
+            "--stats",
+            file.to_str().unwrap(),
+            "--save-plans",
+            predicted.to_str().unwrap(),
+        ],
+    );
+    assert!(r.status.is_some(), "{}", r.shown());
+    let message = r.report()["checks"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!message.contains("GIN index"), "{message}");
+    let (truth, predicted) = (saved(&at_loaded), saved(&predicted));
+    let production = measured(&predicted[0].1).production.as_ref().unwrap();
+    let plancheck::measure::ProductionOutcome::Planned(doc) = &production.plans[0].outcome else {
+        panic!("{:?}", production.plans[0].outcome)
+    };
+    let (x, y) = (
+        doc.plan().root.total_cost,
+        measured(&truth[0].1).custom[0].plan().root.total_cost,
+    );
+    // To the cent.
+    let (sx, sy) = (
+        doc.plan().nodes().last().unwrap().total_cost,
+        measured(&truth[0].1).custom[0]
+            .plan()
+            .nodes()
+            .last()
+            .unwrap()
+            .total_cost,
+    );
+    assert!(
+        (x - y).abs() < 0.005 && (sx - sy).abs() < 0.005,
+        "costs {x} (index scan {sx}) predicted, {y} ({sy}) on the loaded database"
     );
 }

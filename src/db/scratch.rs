@@ -368,6 +368,11 @@ pub enum Gap {
     SizeNotWritten(String),
     /// The relation's files could not be extended to production's size.
     FileNotExtended { relation: String, why: String },
+    /// A GIN index of the file has no metapage statistics (the export could not read them):
+    /// its costs are estimated from its size.
+    GinNotInFile(String),
+    /// A GIN index's metapage statistics are not written (the copy has data checksums).
+    GinNotWritten(String),
     /// Production's database sorts text by this collation; the copy sorts it by bytes (`C`).
     Collation(String),
     /// An extended statistics object of the file has no counterpart on the copy (the measured

@@ -217,7 +217,13 @@ async fn read_all(s: &Session<'_>, selection: &Selection) -> Result<stats::File,
     let mut columns = columns(s, &all, version_num).await?;
     let mut extended = extended(s, &oids, version_num).await?;
     let settings = planner_settings(s).await?;
-    let pageinspect = bt_metap(s).await?;
+    let bt_metap = pageinspect(s, "bt_metap").await?;
+    let gin_metapage = match pageinspect(s, "gin_metapage_info").await? {
+        Some(info) => pageinspect(s, "get_raw_page").await?.map(|raw| {
+            format!("{info}({raw}($1::pg_catalog.oid::pg_catalog.regclass::pg_catalog.text, 0))")
+        }),
+        None => None,
+    };
     let mut out = Vec::new();
     for oid in &oids {
         // A column's ends, read once however many B-trees it leads.
@@ -236,11 +242,14 @@ async fn read_all(s: &Session<'_>, selection: &Selection) -> Result<stats::File,
                         &relation,
                         &index,
                         (index_oid, probe),
-                        &pageinspect,
+                        &bt_metap,
                         &mut ends,
                     )
                     .await?,
                 );
+            }
+            if index.method == "gin" && probe.storage {
+                index.gin = gin(s, index_oid, &gin_metapage).await?;
             }
             relation.indexes.push(index);
         }
@@ -483,6 +492,7 @@ async fn relations(
                     size: size_of(&r, 4),
                     keys: r.get::<_, Vec<Option<String>>>(8),
                     btree: None,
+                    gin: None,
                     columns: Vec::new(),
                 },
             ));
@@ -738,21 +748,66 @@ async fn planner_settings(s: &Session<'_>) -> Result<Vec<stats::Setting>, Failed
         .collect())
 }
 
-/// pageinspect's `bt_metap`, schema-qualified, where the role may call it.
-async fn bt_metap(s: &Session<'_>) -> Result<Option<String>, Failed> {
+/// pageinspect's function `name`, schema-qualified, where the role may call it.
+async fn pageinspect(s: &Session<'_>, name: &str) -> Result<Option<String>, Failed> {
     let rows = s
         .rows(
             Asked::ExportHeights,
-            "SELECT quote_ident(n.nspname) || '.bt_metap' \
+            "SELECT quote_ident(n.nspname) || '.' || quote_ident(p.proname) \
              FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace \
-             JOIN pg_proc p ON p.pronamespace = n.oid AND p.proname = 'bt_metap' \
+             JOIN pg_depend d ON d.refclassid = 'pg_extension'::regclass \
+                  AND d.refobjid = x.oid AND d.classid = 'pg_proc'::regclass AND d.deptype = 'e' \
+             JOIN pg_proc p ON p.oid = d.objid AND p.pronamespace = n.oid AND p.proname = $1 \
              WHERE x.extname = 'pageinspect' \
                AND has_function_privilege(p.oid, 'EXECUTE') \
-             LIMIT 1",
-            &[],
+             ORDER BY p.oid LIMIT 1",
+            &[&name],
         )
         .await?;
     Ok(rows.first().map(|r| r.get(0)))
+}
+
+/// A GIN index's metapage statistics, read with pageinspect where the role may (`read`: the
+/// call, `$1` the index's OID): in a savepoint, so a refusal leaves the export as it was and
+/// the index without them.
+async fn gin(
+    s: &Session<'_>,
+    oid: u32,
+    read: &Option<String>,
+) -> Result<Option<stats::Gin>, Failed> {
+    let Some(read) = read else {
+        return Ok(None);
+    };
+    s.execute(Asked::ExportHeights, "SAVEPOINT gin").await?;
+    let asked = s
+        .rows(
+            Asked::ExportHeights,
+            &format!(
+                "SELECT n_pending_pages::int8, n_total_pages::int8, n_entry_pages::int8, \
+                        n_data_pages::int8, n_entries::int8 FROM {read}"
+            ),
+            &[&oid],
+        )
+        .await;
+    match asked {
+        Ok(rows) => {
+            s.execute(Asked::ExportHeights, "RELEASE SAVEPOINT gin")
+                .await?;
+            let count = |r: &Row, at: usize| u64::try_from(r.get::<_, i64>(at)).unwrap_or(0);
+            Ok(rows.first().map(|r| stats::Gin {
+                pending_pages: count(r, 0),
+                total_pages: count(r, 1),
+                entry_pages: count(r, 2),
+                data_pages: count(r, 3),
+                entries: count(r, 4),
+            }))
+        }
+        Err(_) => {
+            s.execute(Asked::ExportHeights, "ROLLBACK TO SAVEPOINT gin")
+                .await?;
+            Ok(None)
+        }
+    }
 }
 
 async fn btree(

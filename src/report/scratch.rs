@@ -253,6 +253,16 @@ impl fmt::Display for Gap {
                  refused: {}): index costs are a little low",
                 super::sqlstate::shown(code)
             ),
+            Gap::GinNotInFile(index) => write!(
+                f,
+                "the file has no metapage statistics of GIN index {index} (export with \
+                 pageinspect's gin_metapage_info callable): its costs are estimated from its size"
+            ),
+            Gap::GinNotWritten(index) => write!(
+                f,
+                "the metapage statistics of GIN index {index} are not written (the copy has data \
+                 checksums): its costs are estimated from its size"
+            ),
             Gap::Collation(collation) => write!(
                 f,
                 "production's database sorts text by {collation} and the copy by bytes (C): \

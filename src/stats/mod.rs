@@ -220,6 +220,9 @@ pub struct Index {
     /// A B-tree's height (the metapage's level), where the index is a B-tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub btree: Option<BTree>,
+    /// A GIN index's metapage statistics, where pageinspect could read them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gin: Option<Gin>,
     /// `pg_stats` of the index's expression keys.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub columns: Vec<Column>,
@@ -239,6 +242,18 @@ pub struct BTree {
     pub lowest: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub highest: Option<String>,
+}
+
+/// What a GIN index's metapage counts (pageinspect's `gin_metapage_info`): `gincostestimate`
+/// prices a scan from them, scaled to the index's pages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gin {
+    pub pending_pages: u64,
+    pub total_pages: u64,
+    pub entry_pages: u64,
+    pub data_pages: u64,
+    pub entries: u64,
 }
 
 /// One extended statistics object (`CREATE STATISTICS`), its keys by column name.
@@ -391,6 +406,15 @@ impl File {
                     .check(self.server.block_size, false, false)
                     .map_err(|why| format!("{at}: {why}"))?;
                 check_columns(&i.columns).map_err(|why| format!("{at}: {why}"))?;
+                if let Some(g) = &i.gin {
+                    let pages = [g.pending_pages, g.total_pages, g.entry_pages, g.data_pages];
+                    if i.method != "gin" || pages.iter().any(|p| *p > u64::from(u32::MAX)) {
+                        return Err(format!("{at}: GIN metapage statistics out of range"));
+                    }
+                    if g.entries > i64::MAX as u64 {
+                        return Err(format!("{at}: {} GIN entries", g.entries));
+                    }
+                }
                 if let Some(b) = &i.btree {
                     if b.height > 20 {
                         return Err(format!("{at}: a B-tree {} levels high", b.height));

@@ -65,6 +65,7 @@ fn file() -> File {
                     lowest: Some("1".to_string()),
                     highest: Some("900".to_string()),
                 }),
+                gin: None,
                 columns: Vec::new(),
             }],
             extended: Vec::new(),
@@ -188,6 +189,15 @@ fn every_malformed_file_is_refused_saying_what() {
     said(
         edit(&|v| v["settings"][0]["name"] = "random_page_cost; SET x".into()),
         "not a setting's name",
+    );
+    said(
+        edit(&|v| {
+            v["relations"][0]["indexes"][0]["gin"] = serde_json::json!({
+                "pending_pages": 0, "total_pages": 10, "entry_pages": 1, "data_pages": 8,
+                "entries": 3
+            });
+        }),
+        "GIN metapage statistics out of range",
     );
     said(
         edit(&|v| v["relations"][0]["surprise"] = 1.into()),

@@ -866,8 +866,9 @@ impl Copy {
                 return Err(why);
             }
         };
-        if !shadows.is_empty() {
-            self.plant(&shadows, file.server.block_size as usize)
+        let (gins, gin_gaps) = super::production::gin_metapages(&self.admin, file).await?;
+        if !shadows.is_empty() || !gins.is_empty() {
+            self.plant(&shadows, &gins, file.server.block_size as usize)
                 .await?;
             self.make_probes(requests).await?;
         }
@@ -884,6 +885,7 @@ impl Copy {
         {
             Ok(applied) => applied.map(|mut a| {
                 a.gaps.extend(shadow_gaps);
+                a.gaps.extend(gin_gaps);
                 a
             }),
             Err(_) => {
@@ -894,11 +896,13 @@ impl Copy {
         }
     }
 
-    /// Stops the server, plants the B-tree shadows' pages into the real indexes' files
-    /// ([`super::production::plant`]), and starts it again on the same folder.
+    /// Stops the server, plants the B-tree shadows' pages into the real indexes' files and
+    /// production's counts into the GIN metapages ([`super::production::plant`]), and starts
+    /// it again on the same folder.
     async fn plant(
         &mut self,
         shadows: &[super::production::Shadowed],
+        gins: &[super::production::GinMeta],
         block_size: usize,
     ) -> Result<(), Trouble> {
         self.clean().await?;
@@ -906,7 +910,7 @@ impl Copy {
             return Err(Trouble::Lost(Step::Statistics));
         };
         let restarted = server
-            .restart_with(|data| super::production::plant(data, block_size, shadows))
+            .restart_with(|data| super::production::plant(data, block_size, shadows, gins))
             .await;
         if let Err(e) = restarted {
             let why = Trouble::Server(e.0);
