@@ -327,33 +327,9 @@ fn a_partitioned_table_is_exported_and_planned_at_its_partitions_statistics() {
         "SELECT kind, count(*) FROM ev GROUP BY kind",
         "[scopes.member]\nindex = false\n",
     );
-    let (at_loaded, predicted) = (dir.path().join("loaded"), dir.path().join("predicted"));
-    let r = check(
-        &loaded,
-        project.path(),
-        &["--save-plans", at_loaded.to_str().unwrap()],
-    );
-    assert!(r.status.is_some(), "{}", r.shown());
-    let r = check(
-        &empty,
-        project.path(),
-        &[
-            "--stats",
-            file.to_str().unwrap(),
-            "--save-plans",
-            predicted.to_str().unwrap(),
-        ],
-    );
-    assert!(r.status.is_some(), "{}", r.shown());
-    let (truth, predicted) = (saved(&at_loaded), saved(&predicted));
-    let production = measured(&predicted[0].1).production.as_ref().unwrap();
-    let plancheck::measure::ProductionOutcome::Planned(doc) = &production.plans[0].outcome else {
-        panic!("{:?}", production.plans[0].outcome)
-    };
-    let (x, y) = (
-        doc.plan().root.plan_rows,
-        measured(&truth[0].1).custom[0].plan().root.plan_rows,
-    );
+    let (plans, _) = custom_plans(&loaded, &empty, project.path(), &file);
+    let (_, predicted, own) = &plans[0];
+    let (x, y) = (predicted.root.plan_rows, own.root.plan_rows);
     assert_eq!(x, y, "groups predicted {x}, on the loaded database {y}");
 }
 
@@ -407,36 +383,10 @@ fn extended_statistics_are_carried_by_column_name_and_what_is_not_is_said() {
             &expect,
         ),
     ]);
-    let (at_loaded, predicted) = (dir.path().join("loaded"), dir.path().join("predicted"));
-    let r = check(
-        &loaded,
-        project.path(),
-        &["--save-plans", at_loaded.to_str().unwrap()],
-    );
-    assert!(r.status.is_some(), "{}", r.shown());
-    let r = check(
-        &empty,
-        project.path(),
-        &[
-            "--stats",
-            file.to_str().unwrap(),
-            "--save-plans",
-            predicted.to_str().unwrap(),
-        ],
-    );
-    assert!(r.status.is_some(), "{}", r.shown());
-    let (truth, predicted) = (saved(&at_loaded), saved(&predicted));
-    assert_eq!(truth.len(), 2);
-    for ((name, p), (_, t)) in predicted.iter().zip(&truth) {
-        let production = measured(p).production.as_ref().unwrap();
-        let plancheck::measure::ProductionOutcome::Planned(doc) = &production.plans[0].outcome
-        else {
-            panic!("{name}: {:?}", production.plans[0].outcome)
-        };
-        let (x, y) = (
-            doc.plan().root.plan_rows,
-            measured(t).custom[0].plan().root.plan_rows,
-        );
+    let (plans, report) = custom_plans(&loaded, &empty, project.path(), &file);
+    assert_eq!(plans.len(), 2);
+    for (name, predicted, own) in &plans {
+        let (x, y) = (predicted.root.plan_rows, own.root.plan_rows);
         assert!(
             (x - y).abs() <= 0.01 * x.max(y),
             "{name}: {x} rows predicted, {y} on the loaded database"
@@ -444,7 +394,6 @@ fn extended_statistics_are_carried_by_column_name_and_what_is_not_is_said() {
     }
     // What the copy does not take is named: the multi-column most common values, and an
     // object this database's table lacks.
-    let report = r.report();
     let message = check_of(&report, "groups", "member")["message"]
         .as_str()
         .unwrap()
@@ -493,47 +442,15 @@ fn a_gin_index_is_priced_from_production_s_metapage() {
         "SELECT id FROM docs WHERE tags @> ARRAY[7]",
         &member("docs_tags_idx"),
     );
-    let (at_loaded, predicted) = (dir.path().join("loaded"), dir.path().join("predicted"));
-    let r = check(
-        &loaded,
-        project.path(),
-        &["--save-plans", at_loaded.to_str().unwrap()],
-    );
-    assert!(r.status.is_some(), "{}", r.shown());
-    let r = check(
-        &empty,
-        project.path(),
-        &[
-            "--stats",
-            file.to_str().unwrap(),
-            "--save-plans",
-            predicted.to_str().unwrap(),
-        ],
-    );
-    assert!(r.status.is_some(), "{}", r.shown());
-    let message = r.report()["checks"][0]["message"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (plans, report) = custom_plans(&loaded, &empty, project.path(), &file);
+    let message = report["checks"][0]["message"].as_str().unwrap().to_string();
     assert!(!message.contains("GIN index"), "{message}");
-    let (truth, predicted) = (saved(&at_loaded), saved(&predicted));
-    let production = measured(&predicted[0].1).production.as_ref().unwrap();
-    let plancheck::measure::ProductionOutcome::Planned(doc) = &production.plans[0].outcome else {
-        panic!("{:?}", production.plans[0].outcome)
-    };
-    let (x, y) = (
-        doc.plan().root.total_cost,
-        measured(&truth[0].1).custom[0].plan().root.total_cost,
-    );
+    let (_, predicted, own) = &plans[0];
+    let (x, y) = (predicted.root.total_cost, own.root.total_cost);
     // To the cent.
     let (sx, sy) = (
-        doc.plan().nodes().last().unwrap().total_cost,
-        measured(&truth[0].1).custom[0]
-            .plan()
-            .nodes()
-            .last()
-            .unwrap()
-            .total_cost,
+        predicted.nodes().last().unwrap().total_cost,
+        own.nodes().last().unwrap().total_cost,
     );
     assert!(
         (x - y).abs() < 0.005 && (sx - sy).abs() < 0.005,

@@ -10,16 +10,7 @@ use std::fs;
 use common::*;
 
 fn export(db: &str, out: &std::path::Path, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "stats",
-        "export",
-        "--database-url",
-        db,
-        "-o",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    run(&args)
+    export_run(db, out, extra)
 }
 
 fn file_of(path: &std::path::Path) -> plancheck::stats::File {

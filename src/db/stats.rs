@@ -286,6 +286,38 @@ async fn all_tables(s: &Session<'_>) -> Result<Vec<u32>, Failed> {
     }
 }
 
+/// The relations named `$1` (bare, in any schema) or `$2`.`$3`, what a view among them reads,
+/// and every partition and inheritance child: the tables, partitioned tables and materialized
+/// views of [`read_path_tables`].
+const READ_PATH_TABLES: &str = "WITH RECURSIVE tree(oid) AS ( \
+               SELECT c.oid FROM pg_catalog.pg_class c \
+                 JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+                WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p,m,v}'::pg_catalog.\"char\"[]) \
+                  AND n.nspname OPERATOR(pg_catalog.<>) 'information_schema' \
+                  AND n.nspname OPERATOR(pg_catalog.!~) '^pg_' \
+                  AND (c.relname::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.text[]) \
+                       OR (n.nspname::pg_catalog.text, c.relname::pg_catalog.text) IN \
+                          (SELECT * FROM ROWS FROM (pg_catalog.unnest($2::pg_catalog.text[]), \
+                                                    pg_catalog.unnest($3::pg_catalog.text[])))) \
+               UNION \
+               SELECT x.child FROM tree t CROSS JOIN LATERAL ( \
+                 SELECT d.refobjid FROM pg_catalog.pg_rewrite r \
+                   JOIN pg_catalog.pg_depend d \
+                     ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass \
+                    AND d.objid OPERATOR(pg_catalog.=) r.oid \
+                    AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass \
+                  WHERE r.ev_class OPERATOR(pg_catalog.=) t.oid \
+                    AND d.refobjid OPERATOR(pg_catalog.<>) t.oid \
+                 UNION \
+                 SELECT i.inhrelid FROM pg_catalog.pg_inherits i \
+                  WHERE i.inhparent OPERATOR(pg_catalog.=) t.oid) x(child)) \
+             SELECT c.oid FROM tree t \
+               JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.oid \
+               JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+              WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p,m}'::pg_catalog.\"char\"[]) \
+                AND n.nspname OPERATOR(pg_catalog.!~) '^pg_' \
+              ORDER BY n.nspname, c.relname";
+
 /// The tables, partitioned tables and materialized views the statements `texts` may read,
 /// from the catalog alone: every relation named like an identifier of the text (a bare name in
 /// any schema, `a.b` in schema `a`), and of the bodies of the SQL and PL/pgSQL functions the
@@ -345,34 +377,7 @@ async fn read_path_tables(s: &Session<'_>, texts: &[String]) -> Result<Vec<u32>,
     let rows = s
         .rows(
             Asked::ExportTables,
-            "WITH RECURSIVE tree(oid) AS ( \
-               SELECT c.oid FROM pg_catalog.pg_class c \
-                 JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
-                WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p,m,v}'::pg_catalog.\"char\"[]) \
-                  AND n.nspname OPERATOR(pg_catalog.<>) 'information_schema' \
-                  AND n.nspname OPERATOR(pg_catalog.!~) '^pg_' \
-                  AND (c.relname::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.text[]) \
-                       OR (n.nspname::pg_catalog.text, c.relname::pg_catalog.text) IN \
-                          (SELECT * FROM ROWS FROM (pg_catalog.unnest($2::pg_catalog.text[]), \
-                                                    pg_catalog.unnest($3::pg_catalog.text[])))) \
-               UNION \
-               SELECT x.child FROM tree t CROSS JOIN LATERAL ( \
-                 SELECT d.refobjid FROM pg_catalog.pg_rewrite r \
-                   JOIN pg_catalog.pg_depend d \
-                     ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass \
-                    AND d.objid OPERATOR(pg_catalog.=) r.oid \
-                    AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass \
-                  WHERE r.ev_class OPERATOR(pg_catalog.=) t.oid \
-                    AND d.refobjid OPERATOR(pg_catalog.<>) t.oid \
-                 UNION \
-                 SELECT i.inhrelid FROM pg_catalog.pg_inherits i \
-                  WHERE i.inhparent OPERATOR(pg_catalog.=) t.oid) x(child)) \
-             SELECT c.oid FROM tree t \
-               JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.oid \
-               JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
-              WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p,m}'::pg_catalog.\"char\"[]) \
-                AND n.nspname OPERATOR(pg_catalog.!~) '^pg_' \
-              ORDER BY n.nspname, c.relname",
+            READ_PATH_TABLES,
             &[&words, &schemas, &relnames],
         )
         .await?;

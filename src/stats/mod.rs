@@ -402,30 +402,8 @@ impl File {
                 if !indexes.insert(i.name.as_str()) {
                     return Err(format!("{at} is given twice"));
                 }
-                i.size
-                    .check(self.server.block_size, false, false)
+                i.check(self.server.block_size)
                     .map_err(|why| format!("{at}: {why}"))?;
-                check_columns(&i.columns).map_err(|why| format!("{at}: {why}"))?;
-                if let Some(g) = &i.gin {
-                    let pages = [g.pending_pages, g.total_pages, g.entry_pages, g.data_pages];
-                    if i.method != "gin" || pages.iter().any(|p| *p > u64::from(u32::MAX)) {
-                        return Err(format!("{at}: GIN metapage statistics out of range"));
-                    }
-                    if g.entries > i64::MAX as u64 {
-                        return Err(format!("{at}: {} GIN entries", g.entries));
-                    }
-                }
-                if let Some(b) = &i.btree {
-                    if b.height > 20 {
-                        return Err(format!("{at}: a B-tree {} levels high", b.height));
-                    }
-                    if !["metapage", "estimate"].contains(&b.height_from.as_str()) {
-                        return Err(format!(
-                            "{at}: height_from {:?} is neither \"metapage\" nor \"estimate\"",
-                            b.height_from
-                        ));
-                    }
-                }
             }
             for e in &r.extended {
                 let at = format!("statistics {}.{} on {place}", e.schema, e.name);
@@ -571,6 +549,34 @@ impl Column {
                 && !(t.starts_with('{') && t.ends_with('}'))
             {
                 return Err(format!("{name} is not an array literal ({{…}})"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Index {
+    fn check(&self, block_size: u32) -> Result<(), String> {
+        self.size.check(block_size, false, false)?;
+        check_columns(&self.columns)?;
+        if let Some(g) = &self.gin {
+            let pages = [g.pending_pages, g.total_pages, g.entry_pages, g.data_pages];
+            if self.method != "gin" || pages.iter().any(|p| *p > u64::from(u32::MAX)) {
+                return Err("GIN metapage statistics out of range".to_string());
+            }
+            if g.entries > i64::MAX as u64 {
+                return Err(format!("{} GIN entries", g.entries));
+            }
+        }
+        if let Some(b) = &self.btree {
+            if b.height > 20 {
+                return Err(format!("a B-tree {} levels high", b.height));
+            }
+            if !["metapage", "estimate"].contains(&b.height_from.as_str()) {
+                return Err(format!(
+                    "height_from {:?} is neither \"metapage\" nor \"estimate\"",
+                    b.height_from
+                ));
             }
         }
         Ok(())

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use super::run::*;
 
-/// `stats export` of `db` into `out`, with `extra` arguments (`--project DIR`).
-pub fn export_with(db: &str, out: &Path, extra: &[&str]) {
+/// `stats export` of `db` into `out`, with `extra` arguments (`--project DIR`), run to the end.
+pub fn export_run(db: &str, out: &Path, extra: &[&str]) -> Run {
     let mut args = vec![
         "stats",
         "export",
@@ -16,7 +16,12 @@ pub fn export_with(db: &str, out: &Path, extra: &[&str]) {
         out.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let r = run(&args);
+    run(&args)
+}
+
+/// The same, which must succeed.
+pub fn export_with(db: &str, out: &Path, extra: &[&str]) {
+    let r = export_run(db, out, extra);
     assert_eq!(r.status, Some(0), "{}", r.shown());
 }
 
@@ -63,6 +68,62 @@ pub fn scans(
             )
         })
         .collect()
+}
+
+/// Each check's custom plan of `project`, by saved file name: (name, at production's
+/// statistics on `ci` with the statistics `file`, on `loaded` itself); and the JSON report of
+/// the run at production's statistics.
+pub fn custom_plans(
+    loaded: &str,
+    ci: &str,
+    project: &Path,
+    file: &Path,
+) -> (
+    Vec<(
+        String,
+        plancheck::plan::explain::Explain,
+        plancheck::plan::explain::Explain,
+    )>,
+    serde_json::Value,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let (at_loaded, predicted) = (dir.path().join("loaded"), dir.path().join("predicted"));
+    let r = check(
+        loaded,
+        project,
+        &["--save-plans", at_loaded.to_str().unwrap()],
+    );
+    assert!(r.status.is_some(), "{}", r.shown());
+    let r = check(
+        ci,
+        project,
+        &[
+            "--stats",
+            file.to_str().unwrap(),
+            "--save-plans",
+            predicted.to_str().unwrap(),
+        ],
+    );
+    assert!(r.status.is_some(), "{}", r.shown());
+    let (truth, predicted) = (saved(&at_loaded), saved(&predicted));
+    assert_eq!(truth.len(), predicted.len());
+    let plans = predicted
+        .iter()
+        .zip(&truth)
+        .map(|((name, p), (_, t))| {
+            let production = measured(p).production.as_ref().unwrap();
+            let plancheck::measure::ProductionOutcome::Planned(doc) = &production.plans[0].outcome
+            else {
+                panic!("{name}: {:?}", production.plans[0].outcome)
+            };
+            (
+                name.clone(),
+                doc.plan().clone(),
+                measured(t).custom[0].plan().clone(),
+            )
+        })
+        .collect();
+    (plans, r.report())
 }
 
 /// What [`plans_as_loaded_for`] compared.

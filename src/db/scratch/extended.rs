@@ -146,6 +146,22 @@ pub(super) async fn data_of(
     if has("m") && e.most_common_vals.is_some() {
         gaps.push(Gap::ExtendedMcv(name.clone()));
     }
+    let (ndistinct, dependencies) = bytes_of(e, &attnums);
+    if ndistinct.is_none() && dependencies.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(Data {
+        oid,
+        inherited: e.inherited,
+        ndistinct,
+        dependencies,
+    }))
+}
+
+/// The serialised distinct counts and dependencies of `e` (where it was made to hold them),
+/// with `attnums[p]` the copy's attribute number of the key at position `p`.
+fn bytes_of(e: &stats::Extended, attnums: &[i16]) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+    let has = |k: &str| e.kinds.iter().any(|x| x == k);
     let at = |positions: &[usize]| -> Vec<i16> { positions.iter().map(|p| attnums[*p]).collect() };
     let ndistinct = e
         .n_distinct
@@ -170,15 +186,7 @@ pub(super) async fn data_of(
                 .collect();
             dependencies_bytes(&items)
         });
-    if ndistinct.is_none() && dependencies.is_none() {
-        return Ok(None);
-    }
-    Ok(Some(Data {
-        oid,
-        inherited: e.inherited,
-        ndistinct,
-        dependencies,
-    }))
+    (ndistinct, dependencies)
 }
 
 /// Writes every object's data, as the superuser, in one transaction that makes the casts from
