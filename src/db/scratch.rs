@@ -64,6 +64,7 @@
 //! [`production`].
 
 mod extended;
+mod mcv;
 mod production;
 mod server;
 
@@ -382,14 +383,28 @@ pub enum Gap {
     ExtendedDiffers(String),
     /// An extended statistics object on expressions: not written yet.
     ExtendedExpressions(String),
-    /// An extended statistics object's multi-column most common values: not written yet (its
-    /// distinct counts and dependencies are).
-    ExtendedMcv(String),
+    /// An extended statistics object's multi-column most common values could not be formed on
+    /// the copy (its distinct counts and dependencies are written), for this reason.
+    ExtendedMcv(String, McvGap),
     /// B-tree heights and end keys are not carried, for this reason.
     Heights(String),
     /// A table's B-tree shadows were refused with this SQLSTATE: its heights and end keys are
     /// not carried.
     HeightsRefused(String),
+}
+
+/// Why an extended statistics object's most common values were not formed on the copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McvGap {
+    /// The file's list is not one row of keys per frequency.
+    Shape,
+    /// A key's type is parsed by code the catalog defines (or is of a kind the list cannot
+    /// hold): its values are not parsed with the superuser's rights.
+    NotParsed(String),
+    /// The copy's server refused a key's values (its SQLSTATE).
+    Refused(String),
+    /// The formed values could not be read back from the copy's file.
+    NotRead,
 }
 
 impl Trouble {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::db::scratch::{Gap, NotMade, Off, Step, Trouble, Uncopyable, Untaken};
+use crate::db::scratch::{Gap, McvGap, NotMade, Off, Step, Trouble, Uncopyable, Untaken};
 
 impl fmt::Display for Off {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -284,12 +284,32 @@ impl fmt::Display for Gap {
                 "extended statistics {name} are on expressions, which are not written yet \
                  (estimates over its expressions may differ)"
             ),
-            Gap::ExtendedMcv(name) => write!(
-                f,
-                "the most common values of extended statistics {name} are not written yet (its \
-                 distinct counts and dependencies are): estimates of conditions on all its \
-                 columns at once may differ"
-            ),
+            Gap::ExtendedMcv(name, why) => {
+                let why = match why {
+                    McvGap::Shape => {
+                        "the file's list is not one row of keys per frequency".to_string()
+                    }
+                    McvGap::NotParsed(t) => format!(
+                        "parsing values of type {t} would run the schema's own code (a \
+                         composite, a domain inside, an extension's type), which never runs \
+                         with the copy's superuser's rights"
+                    ),
+                    McvGap::Refused(code) if code.is_empty() => {
+                        "the copy's server refused its values".to_string()
+                    }
+                    McvGap::Refused(code) => {
+                        format!("the copy's server refused its values (SQLSTATE {code})")
+                    }
+                    McvGap::NotRead => {
+                        "its values could not be read back from the copy's file".to_string()
+                    }
+                };
+                write!(
+                    f,
+                    "the most common values of extended statistics {name} are not written \
+                     ({why}): estimates of conditions on all its columns at once may differ"
+                )
+            }
         }
     }
 }

@@ -9,9 +9,10 @@
 //! server's byte order), with the copy's attribute numbers for the file's column names. The
 //! copy's superuser writes them into `pg_statistic_ext_data` as parameters, through a
 //! binary-coercible cast from `bytea` that lives only in that transaction. No value is parsed
-//! and no function of the catalog runs. Not written yet: multi-column most common values
-//! (their form holds each value's in-memory datum) and objects on expressions; each is a named
-//! gap.
+//! and no function of the catalog runs. The multi-column most common values are formed by
+//! [`super::mcv`]. Not written yet: objects on expressions, a named gap.
+
+use std::path::Path;
 
 use tokio_postgres::Client;
 use tokio_postgres::types::ToSql;
@@ -33,6 +34,7 @@ pub(super) struct Data {
     inherited: bool,
     ndistinct: Option<Vec<u8>>,
     dependencies: Option<Vec<u8>>,
+    mcv: Option<Vec<u8>>,
 }
 
 /// `pg_ndistinct`'s serialised form (without the varlena header): for each item, its distinct
@@ -76,6 +78,7 @@ fn header(magic: u32, items: usize) -> Vec<u8> {
 pub(super) async fn data_of(
     admin: &Client,
     major: u32,
+    data: &Path,
     table: &OnCopy,
     e: &stats::Extended,
     gaps: &mut Vec<Gap>,
@@ -143,11 +146,13 @@ pub(super) async fn data_of(
         gaps.push(Gap::ExtendedDiffers(name));
         return Ok(None);
     }
-    if has("m") && e.most_common_vals.is_some() {
-        gaps.push(Gap::ExtendedMcv(name.clone()));
-    }
+    let mcv = if has("m") && e.most_common_vals.is_some() {
+        super::mcv::form(admin, major, data, table, e, &attnums, gaps).await?
+    } else {
+        None
+    };
     let (ndistinct, dependencies) = bytes_of(e, &attnums);
-    if ndistinct.is_none() && dependencies.is_none() {
+    if ndistinct.is_none() && dependencies.is_none() && mcv.is_none() {
         return Ok(None);
     }
     Ok(Some(Data {
@@ -155,6 +160,7 @@ pub(super) async fn data_of(
         inherited: e.inherited,
         ndistinct,
         dependencies,
+        mcv,
     }))
 }
 
@@ -207,7 +213,8 @@ async fn write_in_transaction(admin: &Client, major: u32, all: &[Data]) -> Resul
         .batch_execute(
             "BEGIN; \
              CREATE CAST (pg_catalog.bytea AS pg_catalog.pg_ndistinct) WITHOUT FUNCTION; \
-             CREATE CAST (pg_catalog.bytea AS pg_catalog.pg_dependencies) WITHOUT FUNCTION",
+             CREATE CAST (pg_catalog.bytea AS pg_catalog.pg_dependencies) WITHOUT FUNCTION; \
+             CREATE CAST (pg_catalog.bytea AS pg_catalog.pg_mcv_list) WITHOUT FUNCTION",
         )
         .await
         .map_err(refused)?;
@@ -215,7 +222,7 @@ async fn write_in_transaction(admin: &Client, major: u32, all: &[Data]) -> Resul
     let (inherit_column, inherit_value, inherit_match) = if major >= 15 {
         (
             ", stxdinherit",
-            ", $4::pg_catalog.bool",
+            ", $5::pg_catalog.bool",
             " AND stxdinherit OPERATOR(pg_catalog.=) $2::pg_catalog.bool",
         )
     } else {
@@ -227,9 +234,10 @@ async fn write_in_transaction(admin: &Client, major: u32, all: &[Data]) -> Resul
     );
     let insert = format!(
         "INSERT INTO pg_catalog.pg_statistic_ext_data \
-             (stxoid, stxdndistinct, stxddependencies{inherit_column}) \
+             (stxoid, stxdndistinct, stxddependencies, stxdmcv{inherit_column}) \
          VALUES ($1::pg_catalog.oid, $2::pg_catalog.bytea::pg_catalog.pg_ndistinct, \
-                 $3::pg_catalog.bytea::pg_catalog.pg_dependencies{inherit_value})"
+                 $3::pg_catalog.bytea::pg_catalog.pg_dependencies, \
+                 $4::pg_catalog.bytea::pg_catalog.pg_mcv_list{inherit_value})"
     );
     for d in all {
         let mut params: Vec<&(dyn ToSql + Sync)> = vec![&d.oid];
@@ -240,7 +248,8 @@ async fn write_in_transaction(admin: &Client, major: u32, all: &[Data]) -> Resul
             .execute(delete.as_str(), &params)
             .await
             .map_err(refused)?;
-        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&d.oid, &d.ndistinct, &d.dependencies];
+        let mut params: Vec<&(dyn ToSql + Sync)> =
+            vec![&d.oid, &d.ndistinct, &d.dependencies, &d.mcv];
         if major >= 15 {
             params.push(&d.inherited);
         }
@@ -253,6 +262,7 @@ async fn write_in_transaction(admin: &Client, major: u32, all: &[Data]) -> Resul
         .batch_execute(
             "DROP CAST (pg_catalog.bytea AS pg_catalog.pg_ndistinct); \
              DROP CAST (pg_catalog.bytea AS pg_catalog.pg_dependencies); \
+             DROP CAST (pg_catalog.bytea AS pg_catalog.pg_mcv_list); \
              COMMIT",
         )
         .await

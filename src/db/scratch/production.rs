@@ -28,12 +28,12 @@
 //!   leaf are built one page each, so every descent crosses production's height ([`plant`]).
 //!   The scratch server is made without data checksums for this (from PostgreSQL 18, where
 //!   initdb turns them on); a copy that has them carries no heights, and says so.
-//! - **Extended statistics**: distinct counts and dependencies, in PostgreSQL's serialised form
-//!   ([`super::extended`]).
+//! - **Extended statistics**: distinct counts, dependencies and multi-column most common values,
+//!   in PostgreSQL's serialised form ([`super::extended`], [`super::mcv`]).
 //! - **GIN metapage statistics** (`gincostestimate` prices a scan from them): written into the
 //!   copy's GIN metapages with the server stopped, where the file has them ([`patch_gin`]).
-//! - **What is not carried yet**: extended statistics' multi-column most common values and
-//!   expressions (named gaps). Every plan made here says so.
+//! - **What is not carried yet**: extended statistics on expressions (a named gap). Every plan
+//!   made here says so.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -139,7 +139,7 @@ pub(super) async fn apply(
                 }
                 for e in &relation.extended {
                     if let Some(data) =
-                        super::extended::data_of(admin, major, &parent, e, &mut gaps).await?
+                        super::extended::data_of(admin, major, data, &parent, e, &mut gaps).await?
                     {
                         extended.push(data);
                     }
@@ -180,7 +180,8 @@ pub(super) async fn apply(
             }
         }
         for e in &relation.extended {
-            if let Some(data) = super::extended::data_of(admin, major, &table, e, &mut gaps).await?
+            if let Some(data) =
+                super::extended::data_of(admin, major, data, &table, e, &mut gaps).await?
             {
                 extended.push(data);
             }
@@ -644,7 +645,11 @@ async fn operator(c: &Client, oid: u32, strategy: i16) -> Result<u32, Trouble> {
 }
 
 /// Reads what [`slots_of`] and [`parse_is_safe`] need of a column's type.
-async fn type_facts(c: &Client, major: u32, type_oid: u32) -> Result<TypeFacts, Trouble> {
+pub(super) async fn type_facts(
+    c: &Client,
+    major: u32,
+    type_oid: u32,
+) -> Result<TypeFacts, Trouble> {
     // Domains stripped, as the type cache and ANALYZE do.
     let mut base = type_oid;
     let mut rows: std::collections::BTreeMap<u32, TypeRow> = Default::default();
