@@ -513,6 +513,8 @@ pub struct PlanFacts<'a> {
     pub read: Option<&'a str>,
     /// The Sort Keys of the sorts in that plan.
     pub sort_keys: &'a [String],
+    /// The plan is production's (`check --stats`), not the measured server's.
+    pub at_production: bool,
 }
 
 /// What each judged check's plan showed of its index, for [`settle_directions`]: the index
@@ -543,6 +545,7 @@ pub fn plan_facts(checks: &[crate::verdict::CheckResult]) -> Vec<PlanFacts<'_>> 
                 scope: &c.scope,
                 read: (read && !name.is_empty()).then_some(name),
                 sort_keys: &c.sort_keys,
+                at_production: c.here.is_some(),
             }
         })
         .collect()
@@ -586,8 +589,13 @@ pub fn settle_directions(findings: Vec<Finding>, plans: &[PlanFacts<'_>]) -> Vec
             .map(|(keys, _)| keys.to_string())
             .unwrap_or_default();
         f.kind = Kind::TwinDrift;
+        let at = if sorting.at_production {
+            " at production's statistics"
+        } else {
+            ""
+        };
         f.problem = format!(
-            "{} and its twin {} drifted: {keys}: scope `{}`'s plan through {index} sorts \
+            "{} and its twin {} drifted: {keys}: scope `{}`'s plan{at} through {index} sorts \
              (Sort Key: {}) where scope `{}`'s plan through the other needs no Sort",
             f.index,
             f.twin.clone().unwrap_or_default(),
@@ -1024,6 +1032,7 @@ mod tests {
             scope,
             read,
             sort_keys: sorts,
+            at_production: false,
         }
     }
 
@@ -1132,6 +1141,33 @@ mod tests {
             (
                 Kind::TwinDrift,
                 ["thread-page-first".to_string()].as_slice()
+            ),
+            "{}",
+            render(&settled)
+        );
+        assert!(
+            settled[1]
+                .problem
+                .contains("scope `moderator`'s plan through posts_all sorts"),
+            "{}",
+            render(&settled)
+        );
+        // With `--stats` the plans are production's, and the finding says so.
+        let f = lint(&two_read_paths(
+            visible("posts_visible", &["updated_at", "id"]),
+            with_orders(
+                index("posts_all", &["updated_at", "id"], None),
+                &["", "DESC"],
+            ),
+        ));
+        let at_production = plans.map(|p| PlanFacts {
+            at_production: true,
+            ..p
+        });
+        let settled = settle_directions(f, &at_production);
+        assert!(
+            settled[1].problem.contains(
+                "scope `moderator`'s plan at production's statistics through posts_all sorts"
             ),
             "{}",
             render(&settled)

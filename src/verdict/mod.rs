@@ -260,8 +260,9 @@ pub struct CheckResult {
     pub plan_diff: Vec<String>,
     /// `--strict-plans`: a changed plan fails the run instead of warning.
     pub strict_plans: bool,
-    /// The Sort Keys of the sorts in the measured plan (custom), as printed: none when the
-    /// read path's order comes from an index (or it has none). Twin drift reads them.
+    /// The Sort Keys of the sorts in the custom plan the verdict describes (the measured one, or
+    /// production's with `--stats`), as printed: none when the read path's order comes from an
+    /// index (or it has none). Twin drift reads them.
     pub sort_keys: Vec<String>,
     /// How long the check took, wall time, in milliseconds (JUnit's `time`).
     pub elapsed_ms: Option<f64>,
@@ -593,6 +594,15 @@ fn figures(r: &mut CheckResult, measured: &crate::measure::Measured, custom: &[&
     }
 }
 
+/// The Sort Keys of every sort in a plan, as printed.
+fn sort_keys(plan: &Explain) -> Vec<String> {
+    plan.nodes()
+        .into_iter()
+        .filter(|n| n.node_type.ends_with("Sort"))
+        .flat_map(|n| n.sort_key.iter().cloned())
+        .collect()
+}
+
 /// Judges one measurement: the check's verdict, its reasons and figures. Budgets are judged
 /// afterwards over every check ([`across_checks`]).
 // Long because it is the whole judgement in order: failure, documents, figures, then each accepted index.
@@ -614,12 +624,7 @@ pub fn judge(m: &Measurement, how: &Judging) -> CheckResult {
         return r;
     }
     figures(&mut r, measured, &custom);
-    r.sort_keys = custom[0]
-        .nodes()
-        .into_iter()
-        .filter(|n| n.node_type.ends_with("Sort"))
-        .flat_map(|n| n.sort_key.iter().cloned())
-        .collect();
+    r.sort_keys = sort_keys(custom[0]);
     r.session = measured.session.clone();
     r.reads_past_policies = readers::past(&measured.row_security);
     let reltuples: HashMap<String, f64> = measured

@@ -72,6 +72,10 @@ pub(super) fn judge(
     let here = r.verdict;
     let here_message = std::mem::take(&mut r.message);
     r.verdict = answer.verdict;
+    // Twin drift reads the sorts of the plan the verdict describes: production's.
+    if let Some(keys) = production_sort_keys(p) {
+        r.sort_keys = keys;
+    }
     r.here = Some(here);
     let here_words = match here_message.trim_end() {
         "" => String::new(),
@@ -105,6 +109,14 @@ fn production_scans(p: &Production) -> Vec<String> {
             _ => None,
         })
         .unwrap_or_default()
+}
+
+/// The Sort Keys of production's custom plan, if it was made.
+fn production_sort_keys(p: &Production) -> Option<Vec<String>> {
+    p.plans.iter().find_map(|pl| match (&pl.plan, &pl.outcome) {
+        (PlanKind::Custom, ProductionOutcome::Planned(d)) => Some(super::sort_keys(d.plan())),
+        _ => None,
+    })
 }
 
 /// Each scan a plan runs, as the reports name it: `Index Scan using i on t`, `Seq Scan on t`.
