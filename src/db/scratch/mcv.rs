@@ -139,9 +139,14 @@ pub(super) async fn form(
             &[text],
         )
         .await;
-    let Ok(row) = row else {
-        gaps.push(Gap::ExtendedMcv(name, McvGap::Shape));
-        return Ok(None);
+    let row = match row {
+        Ok(row) => row,
+        // The server refused the text as an array: the file's list is malformed.
+        Err(e) if e.code().is_some() => {
+            gaps.push(Gap::ExtendedMcv(name, McvGap::Shape));
+            return Ok(None);
+        }
+        Err(e) => return Err(refused(e)),
     };
     let shape: (Option<i32>, Option<i32>, Option<i32>) = (row.get(0), row.get(1), row.get(2));
     let flat: Vec<Option<String>> = row.get(3);
