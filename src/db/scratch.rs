@@ -63,6 +63,7 @@
 //! they are written, and why no value is parsed with privilege by the catalog's code:
 //! [`production`].
 
+mod expressions;
 mod extended;
 mod mcv;
 mod production;
@@ -381,7 +382,8 @@ pub enum Gap {
     ExtendedNotOnCopy(String),
     /// An extended statistics object's columns or kinds on the copy are not the file's.
     ExtendedDiffers(String),
-    /// An extended statistics object on expressions: not written yet.
+    /// The table standing for an extended statistics object's expressions could not be made
+    /// on the copy: their statistics are not written.
     ExtendedExpressions(String),
     /// An extended statistics object's multi-column most common values could not be formed on
     /// the copy (its distinct counts and dependencies are written), for this reason.

@@ -281,8 +281,9 @@ impl fmt::Display for Gap {
             ),
             Gap::ExtendedExpressions(name) => write!(
                 f,
-                "extended statistics {name} are on expressions, which are not written yet \
-                 (estimates over its expressions may differ)"
+                "the statistics of the expressions of extended statistics {name} are not \
+                 written (the copy could not make a table of their types): estimates over its \
+                 expressions may differ"
             ),
             Gap::ExtendedMcv(name, why) => {
                 let why = match why {

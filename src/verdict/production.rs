@@ -14,8 +14,8 @@ use crate::plan::explain::{Explain, ScanKind};
 
 /// What the copy does not carry yet, said of every plan made there: its estimates may differ
 /// from production's by these.
-pub const APPROXIMATE: &str = "approximate where production's extended statistics on \
-     expressions matter: the copy does not carry them yet";
+pub const APPROXIMATE: &str = "approximate where a range over an indexed expression runs \
+     past production's histogram: the copy does not carry an expression index's end keys yet";
 
 /// The index names a plan may read to serve the check: every accepted index, and the leaves of
 /// a partitioned one.

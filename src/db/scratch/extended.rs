@@ -10,7 +10,7 @@
 //! copy's superuser writes them into `pg_statistic_ext_data` as parameters, through a
 //! binary-coercible cast from `bytea` that lives only in that transaction. No value is parsed
 //! and no function of the catalog runs. The multi-column most common values are formed by
-//! [`super::mcv`]. Not written yet: objects on expressions, a named gap.
+//! [`super::mcv`], the statistics of an object's expressions by [`super::expressions`].
 
 use std::path::Path;
 
@@ -35,6 +35,8 @@ pub(super) struct Data {
     ndistinct: Option<Vec<u8>>,
     dependencies: Option<Vec<u8>>,
     mcv: Option<Vec<u8>>,
+    /// The table holding the expressions' statistics as its columns' (its OID), and how many.
+    expressions: Option<(u32, i32)>,
 }
 
 /// `pg_ndistinct`'s serialised form (without the varlena header): for each item, its distinct
@@ -75,8 +77,12 @@ fn header(magic: u32, items: usize) -> Vec<u8> {
 
 /// The copy's object for `e` on `table` and the data to write into it, or the gap that keeps
 /// it unwritten.
+// Long because it is the object matched in order: found, its columns by name, its expressions
+// by text, its kinds; then each kind's data.
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn data_of(
     admin: &Client,
+    owner: &Client,
     major: u32,
     data: &Path,
     table: &OnCopy,
@@ -85,9 +91,9 @@ pub(super) async fn data_of(
 ) -> Result<Option<Data>, Trouble> {
     let name = crate::model::Relation::new(Some(&e.schema), &e.name).to_string();
     let exprs = if major >= 14 {
-        "s.stxexprs IS NOT NULL"
+        "COALESCE(pg_catalog.pg_get_statisticsobjdef_expressions(s.oid), '{}')"
     } else {
-        "false"
+        "'{}'::pg_catalog.text[]"
     };
     let rows = admin
         .query(
@@ -113,12 +119,20 @@ pub(super) async fn data_of(
     let oid: u32 = row.get(0);
     let mut keys: Vec<i16> = row.get(1);
     let kinds: Vec<String> = row.get(2);
-    let on_expressions: bool = row.get(3);
-    if on_expressions || !e.expressions.is_empty() {
-        gaps.push(Gap::ExtendedExpressions(name));
+    let copy_exprs: Vec<String> = row.get(3);
+    // The file's keys are its column names, then its expressions as the server prints them:
+    // the columns are the copy's attribute numbers of those names, the expressions must read
+    // as the copy's own, in order.
+    let Some(columns) = e.keys.len().checked_sub(copy_exprs.len()) else {
+        gaps.push(Gap::ExtendedDiffers(name));
+        return Ok(None);
+    };
+    if e.keys[columns..] != copy_exprs[..]
+        || (!e.expressions.is_empty() && e.expressions.len() != copy_exprs.len())
+    {
+        gaps.push(Gap::ExtendedDiffers(name));
         return Ok(None);
     }
-    // The file's keys are column names: each is the copy's attribute number of that name.
     let rows = admin
         .query(
             "SELECT k.at, a.attnum \
@@ -128,12 +142,12 @@ pub(super) async fn data_of(
                 AND a.attname OPERATOR(pg_catalog.=) k.name::pg_catalog.name \
                 AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped \
               ORDER BY k.at",
-            &[&table.oid, &e.keys],
+            &[&table.oid, &e.keys[..columns].to_vec()],
         )
         .await
         .map_err(refused)?;
     let attnums: Option<Vec<i16>> = rows.iter().map(|r| r.get::<_, Option<i16>>(1)).collect();
-    let Some(attnums) = attnums else {
+    let Some(mut attnums) = attnums else {
         gaps.push(Gap::ExtendedDiffers(name));
         return Ok(None);
     };
@@ -146,13 +160,31 @@ pub(super) async fn data_of(
         gaps.push(Gap::ExtendedDiffers(name));
         return Ok(None);
     }
+    // The serialised forms number the expressions -1, -2, … after the columns.
+    attnums.extend((1..=copy_exprs.len()).map(|i| -i16::try_from(i).unwrap_or(i16::MAX)));
+    let expressions = if copy_exprs.is_empty() || e.expressions.is_empty() {
+        None
+    } else {
+        super::expressions::write(admin, owner, major, table, oid, &name, &copy_exprs, e, gaps)
+            .await?
+    };
     let mcv = if has("m") && e.most_common_vals.is_some() {
-        super::mcv::form(admin, major, data, table, e, &attnums, gaps).await?
+        super::mcv::form(
+            admin,
+            major,
+            data,
+            table,
+            expressions.as_ref(),
+            e,
+            &attnums,
+            gaps,
+        )
+        .await?
     } else {
         None
     };
     let (ndistinct, dependencies) = bytes_of(e, &attnums);
-    if ndistinct.is_none() && dependencies.is_none() && mcv.is_none() {
+    if ndistinct.is_none() && dependencies.is_none() && mcv.is_none() && expressions.is_none() {
         return Ok(None);
     }
     Ok(Some(Data {
@@ -161,6 +193,7 @@ pub(super) async fn data_of(
         ndistinct,
         dependencies,
         mcv,
+        expressions: expressions.map(|on| (on.oid, i32::try_from(copy_exprs.len()).unwrap_or(0))),
     }))
 }
 
@@ -218,11 +251,35 @@ async fn write_in_transaction(admin: &Client, major: u32, all: &[Data]) -> Resul
         )
         .await
         .map_err(refused)?;
+    // From 14 an object's expressions have their statistics, as rows of `pg_statistic`.
+    let (expr_column, expr_value) = if major >= 14 {
+        (
+            ", stxdexpr",
+            ", CASE WHEN $5::pg_catalog.oid IS NULL THEN NULL ELSE ARRAY( \
+                 SELECT CASE WHEN st.starelid IS NULL THEN NULL ELSE ROW( \
+                     0::pg_catalog.oid, 0::pg_catalog.int2, false, st.stanullfrac, \
+                     st.stawidth, st.stadistinct, st.stakind1, st.stakind2, st.stakind3, \
+                     st.stakind4, st.stakind5, st.staop1, st.staop2, st.staop3, st.staop4, \
+                     st.staop5, st.stacoll1, st.stacoll2, st.stacoll3, st.stacoll4, \
+                     st.stacoll5, st.stanumbers1, st.stanumbers2, st.stanumbers3, \
+                     st.stanumbers4, st.stanumbers5, st.stavalues1, st.stavalues2, \
+                     st.stavalues3, st.stavalues4, st.stavalues5 \
+                   )::pg_catalog.pg_statistic END \
+                   FROM pg_catalog.generate_series(1, $6::pg_catalog.int4) AS k \
+                   LEFT JOIN pg_catalog.pg_statistic st \
+                     ON st.starelid OPERATOR(pg_catalog.=) $5::pg_catalog.oid \
+                    AND st.staattnum OPERATOR(pg_catalog.=) k \
+                    AND NOT st.stainherit \
+                  ORDER BY k) END",
+        )
+    } else {
+        ("", "")
+    };
     // From 15 a table's data and its inheritance tree's are two rows.
     let (inherit_column, inherit_value, inherit_match) = if major >= 15 {
         (
             ", stxdinherit",
-            ", $5::pg_catalog.bool",
+            ", $7::pg_catalog.bool",
             " AND stxdinherit OPERATOR(pg_catalog.=) $2::pg_catalog.bool",
         )
     } else {
@@ -234,10 +291,10 @@ async fn write_in_transaction(admin: &Client, major: u32, all: &[Data]) -> Resul
     );
     let insert = format!(
         "INSERT INTO pg_catalog.pg_statistic_ext_data \
-             (stxoid, stxdndistinct, stxddependencies, stxdmcv{inherit_column}) \
+             (stxoid, stxdndistinct, stxddependencies, stxdmcv{expr_column}{inherit_column}) \
          VALUES ($1::pg_catalog.oid, $2::pg_catalog.bytea::pg_catalog.pg_ndistinct, \
                  $3::pg_catalog.bytea::pg_catalog.pg_dependencies, \
-                 $4::pg_catalog.bytea::pg_catalog.pg_mcv_list{inherit_value})"
+                 $4::pg_catalog.bytea::pg_catalog.pg_mcv_list{expr_value}{inherit_value})"
     );
     for d in all {
         let mut params: Vec<&(dyn ToSql + Sync)> = vec![&d.oid];
@@ -248,8 +305,13 @@ async fn write_in_transaction(admin: &Client, major: u32, all: &[Data]) -> Resul
             .execute(delete.as_str(), &params)
             .await
             .map_err(refused)?;
+        let (table, count) = (d.expressions.map(|x| x.0), d.expressions.map_or(0, |x| x.1));
         let mut params: Vec<&(dyn ToSql + Sync)> =
             vec![&d.oid, &d.ndistinct, &d.dependencies, &d.mcv];
+        if major >= 14 {
+            params.push(&table);
+            params.push(&count);
+        }
         if major >= 15 {
             params.push(&d.inherited);
         }
@@ -265,6 +327,14 @@ async fn write_in_transaction(admin: &Client, major: u32, all: &[Data]) -> Resul
              DROP CAST (pg_catalog.bytea AS pg_catalog.pg_mcv_list); \
              COMMIT",
         )
+        .await
+        .map_err(refused)?;
+    // The tables that stood for expressions are copied: gone.
+    admin
+        .batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {} CASCADE",
+            super::expressions::SCHEMA
+        ))
         .await
         .map_err(refused)
 }

@@ -109,11 +109,13 @@ pub(super) fn mcv_bytes(dims: &[Dimension], items: &[Item]) -> Vec<u8> {
 
 /// The list of `e` as the copy's `pg_mcv_list`, with `attnums[p]` the copy's attribute number
 /// of the file's key at position `p`; `None` with the gap said when it cannot be formed.
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn form(
     admin: &Client,
     major: u32,
     data: &Path,
     table: &OnCopy,
+    expressions: Option<&OnCopy>,
     e: &stats::Extended,
     attnums: &[i16],
     gaps: &mut Vec<Gap>,
@@ -161,14 +163,26 @@ pub(super) async fn form(
         gaps.push(Gap::ExtendedMcv(name, McvGap::Shape));
         return Ok(None);
     }
-    // The copy's dimensions are its key columns in attribute-number order.
+    // The copy's dimensions are its key columns in attribute-number order, then its
+    // expressions in order (-1, -2, …), whose types are those of the table standing for them.
     let mut order: Vec<usize> = (0..keys).collect();
-    order.sort_by_key(|p| attnums[*p]);
+    order.sort_by_key(|p| (attnums[*p] < 0, attnums[*p].unsigned_abs()));
     let mut dims = Vec::new();
     let mut columns = Vec::new();
     for p in &order {
         let texts: Vec<Option<String>> = (0..n).map(|i| flat[i * keys + p].clone()).collect();
-        match dimension(admin, major, data, table, attnums[*p], &texts).await? {
+        let (on, attnum) = match (attnums[*p], expressions) {
+            (a, _) if a > 0 => (table, a),
+            (a, Some(x)) => (x, -a),
+            (_, None) => {
+                gaps.push(Gap::ExtendedMcv(
+                    name,
+                    McvGap::NotParsed("an expression".into()),
+                ));
+                return Ok(None);
+            }
+        };
+        match dimension(admin, major, data, on, attnum, &texts).await? {
             Ok((dim, at)) => {
                 dims.push(dim);
                 columns.push(at);

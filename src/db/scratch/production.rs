@@ -29,11 +29,12 @@
 //!   The scratch server is made without data checksums for this (from PostgreSQL 18, where
 //!   initdb turns them on); a copy that has them carries no heights, and says so.
 //! - **Extended statistics**: distinct counts, dependencies and multi-column most common values,
-//!   in PostgreSQL's serialised form ([`super::extended`], [`super::mcv`]).
+//!   in PostgreSQL's serialised form ([`super::extended`], [`super::mcv`]), and the statistics
+//!   of their expressions ([`super::expressions`]).
 //! - **GIN metapage statistics** (`gincostestimate` prices a scan from them): written into the
 //!   copy's GIN metapages with the server stopped, where the file has them ([`patch_gin`]).
-//! - **What is not carried yet**: extended statistics on expressions (a named gap). Every plan
-//!   made here says so.
+//! - **What is not carried yet**: an expression index's end keys (the planner reads them for a
+//!   range over the expression past its histogram). Every plan made here says so.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -139,7 +140,8 @@ pub(super) async fn apply(
                 }
                 for e in &relation.extended {
                     if let Some(data) =
-                        super::extended::data_of(admin, major, data, &parent, e, &mut gaps).await?
+                        super::extended::data_of(admin, owner, major, data, &parent, e, &mut gaps)
+                            .await?
                     {
                         extended.push(data);
                     }
@@ -181,7 +183,7 @@ pub(super) async fn apply(
         }
         for e in &relation.extended {
             if let Some(data) =
-                super::extended::data_of(admin, major, data, &table, e, &mut gaps).await?
+                super::extended::data_of(admin, owner, major, data, &table, e, &mut gaps).await?
             {
                 extended.push(data);
             }
@@ -196,7 +198,11 @@ pub(super) async fn apply(
 }
 
 /// The relation `schema.name` on the copy, if it is there and has storage.
-async fn on_copy(c: &Client, schema: &str, name: &str) -> Result<Option<OnCopy>, Trouble> {
+pub(super) async fn on_copy(
+    c: &Client,
+    schema: &str,
+    name: &str,
+) -> Result<Option<OnCopy>, Trouble> {
     let rows = c
         .query(
             "SELECT c.oid, pg_catalog.pg_relation_filepath(c.oid) \
@@ -342,7 +348,7 @@ fn extend(sizes: &Sizes<'_>, relative: &str, blocks: i64) -> std::io::Result<()>
 }
 
 /// One column's statistics (a table's, or an index expression's).
-async fn write_column(
+pub(super) async fn write_column(
     admin: &Client,
     owner: &Client,
     major: u32,
