@@ -329,14 +329,21 @@ async fn write_in_transaction(admin: &Client, major: u32, all: &[Data]) -> Resul
         )
         .await
         .map_err(refused)?;
-    // The tables that stood for expressions are copied: gone.
-    admin
-        .batch_execute(&format!(
-            "DROP SCHEMA IF EXISTS {} CASCADE",
-            super::expressions::SCHEMA
-        ))
-        .await
-        .map_err(refused)
+    // The tables that stood for expressions are copied: gone, each by its own name (a schema
+    // of that name the database had keeps its objects).
+    for d in all {
+        if d.expressions.is_some() {
+            admin
+                .batch_execute(&format!(
+                    "DROP TABLE IF EXISTS {}.x{}",
+                    super::expressions::SCHEMA,
+                    d.oid
+                ))
+                .await
+                .map_err(refused)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
