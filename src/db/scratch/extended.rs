@@ -241,6 +241,8 @@ pub(super) async fn write(admin: &Client, major: u32, all: &[Data]) -> Result<()
     written
 }
 
+// Long because each kind of data is a column of one row, each with its own cast and, by
+// major, its own parameters (the expressions' from 14, the inheritance tree's from 15).
 async fn write_in_transaction(admin: &Client, major: u32, all: &[Data]) -> Result<(), Trouble> {
     admin
         .batch_execute(

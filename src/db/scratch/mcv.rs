@@ -109,6 +109,8 @@ pub(super) fn mcv_bytes(dims: &[Dimension], items: &[Item]) -> Vec<u8> {
 
 /// The list of `e` as the copy's `pg_mcv_list`, with `attnums[p]` the copy's attribute number
 /// of the file's key at position `p`; `None` with the gap said when it cannot be formed.
+// Long because it is the list in order: the file's text parsed as an array, its shape checked,
+// each key formed on the copy, then the items.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn form(
     admin: &Client,
@@ -259,6 +261,8 @@ async fn dimension(
 
 /// The in-memory bytes of each of `texts` parsed as `base`, formed on the copy: `typlen`,
 /// `typbyval`, and the values in order.
+// Long because it is one round trip to the copy in order: the type read, the table made and
+// filled in one transaction, the checkpoint, the file read, the table dropped.
 async fn formed(
     admin: &Client,
     data: &Path,
